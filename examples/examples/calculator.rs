@@ -1,0 +1,162 @@
+//! The conformance example: every method of the JSON-RPC 2.0
+//! specification's examples, plus a few that exercise the engine.
+//!
+//! ```text
+//! cargo run --example calculator -- [--framing ndjson|content-length] [--tcp ADDR]
+//! ```
+//!
+//! Serves over stdio by default; with `--tcp ADDR` it listens there instead
+//! and prints `listening on ADDR` to stderr. Logs go to stderr
+//! (`RPC_LOG=debug` for more).
+
+use std::time::Duration;
+
+use rpc_runtime::serde_json::value::RawValue;
+use rpc_runtime::serde_json::Value;
+use rpc_runtime::{rpc, ErrorObject, Framing, Server};
+
+/// The calculator of the JSON-RPC 2.0 specification's examples.
+#[rpc]
+pub trait Calculator {
+    /// Subtracts `subtrahend` from `minuend`.
+    fn subtract(&self, minuend: i64, subtrahend: i64) -> i64;
+
+    /// Adds up any number of integers, given as positional params.
+    #[rpc(whole_params)]
+    fn sum(&self, numbers: Vec<i64>) -> i64;
+
+    /// Accepts any positional list and does nothing with it.
+    #[rpc(notification, whole_params)]
+    fn update(&self, values: Vec<Value>);
+
+    /// Says hello to the server log.
+    #[rpc(notification)]
+    fn notify_hello(&self, value: i64);
+
+    /// Logs the sum of a list of integers.
+    #[rpc(notification, whole_params)]
+    fn notify_sum(&self, numbers: Vec<i64>);
+
+    /// Returns `["hello", 5]`.
+    fn get_data(&self) -> (String, i64);
+
+    /// Returns its argument, byte for byte.
+    fn echo(&self, value: Box<RawValue>) -> Box<RawValue>;
+
+    /// Greets `name`, with `greeting` or "Hello".
+    fn greet(&self, name: String, greeting: Option<String>) -> String;
+
+    /// Always fails with exactly this code, message and data.
+    fn fail(&self, code: i64, message: String, data: Option<Box<RawValue>>) -> Result<(), ErrorObject>;
+
+    /// Its handler panics (the server answers -32603 and carries on).
+    fn panic(&self);
+
+    /// Answers `ms` after waiting that many milliseconds, without blocking
+    /// other requests.
+    async fn sleep(&self, ms: u64) -> u64;
+}
+
+struct Calc;
+
+impl Calculator for Calc {
+    fn subtract(&self, minuend: i64, subtrahend: i64) -> i64 {
+        minuend.wrapping_sub(subtrahend)
+    }
+
+    fn sum(&self, numbers: Vec<i64>) -> i64 {
+        numbers.into_iter().fold(0, i64::wrapping_add)
+    }
+
+    fn update(&self, values: Vec<Value>) {
+        tracing::info!(count = values.len(), "update");
+    }
+
+    fn notify_hello(&self, value: i64) {
+        tracing::info!(value, "hello");
+    }
+
+    fn notify_sum(&self, numbers: Vec<i64>) {
+        tracing::info!(sum = self.sum(numbers), "notify_sum");
+    }
+
+    fn get_data(&self) -> (String, i64) {
+        ("hello".to_owned(), 5)
+    }
+
+    fn echo(&self, value: Box<RawValue>) -> Box<RawValue> {
+        value
+    }
+
+    fn greet(&self, name: String, greeting: Option<String>) -> String {
+        format!("{}, {name}!", greeting.as_deref().unwrap_or("Hello"))
+    }
+
+    fn fail(&self, code: i64, message: String, data: Option<Box<RawValue>>) -> Result<(), ErrorObject> {
+        let error = ErrorObject::new(code, message);
+        Err(match data {
+            Some(data) => error.with_raw_data(data),
+            None => error,
+        })
+    }
+
+    fn panic(&self) {
+        panic!("the `panic` method always panics");
+    }
+
+    async fn sleep(&self, ms: u64) -> u64 {
+        tokio::time::sleep(Duration::from_millis(ms)).await;
+        ms
+    }
+}
+
+struct Options {
+    framing: Framing,
+    tcp: Option<String>,
+}
+
+fn parse_args() -> Result<Options, String> {
+    let mut options = Options { framing: Framing::NewlineDelimited, tcp: None };
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--framing" => options.framing = args.next().ok_or("--framing needs a value")?.parse()?,
+            "--tcp" => options.tcp = Some(args.next().ok_or("--tcp needs an address such as 127.0.0.1:4000")?),
+            "-h" | "--help" => {
+                return Err("usage: calculator [--framing ndjson|content-length] [--tcp ADDR]".to_owned());
+            }
+            other => return Err(format!("unknown argument `{other}`; try --help")),
+        }
+    }
+    Ok(options)
+}
+
+#[tokio::main]
+async fn main() -> std::process::ExitCode {
+    examples::init_logging();
+    let options = match parse_args() {
+        Ok(options) => options,
+        Err(message) => {
+            eprintln!("{message}");
+            return std::process::ExitCode::from(2);
+        }
+    };
+    let server = Server::new(Calc.into_rpc()).framing(options.framing);
+    let result = match options.tcp {
+        None => server.serve_stdio().await,
+        Some(addr) => match tokio::net::TcpListener::bind(&addr).await {
+            Ok(listener) => {
+                eprintln!("listening on {}", listener.local_addr().map_or(addr, |a| a.to_string()));
+                server.serve_listener(listener).await
+            }
+            Err(err) => Err(err),
+        },
+    };
+    match result {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("calculator: {err}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}

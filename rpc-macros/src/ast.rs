@@ -1,0 +1,240 @@
+//! The model of an `#[rpc]` trait: what each method is called on the wire,
+//! how its params decode and what it returns. Built from the syn input;
+//! keeps the syn nodes for spans. Only rules that concern one item are
+//! checked here; rules across items live in `check.rs`.
+
+use proc_macro2::Span;
+use syn::{FnArg, ItemTrait, Pat, ReturnType, TraitItem, TraitItemFn, Type};
+
+use crate::attr::{self, ServiceAttrs, Structure};
+use crate::ctxt::Ctxt;
+
+/// The whole trait.
+#[allow(dead_code)] // docs are read by the catalog renderer
+pub struct Service {
+    /// The trait as it will be emitted: `#[rpc]` attributes removed.
+    pub item: ItemTrait,
+    pub attrs: ServiceAttrs,
+    pub methods: Vec<Method>,
+    pub docs: Vec<String>,
+}
+
+/// One trait method.
+#[allow(dead_code)] // docs and deprecated are read by the catalog renderer
+pub struct Method {
+    pub ident: syn::Ident,
+    /// Name on the wire, after namespace and renames.
+    pub wire_name: String,
+    /// Where to point errors about the wire name.
+    pub name_span: Span,
+    pub notification: Option<Span>,
+    pub structure: Structure,
+    pub whole_params: bool,
+    pub allow_extra: bool,
+    pub is_async: bool,
+    pub params: Vec<Param>,
+    pub output: Output,
+    pub docs: Vec<String>,
+    pub deprecated: bool,
+    /// The signature as written (for spans).
+    pub sig: syn::Signature,
+}
+
+/// One method parameter.
+pub struct Param {
+    pub ident: syn::Ident,
+    pub ty: Type,
+    /// Name on the wire, after renames.
+    pub wire_name: String,
+    /// `Option<T>`: may be omitted.
+    pub optional: bool,
+    /// `Context`: injected by the runtime, not decoded.
+    pub context: bool,
+}
+
+/// What a method returns.
+#[allow(dead_code)] // the types are read by the client and catalog renderers
+pub enum Output {
+    /// Nothing (`()`), answered with `null`.
+    Unit,
+    /// A value, always a success.
+    Plain(Type),
+    /// `Result<T, E>` (or an alias ending in `Result`).
+    Result(Type),
+}
+
+impl Method {
+    /// The parameters decoded from the request (everything but `Context`).
+    pub fn wire_params(&self) -> impl Iterator<Item = &Param> {
+        self.params.iter().filter(|p| !p.context)
+    }
+}
+
+/// Reads the trait; returns `None` only if nothing useful can be built.
+pub fn parse_service(cx: &Ctxt, attrs: ServiceAttrs, mut item: ItemTrait) -> Service {
+    // Each rule: the user code it rejects is in the message.
+    if !item.generics.params.is_empty() || item.generics.where_clause.is_some() {
+        cx.error_spanned_by(
+            &item.generics,
+            "#[rpc] traits cannot be generic: the method catalog and the client need concrete types",
+        );
+    }
+    let mut methods = Vec::new();
+    for trait_item in &mut item.items {
+        match trait_item {
+            TraitItem::Fn(method) => methods.push(parse_method(cx, &attrs, method)),
+            other => cx.error_spanned_by(
+                &*other,
+                "an #[rpc] trait may only contain methods; move associated types and constants to another trait",
+            ),
+        }
+    }
+    let docs = attr::doc_lines(&item.attrs);
+    Service { item, attrs, methods, docs }
+}
+
+fn parse_method(cx: &Ctxt, service: &ServiceAttrs, method: &mut TraitItemFn) -> Method {
+    let attrs = attr::take_method_attrs(cx, &mut method.attrs);
+    let sig = &mut method.sig;
+    check_receiver(cx, sig);
+    if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
+        cx.error_spanned_by(
+            &sig.generics,
+            "#[rpc] methods cannot be generic: params are decoded into concrete types; use a concrete type (or serde_json::Value)",
+        );
+    }
+    if let Some(variadic) = &sig.variadic {
+        cx.error_spanned_by(variadic, "#[rpc] methods cannot be variadic");
+    }
+    let mut params = Vec::new();
+    for input in sig.inputs.iter_mut() {
+        if let FnArg::Typed(typed) = input {
+            let param_attrs = attr::take_param_attrs(cx, &mut typed.attrs);
+            if let Some(param) = parse_param(cx, service, typed, param_attrs) {
+                params.push(param);
+            }
+        }
+    }
+    let ident = sig.ident.clone();
+    let plain_name = unraw(&ident);
+    let (base, name_span) = match &attrs.name {
+        Some(name) => (name.value(), name.span()),
+        None => (service.rename_all.map_or(plain_name.clone(), |rule| rule.apply(&plain_name)), ident.span()),
+    };
+    let wire_name = match &service.namespace {
+        Some(ns) => format!("{}{}{base}", ns.value(), service.separator),
+        None => base,
+    };
+    if let (Some(span), Some((_, structure_span))) = (attrs.whole_params, attrs.structure) {
+        let mut err =
+            syn::Error::new(structure_span, "`param_structure` has no effect with `whole_params`; remove one of them");
+        err.combine(syn::Error::new(span, "`whole_params` given here"));
+        cx.syn_error(err);
+    }
+    Method {
+        ident,
+        wire_name,
+        name_span,
+        notification: attrs.notification,
+        structure: attrs.structure.map_or(Structure::Either, |(s, _)| s),
+        whole_params: attrs.whole_params.is_some(),
+        allow_extra: attrs.allow_extra,
+        is_async: sig.asyncness.is_some(),
+        params,
+        output: parse_output(&sig.output),
+        docs: attr::doc_lines(&method.attrs),
+        deprecated: method.attrs.iter().any(|a| a.path().is_ident("deprecated")),
+        sig: sig.clone(),
+    }
+}
+
+/// Rejects `fn f()`, `fn f(self)`, `fn f(&mut self)`, `fn f(self: Box<Self>)`.
+fn check_receiver(cx: &Ctxt, sig: &syn::Signature) {
+    match sig.receiver() {
+        None => cx.error_spanned_by(
+            &sig.ident,
+            format!("#[rpc] method `{}` needs a `&self` receiver: write `fn {}(&self, ...)`", sig.ident, sig.ident),
+        ),
+        Some(receiver) if receiver.reference.is_none() || receiver.colon_token.is_some() => cx.error_spanned_by(
+            receiver,
+            "#[rpc] methods must take `&self`: the service is shared by concurrent requests, so it cannot be consumed or boxed",
+        ),
+        Some(receiver) if receiver.mutability.is_some() => cx.error_spanned_by(
+            receiver,
+            "#[rpc] methods must take `&self`, not `&mut self`: requests run concurrently; keep mutable state behind a Mutex or an atomic",
+        ),
+        Some(_) => {}
+    }
+}
+
+fn parse_param(cx: &Ctxt, service: &ServiceAttrs, typed: &syn::PatType, attrs: attr::ParamAttrs) -> Option<Param> {
+    let ident = match &*typed.pat {
+        Pat::Ident(pat) if pat.by_ref.is_none() && pat.subpat.is_none() => pat.ident.clone(),
+        other => {
+            cx.error_spanned_by(
+                other,
+                "#[rpc] method parameters need a plain name (it is the param's name on the wire); destructure inside the method instead",
+            );
+            return None;
+        }
+    };
+    let ty = (*typed.ty).clone();
+    if let Some(reference) = find_reference(&ty) {
+        cx.error_spanned_by(
+            reference,
+            "#[rpc] parameter types must be owned (they are decoded from the request and may outlive it); use `String` for `&str`, `Vec<T>` for `&[T]`",
+        );
+    }
+    let plain = unraw(&ident);
+    let wire_name = match &attrs.name {
+        Some(name) => name.value(),
+        None => service.rename_all.map_or(plain.clone(), |rule| rule.apply(&plain)),
+    };
+    Some(Param {
+        optional: last_segment_is(&ty, "Option"),
+        context: last_segment_is(&ty, "Context"),
+        ident,
+        ty,
+        wire_name,
+    })
+}
+
+fn parse_output(output: &ReturnType) -> Output {
+    match output {
+        ReturnType::Default => Output::Unit,
+        ReturnType::Type(_, ty) => match &**ty {
+            Type::Tuple(tuple) if tuple.elems.is_empty() => Output::Unit,
+            Type::Path(path) if path.path.segments.last().is_some_and(|s| s.ident.to_string().ends_with("Result")) => {
+                Output::Result((**ty).clone())
+            }
+            _ => Output::Plain((**ty).clone()),
+        },
+    }
+}
+
+fn last_segment_is(ty: &Type, name: &str) -> bool {
+    match ty {
+        Type::Path(path) if path.qself.is_none() => path.path.segments.last().is_some_and(|s| s.ident == name),
+        Type::Group(group) => last_segment_is(&group.elem, name),
+        Type::Paren(paren) => last_segment_is(&paren.elem, name),
+        _ => false,
+    }
+}
+
+fn find_reference(ty: &Type) -> Option<syn::TypeReference> {
+    struct Finder(Option<syn::TypeReference>);
+    impl<'ast> syn::visit::Visit<'ast> for Finder {
+        fn visit_type_reference(&mut self, reference: &'ast syn::TypeReference) {
+            self.0.get_or_insert_with(|| reference.clone());
+        }
+    }
+    let mut finder = Finder(None);
+    syn::visit::Visit::visit_type(&mut finder, ty);
+    finder.0
+}
+
+/// `r#type` -> `type`.
+fn unraw(ident: &syn::Ident) -> String {
+    let s = ident.to_string();
+    s.strip_prefix("r#").map(str::to_owned).unwrap_or(s)
+}

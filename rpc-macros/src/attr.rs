@@ -1,0 +1,206 @@
+//! Typed values of the `#[rpc(...)]` attributes on the trait, its methods
+//! and their parameters. Every key is a named constant; an unknown key is
+//! an error that lists the accepted ones.
+
+use proc_macro2::Span;
+use syn::meta::ParseNestedMeta;
+use syn::{Attribute, LitStr};
+
+use crate::case::{RenameRule, RULE_NAMES};
+use crate::ctxt::Ctxt;
+
+/// The attribute name, on the trait and inside it.
+pub const RPC: &str = "rpc";
+
+// Trait-level keys.
+const NAMESPACE: &str = "namespace";
+const NAMESPACE_SEPARATOR: &str = "namespace_separator";
+const RENAME_ALL: &str = "rename_all";
+const CRATE: &str = "crate";
+const TRAIT_KEYS: &[&str] = &[NAMESPACE, NAMESPACE_SEPARATOR, RENAME_ALL, CRATE];
+
+// Method-level keys.
+const NAME: &str = "name";
+const NOTIFICATION: &str = "notification";
+const PARAM_STRUCTURE: &str = "param_structure";
+const WHOLE_PARAMS: &str = "whole_params";
+const ALLOW_EXTRA_PARAMS: &str = "allow_extra_params";
+const METHOD_KEYS: &[&str] = &[NAME, NOTIFICATION, PARAM_STRUCTURE, WHOLE_PARAMS, ALLOW_EXTRA_PARAMS];
+
+// Param-level keys.
+const PARAM_KEYS: &[&str] = &[NAME];
+
+/// `param_structure = "..."` values.
+const STRUCTURES: &[&str] = &["either", "by-name", "by-position"];
+
+/// Options on the trait: `#[rpc(namespace = "eth", rename_all = "camelCase")]`.
+pub struct ServiceAttrs {
+    pub namespace: Option<LitStr>,
+    pub separator: String,
+    pub rename_all: Option<RenameRule>,
+    pub crate_path: syn::Path,
+}
+
+impl Default for ServiceAttrs {
+    fn default() -> Self {
+        ServiceAttrs {
+            namespace: None,
+            separator: "_".to_owned(),
+            rename_all: None,
+            crate_path: syn::parse_quote!(::rpc_runtime),
+        }
+    }
+}
+
+/// Which shapes of params a method accepts.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Structure {
+    Either,
+    ByName,
+    ByPosition,
+}
+
+/// Options on a method: `#[rpc(name = "x", notification)]`.
+#[derive(Default)]
+pub struct MethodAttrs {
+    pub name: Option<LitStr>,
+    pub notification: Option<Span>,
+    pub structure: Option<(Structure, Span)>,
+    pub whole_params: Option<Span>,
+    pub allow_extra: bool,
+}
+
+/// Options on a parameter: `#[rpc(name = "x")]`.
+#[derive(Default)]
+pub struct ParamAttrs {
+    pub name: Option<LitStr>,
+}
+
+/// Parses the arguments of the outer `#[rpc(...)]`.
+pub fn parse_service_attrs(cx: &Ctxt, args: proc_macro2::TokenStream) -> ServiceAttrs {
+    let mut attrs = ServiceAttrs::default();
+    let parser = syn::meta::parser(|meta| {
+        if meta.path.is_ident(NAMESPACE) {
+            let value: LitStr = meta.value()?.parse()?;
+            if value.value().is_empty() {
+                return Err(syn::Error::new(value.span(), "namespace must not be empty"));
+            }
+            attrs.namespace = Some(value);
+        } else if meta.path.is_ident(NAMESPACE_SEPARATOR) {
+            attrs.separator = meta.value()?.parse::<LitStr>()?.value();
+        } else if meta.path.is_ident(RENAME_ALL) {
+            attrs.rename_all = Some(parse_rename_rule(&meta)?);
+        } else if meta.path.is_ident(CRATE) {
+            let value: LitStr = meta.value()?.parse()?;
+            attrs.crate_path = value.parse()?;
+        } else {
+            return Err(unknown_key(&meta, "on an #[rpc] trait", TRAIT_KEYS));
+        }
+        Ok(())
+    });
+    if let Err(err) = syn::parse::Parser::parse2(parser, args) {
+        cx.syn_error(err);
+    }
+    attrs
+}
+
+/// Parses and removes every `#[rpc(...)]` on a method.
+pub fn take_method_attrs(cx: &Ctxt, attrs: &mut Vec<Attribute>) -> MethodAttrs {
+    let mut out = MethodAttrs::default();
+    for attr in take_rpc_attrs(attrs) {
+        let result = attr.parse_nested_meta(|meta| {
+            if meta.path.is_ident(NAME) {
+                out.name = Some(meta.value()?.parse()?);
+            } else if meta.path.is_ident(NOTIFICATION) {
+                out.notification = Some(span_of(&meta));
+            } else if meta.path.is_ident(PARAM_STRUCTURE) {
+                let value: LitStr = meta.value()?.parse()?;
+                let structure = match value.value().replace('_', "-").as_str() {
+                    "either" => Structure::Either,
+                    "by-name" => Structure::ByName,
+                    "by-position" => Structure::ByPosition,
+                    other => {
+                        return Err(syn::Error::new(
+                            value.span(),
+                            format!("unknown param_structure `{other}`; expected one of: {}", STRUCTURES.join(", ")),
+                        ))
+                    }
+                };
+                out.structure = Some((structure, value.span()));
+            } else if meta.path.is_ident(WHOLE_PARAMS) {
+                out.whole_params = Some(span_of(&meta));
+            } else if meta.path.is_ident(ALLOW_EXTRA_PARAMS) {
+                out.allow_extra = true;
+            } else {
+                return Err(unknown_key(&meta, "on an #[rpc] method", METHOD_KEYS));
+            }
+            Ok(())
+        });
+        if let Err(err) = result {
+            cx.syn_error(err);
+        }
+    }
+    out
+}
+
+/// Parses and removes every `#[rpc(...)]` on a parameter.
+pub fn take_param_attrs(cx: &Ctxt, attrs: &mut Vec<Attribute>) -> ParamAttrs {
+    let mut out = ParamAttrs::default();
+    for attr in take_rpc_attrs(attrs) {
+        let result = attr.parse_nested_meta(|meta| {
+            if meta.path.is_ident(NAME) {
+                out.name = Some(meta.value()?.parse()?);
+            } else {
+                return Err(unknown_key(&meta, "on an #[rpc] method parameter", PARAM_KEYS));
+            }
+            Ok(())
+        });
+        if let Err(err) = result {
+            cx.syn_error(err);
+        }
+    }
+    out
+}
+
+/// Removes `#[rpc...]` attributes from `attrs` and returns them.
+pub fn take_rpc_attrs(attrs: &mut Vec<Attribute>) -> Vec<Attribute> {
+    let (ours, theirs) = std::mem::take(attrs).into_iter().partition(|attr| attr.path().is_ident(RPC));
+    *attrs = theirs;
+    ours
+}
+
+/// The text of the `///` doc comments, one entry per line.
+pub fn doc_lines(attrs: &[Attribute]) -> Vec<String> {
+    attrs
+        .iter()
+        .filter(|attr| attr.path().is_ident("doc"))
+        .filter_map(|attr| match &attr.meta {
+            syn::Meta::NameValue(nv) => match &nv.value {
+                syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. }) => Some(s.value()),
+                _ => None,
+            },
+            _ => None,
+        })
+        .map(|line| line.strip_prefix(' ').map(str::to_owned).unwrap_or(line))
+        .collect()
+}
+
+fn parse_rename_rule(meta: &ParseNestedMeta<'_>) -> syn::Result<RenameRule> {
+    let value: LitStr = meta.value()?.parse()?;
+    RenameRule::from_str(&value.value()).ok_or_else(|| {
+        syn::Error::new(
+            value.span(),
+            format!("unknown rename_all rule `{}`; expected one of: {}", value.value(), RULE_NAMES.join(", ")),
+        )
+    })
+}
+
+fn span_of(meta: &ParseNestedMeta<'_>) -> Span {
+    syn::spanned::Spanned::span(&meta.path)
+}
+
+#[cold]
+fn unknown_key(meta: &ParseNestedMeta<'_>, place: &str, valid: &[&str]) -> syn::Error {
+    let key = quote::ToTokens::to_token_stream(&meta.path).to_string().replace(' ', "");
+    meta.error(format!("unknown key `{key}` {place}; expected one of: {}", valid.join(", ")))
+}

@@ -1,0 +1,115 @@
+//! The provided `into_rpc` method: one registration per trait method.
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::{parse_quote, TraitItem};
+
+use crate::ast::{Method, Output, Service};
+use crate::attr::Structure;
+
+/// `fn into_rpc(self) -> Router`, added to the trait.
+pub fn into_rpc(service: &Service) -> Vec<TraitItem> {
+    let krate = &service.attrs.crate_path;
+    let trait_ident = &service.item.ident;
+    let registrations = service.methods.iter().map(|method| register(service, method));
+    let doc = format!(
+        " Turns this `{trait_ident}` implementation into a [`Router`]({}::Router) that serves all of its methods.",
+        quote!(#krate).to_string().replace(' ', "")
+    );
+    vec![parse_quote! {
+        #[doc = #doc]
+        #[allow(deprecated, clippy::all)]
+        fn into_rpc(self) -> #krate::Router
+        where
+            Self: ::core::marker::Sized,
+        {
+            let __this = ::std::sync::Arc::new(self);
+            let mut __router = #krate::Router::new();
+            #(#registrations)*
+            __router
+        }
+    }]
+}
+
+fn register(service: &Service, method: &Method) -> TokenStream {
+    let krate = &service.attrs.crate_path;
+    let private = quote!(#krate::__private);
+    let trait_ident = &service.item.ident;
+    let ident = &method.ident;
+    let spec = method_spec(service, method);
+
+    let mut decode = Vec::new();
+    let mut args = Vec::new();
+    let mut index = 0usize;
+    for (i, param) in method.params.iter().enumerate() {
+        let var = format_ident!("__arg{}", i);
+        let ty = &param.ty;
+        if param.context {
+            decode.push(quote!(let #var: #ty = ::core::clone::Clone::clone(__cx);));
+        } else {
+            // Spanned so that a type that is not Deserialize is reported on
+            // the user's parameter.
+            decode.push(quote_spanned! {ty.span()=>
+                let #var: #ty = __params.decode::<#ty>(#index)?;
+            });
+            index += 1;
+        }
+        args.push(var);
+    }
+    let call = quote!(<Self as #trait_ident>::#ident(&__this, #(#args),*));
+    let outcome = match (method.is_async, &method.output) {
+        (false, Output::Result(_)) => quote!(#private::ready_result(#call)),
+        (false, _) => quote!(#private::ready(#call)),
+        (true, Output::Result(_)) => quote! {{
+            let __this = ::std::sync::Arc::clone(&__this);
+            #private::pending_result(async move { #call.await })
+        }},
+        (true, _) => quote! {{
+            let __this = ::std::sync::Arc::clone(&__this);
+            #private::pending(async move { #call.await })
+        }},
+    };
+    quote! {
+        {
+            static __SPEC: #private::MethodSpec = #spec;
+            let __this = ::std::sync::Arc::clone(&__this);
+            #private::register(&mut __router, &__SPEC, move |__params: #private::Params<'_>, __cx: &#private::Context| {
+                #(#decode)*
+                #outcome
+            });
+        }
+    }
+}
+
+fn method_spec(service: &Service, method: &Method) -> TokenStream {
+    let private = {
+        let krate = &service.attrs.crate_path;
+        quote!(#krate::__private)
+    };
+    let name = &method.wire_name;
+    let params = method.wire_params().map(|param| {
+        let name = &param.wire_name;
+        let ty = super::type_name(&param.ty);
+        let optional = param.optional;
+        quote!(#private::ParamSpec { name: #name, ty: #ty, optional: #optional })
+    });
+    let structure = match method.structure {
+        Structure::Either => quote!(Either),
+        Structure::ByName => quote!(ByName),
+        Structure::ByPosition => quote!(ByPosition),
+    };
+    let allow_extra = method.allow_extra;
+    let whole = method.whole_params;
+    let notification = method.notification.is_some();
+    quote! {
+        #private::MethodSpec {
+            name: #name,
+            params: &[#(#params),*],
+            structure: #private::ParamStructure::#structure,
+            allow_extra: #allow_extra,
+            whole: #whole,
+            notification: #notification,
+        }
+    }
+}

@@ -1,0 +1,438 @@
+//! Everything JSON-RPC 2.0 says about messages: single vs batch,
+//! notification vs request, -32700/-32600 decisions, id echo, limits and
+//! panic isolation. It knows nothing about any particular service.
+
+use std::borrow::Cow;
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context as TaskContext, Poll};
+
+use serde::de::{Deserializer, IgnoredAny};
+use serde::Deserialize;
+use serde_json::error::Category;
+use serde_json::value::RawValue;
+
+use crate::context::Context;
+use crate::error::{ErrorObject, INVALID_REQUEST};
+use crate::router::{panicked, MethodFuture, MethodOutcome, MethodResult, Router};
+
+/// Limits that protect a server from oversized or abusive input.
+#[derive(Clone, Debug)]
+pub struct Limits {
+    /// Largest accepted message, in bytes (default 10 MiB). A larger frame is
+    /// skipped and answered with -32600; the connection stays usable.
+    pub max_message_size: usize,
+    /// Most entries accepted in one batch (default 1,000).
+    pub max_batch_len: usize,
+    /// Most `async` requests running at once on one connection (default
+    /// 1,024). A request beyond that is answered with -32000 at once.
+    pub max_concurrent_requests: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits { max_message_size: 10 * 1024 * 1024, max_batch_len: 1_000, max_concurrent_requests: 1_024 }
+    }
+}
+
+/// Decodes messages, dispatches them to a [`Router`] and encodes responses.
+///
+/// Transports feed it one message at a time; see [`crate::Server`] for the
+/// stream-based ones.
+#[derive(Clone)]
+pub struct Engine {
+    router: Arc<Router>,
+    limits: Limits,
+}
+
+/// The id of a request as it appeared on the wire, or `None` for a
+/// notification (which is never answered).
+type OwnedId = Option<Box<str>>;
+
+const NULL_ID: &str = "null";
+
+/// The part of a message's answer that waits on `async` methods.
+///
+/// Run it (typically on its own task) with [`PendingResponse::run`], or turn
+/// it away with [`PendingResponse::reject`] when a limit is hit.
+pub struct PendingResponse {
+    shape: PendingShape,
+}
+
+enum PendingShape {
+    Single { id: OwnedId, method: Box<str>, future: MethodFuture },
+    Batch(Vec<BatchEntry>),
+}
+
+enum BatchEntry {
+    /// Response bytes, or nothing for a notification.
+    Done(Option<Vec<u8>>),
+    Pending {
+        id: OwnedId,
+        method: Box<str>,
+        future: MethodFuture,
+    },
+}
+
+#[derive(Deserialize)]
+struct Envelope<'a> {
+    #[serde(borrow, default, deserialize_with = "present")]
+    jsonrpc: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    method: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    params: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    id: Option<&'a RawValue>,
+}
+
+/// Used when the envelope as a whole does not decode, to still echo the id.
+#[derive(Deserialize)]
+struct IdOnly<'a> {
+    #[serde(borrow, default, deserialize_with = "present")]
+    id: Option<&'a RawValue>,
+}
+
+/// Keeps `"id": null` (present) apart from a missing id.
+fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<&'de RawValue>, D::Error> {
+    <&'de RawValue>::deserialize(deserializer).map(Some)
+}
+
+impl Engine {
+    /// An engine for `router` with the given limits.
+    pub fn new(router: Router, limits: Limits) -> Self {
+        Engine { router: Arc::new(router), limits }
+    }
+
+    /// The same router with other limits.
+    pub fn with_limits(self, limits: Limits) -> Self {
+        Engine { limits, ..self }
+    }
+
+    /// The limits in force.
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    /// The router this engine dispatches to.
+    pub fn router(&self) -> &Router {
+        &self.router
+    }
+
+    /// Handles one message. Everything that can be answered now is written
+    /// to `out` (left empty when there is nothing to send); what waits on
+    /// `async` methods comes back as a [`PendingResponse`], in which case
+    /// `out` is left empty and the pending part carries the whole answer.
+    pub fn process(&self, message: &[u8], cx: &Context, out: &mut Vec<u8>) -> Option<PendingResponse> {
+        let Ok(text) = std::str::from_utf8(message) else {
+            tracing::debug!("message is not UTF-8");
+            write_error(out, NULL_ID, &ErrorObject::parse_error());
+            return None;
+        };
+        let first = text.bytes().find(|b| !b.is_ascii_whitespace());
+        if first == Some(b'[') {
+            self.process_batch(text, cx, out)
+        } else {
+            self.process_single(text, cx, out)
+        }
+    }
+
+    /// Handles one message and waits for every `async` method it calls.
+    /// Returns the response bytes, empty when nothing is to be sent.
+    pub async fn handle(&self, message: &[u8], cx: &Context) -> Vec<u8> {
+        let mut out = Vec::new();
+        match self.process(message, cx, &mut out) {
+            Some(pending) => pending.run().await,
+            None => out,
+        }
+    }
+
+    fn process_single(&self, text: &str, cx: &Context, out: &mut Vec<u8>) -> Option<PendingResponse> {
+        let envelope = match serde_json::from_str::<Envelope<'_>>(text) {
+            Ok(envelope) => envelope,
+            Err(err) => {
+                let (id, error) = classify_top_level(text, &err);
+                write_error(out, id, &error);
+                return None;
+            }
+        };
+        match self.dispatch(envelope, cx) {
+            Dispatched::Answer(id, result) => {
+                write_response(out, &id, &result);
+                None
+            }
+            Dispatched::Silent => None,
+            Dispatched::Pending { id, method, future } => {
+                Some(PendingResponse { shape: PendingShape::Single { id, method, future } })
+            }
+        }
+    }
+
+    fn process_batch(&self, text: &str, cx: &Context, out: &mut Vec<u8>) -> Option<PendingResponse> {
+        let entries = match serde_json::from_str::<Vec<&RawValue>>(text) {
+            Ok(entries) => entries,
+            Err(err) => {
+                tracing::debug!(error = %err, "batch is not valid JSON");
+                write_error(out, NULL_ID, &ErrorObject::parse_error());
+                return None;
+            }
+        };
+        if entries.is_empty() {
+            write_error(out, NULL_ID, &ErrorObject::invalid_request());
+            return None;
+        }
+        if entries.len() > self.limits.max_batch_len {
+            let error = ErrorObject::new(
+                INVALID_REQUEST,
+                format!(
+                    "Invalid Request: batch of {} requests exceeds the limit of {}",
+                    entries.len(),
+                    self.limits.max_batch_len
+                ),
+            );
+            write_error(out, NULL_ID, &error);
+            return None;
+        }
+        let mut results = Vec::with_capacity(entries.len());
+        let mut any_pending = false;
+        for entry in entries {
+            let dispatched = match serde_json::from_str::<Envelope<'_>>(entry.get()) {
+                Ok(envelope) => self.dispatch(envelope, cx),
+                Err(_) => {
+                    Dispatched::Answer(Cow::Borrowed(id_of_broken(entry.get())), Err(ErrorObject::invalid_request()))
+                }
+            };
+            results.push(match dispatched {
+                Dispatched::Answer(id, result) => {
+                    let mut piece = Vec::new();
+                    write_response(&mut piece, &id, &result);
+                    BatchEntry::Done(Some(piece))
+                }
+                Dispatched::Silent => BatchEntry::Done(None),
+                Dispatched::Pending { id, method, future } => {
+                    any_pending = true;
+                    BatchEntry::Pending { id, method, future }
+                }
+            });
+        }
+        if any_pending {
+            return Some(PendingResponse { shape: PendingShape::Batch(results) });
+        }
+        let pieces = results.into_iter().filter_map(|entry| match entry {
+            BatchEntry::Done(piece) => piece,
+            BatchEntry::Pending { .. } => None,
+        });
+        write_batch(out, pieces);
+        None
+    }
+
+    fn dispatch<'a>(&self, envelope: Envelope<'a>, cx: &Context) -> Dispatched<'a> {
+        // An id of the wrong type cannot be echoed: the answer carries null.
+        let id = match envelope.id {
+            None => None,
+            Some(raw) if is_valid_id(raw) => Some(raw.get()),
+            Some(_) => return Dispatched::invalid(None),
+        };
+        let version_ok =
+            envelope.jsonrpc.is_some_and(|v| v.get() == "\"2.0\"" || decode_str(v).as_deref() == Some("2.0"));
+        let Some(method) = envelope.method.and_then(decode_str).filter(|_| version_ok) else {
+            return Dispatched::invalid(id);
+        };
+        if let Some(params) = envelope.params {
+            if !matches!(params.get().as_bytes().first(), Some(b'[' | b'{')) {
+                return Dispatched::invalid(id);
+            }
+        }
+        let Some(outcome) = self.router.call(&method, envelope.params, cx) else {
+            return match id {
+                Some(id) => Dispatched::Answer(Cow::Borrowed(id), Err(ErrorObject::method_not_found())),
+                None => Dispatched::Silent,
+            };
+        };
+        match (outcome, id) {
+            (MethodOutcome::Ready(result), Some(id)) => Dispatched::Answer(Cow::Borrowed(id), result),
+            (MethodOutcome::Ready(Err(err)), None) => {
+                tracing::debug!(method = &*method, error = %err, "notification failed");
+                Dispatched::Silent
+            }
+            (MethodOutcome::Ready(Ok(_)), None) => Dispatched::Silent,
+            (MethodOutcome::Pending(future), id) => {
+                Dispatched::Pending { id: id.map(Into::into), method: method.into(), future }
+            }
+        }
+    }
+}
+
+enum Dispatched<'a> {
+    Answer(Cow<'a, str>, MethodResult),
+    Silent,
+    Pending { id: OwnedId, method: Box<str>, future: MethodFuture },
+}
+
+impl<'a> Dispatched<'a> {
+    fn invalid(id: Option<&'a str>) -> Self {
+        Dispatched::Answer(Cow::Borrowed(id.unwrap_or(NULL_ID)), Err(ErrorObject::invalid_request()))
+    }
+}
+
+impl PendingResponse {
+    /// Waits for every `async` method and returns the complete answer
+    /// (empty when nothing is to be sent). A method that panics is answered
+    /// with -32603; the others are unaffected.
+    pub async fn run(self) -> Vec<u8> {
+        let mut out = Vec::new();
+        match self.shape {
+            PendingShape::Single { id, method, future } => {
+                let result = CatchUnwind(future).await.unwrap_or_else(|panic| Err(panicked(&method, &*panic)));
+                if let Some(id) = id {
+                    write_response(&mut out, &id, &result);
+                }
+            }
+            PendingShape::Batch(entries) => {
+                // Spawn so that the batch's entries run concurrently (and in
+                // parallel on a multi-threaded runtime).
+                let mut tasks = Vec::with_capacity(entries.len());
+                for entry in entries {
+                    tasks.push(match entry {
+                        BatchEntry::Done(piece) => Err(piece),
+                        BatchEntry::Pending { id, method, future } => Ok((id, method, tokio::spawn(future))),
+                    });
+                }
+                let mut pieces = Vec::with_capacity(tasks.len());
+                for task in tasks {
+                    match task {
+                        Err(piece) => pieces.push(piece),
+                        Ok((id, method, handle)) => {
+                            let result = match handle.await {
+                                Ok(result) => result,
+                                Err(err) if err.is_panic() => Err(panicked(&method, &*err.into_panic())),
+                                Err(_) => Err(ErrorObject::internal_error("Internal error: the request was aborted")),
+                            };
+                            pieces.push(id.map(|id| {
+                                let mut piece = Vec::new();
+                                write_response(&mut piece, &id, &result);
+                                piece
+                            }));
+                        }
+                    }
+                }
+                write_batch(&mut out, pieces.into_iter().flatten());
+            }
+        }
+        out
+    }
+
+    /// Answers every waiting request with `error` instead of running it
+    /// (used when the connection's concurrency limit is reached). Entries
+    /// that were already answered keep their answers.
+    pub fn reject(self, error: &ErrorObject) -> Vec<u8> {
+        let mut out = Vec::new();
+        match self.shape {
+            PendingShape::Single { id, .. } => {
+                if let Some(id) = id {
+                    write_error(&mut out, &id, error);
+                }
+            }
+            PendingShape::Batch(entries) => {
+                let pieces = entries.into_iter().filter_map(|entry| match entry {
+                    BatchEntry::Done(piece) => piece,
+                    BatchEntry::Pending { id, .. } => id.map(|id| {
+                        let mut piece = Vec::new();
+                        write_error(&mut piece, &id, error);
+                        piece
+                    }),
+                });
+                write_batch(&mut out, pieces);
+            }
+        }
+        out
+    }
+}
+
+/// Decides between -32700 and -32600 for a message that did not decode as
+/// a request object, and recovers its id when it can be read.
+#[cold]
+fn classify_top_level<'a>(text: &'a str, err: &serde_json::Error) -> (&'a str, ErrorObject) {
+    let syntax = match err.classify() {
+        Category::Syntax | Category::Eof | Category::Io => true,
+        // A type error may come before a syntax error further on.
+        Category::Data => serde_json::from_str::<IgnoredAny>(text).is_err(),
+    };
+    if syntax {
+        tracing::debug!(error = %err, "message is not valid JSON");
+        (NULL_ID, ErrorObject::parse_error())
+    } else {
+        tracing::debug!(error = %err, "message is not a request object");
+        (id_of_broken(text), ErrorObject::invalid_request())
+    }
+}
+
+/// The id of a request object that failed to decode, or `null`.
+fn id_of_broken(text: &str) -> &str {
+    match serde_json::from_str::<IdOnly<'_>>(text) {
+        Ok(IdOnly { id: Some(id) }) if is_valid_id(id) => id.get(),
+        _ => NULL_ID,
+    }
+}
+
+/// String, number or null, as the spec requires.
+fn is_valid_id(raw: &RawValue) -> bool {
+    matches!(raw.get().as_bytes().first(), Some(b'"' | b'-' | b'0'..=b'9' | b'n'))
+}
+
+fn decode_str(raw: &RawValue) -> Option<Cow<'_, str>> {
+    let mut de = serde_json::Deserializer::from_str(raw.get());
+    de.deserialize_str(crate::params::CowStr).ok()
+}
+
+fn write_response(out: &mut Vec<u8>, id: &str, result: &MethodResult) {
+    match result {
+        Ok(value) => {
+            out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"result\":");
+            out.extend_from_slice(value.get().as_bytes());
+            out.extend_from_slice(b",\"id\":");
+            out.extend_from_slice(id.as_bytes());
+            out.push(b'}');
+        }
+        Err(error) => write_error(out, id, error),
+    }
+}
+
+fn write_error(out: &mut Vec<u8>, id: &str, error: &ErrorObject) {
+    out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"error\":");
+    // Serializing an ErrorObject into a Vec cannot fail: code, string, raw JSON.
+    let _ = serde_json::to_writer(&mut *out, error);
+    out.extend_from_slice(b",\"id\":");
+    out.extend_from_slice(id.as_bytes());
+    out.push(b'}');
+}
+
+/// Writes `[a,b,...]`, or nothing at all when there are no pieces (an
+/// all-notification batch).
+fn write_batch(out: &mut Vec<u8>, pieces: impl Iterator<Item = Vec<u8>>) {
+    let start = out.len();
+    for piece in pieces {
+        out.push(if out.len() == start { b'[' } else { b',' });
+        out.extend_from_slice(&piece);
+    }
+    if out.len() > start {
+        out.push(b']');
+    }
+}
+
+/// Polls a future, turning a panic into an `Err` with its payload.
+struct CatchUnwind(MethodFuture);
+
+impl Future for CatchUnwind {
+    type Output = Result<MethodResult, Box<dyn std::any::Any + Send>>;
+    fn poll(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Self::Output> {
+        let future = &mut self.0;
+        match std::panic::catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(cx))) {
+            Ok(Poll::Pending) => Poll::Pending,
+            Ok(Poll::Ready(result)) => Poll::Ready(Ok(result)),
+            Err(panic) => Poll::Ready(Err(panic)),
+        }
+    }
+}

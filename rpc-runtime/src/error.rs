@@ -1,0 +1,198 @@
+//! The JSON-RPC 2.0 error object and the codes the specification reserves.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::de::{self, Deserializer, MapAccess, Visitor};
+use serde::ser::{SerializeStruct, Serializer};
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+
+/// Invalid JSON was received by the server.
+pub const PARSE_ERROR: i64 = -32700;
+/// The JSON sent is not a valid Request object.
+pub const INVALID_REQUEST: i64 = -32600;
+/// The method does not exist or is not available.
+pub const METHOD_NOT_FOUND: i64 = -32601;
+/// Invalid method parameter(s).
+pub const INVALID_PARAMS: i64 = -32602;
+/// Internal JSON-RPC error.
+pub const INTERNAL_ERROR: i64 = -32603;
+/// Implementation-defined server error: a per-connection limit was hit.
+pub const SERVER_OVERLOADED: i64 = -32000;
+/// Implementation-defined server error: the request was cancelled.
+pub const REQUEST_CANCELLED: i64 = -32800;
+
+/// A JSON-RPC 2.0 error object: `{"code": .., "message": .., "data": ..}`.
+///
+/// Every error a method returns is converted into one of these; implement
+/// `From<YourError> for ErrorObject` to use your own error type in
+/// `Result<T, YourError>`.
+///
+/// ```
+/// use rpc_runtime::ErrorObject;
+/// let e = ErrorObject::new(-32001, "disk full").with_data(&serde_json::json!({"free": 0}));
+/// assert_eq!(e.code(), -32001);
+/// assert_eq!(e.data().unwrap().get(), r#"{"free":0}"#);
+/// ```
+#[derive(Clone)]
+pub struct ErrorObject {
+    code: i64,
+    message: Cow<'static, str>,
+    data: Option<Box<RawValue>>,
+}
+
+impl ErrorObject {
+    /// An error with `code` and `message` and no `data`.
+    pub fn new(code: i64, message: impl Into<Cow<'static, str>>) -> Self {
+        Self { code, message: message.into(), data: None }
+    }
+
+    /// Attaches `data`, serialized to JSON. A value that fails to serialize
+    /// is replaced by a string that says so, never a panic.
+    pub fn with_data<T: Serialize + ?Sized>(mut self, data: &T) -> Self {
+        self.data = Some(match serde_json::value::to_raw_value(data) {
+            Ok(raw) => raw,
+            Err(err) => serde_json::value::to_raw_value(&format!("unserializable error data: {err}"))
+                .expect("a string always serializes"),
+        });
+        self
+    }
+
+    /// Attaches `data` that is already JSON; it is sent byte for byte.
+    pub fn with_raw_data(mut self, data: Box<RawValue>) -> Self {
+        self.data = Some(data);
+        self
+    }
+
+    /// -32700 `Parse error`.
+    pub fn parse_error() -> Self {
+        Self::new(PARSE_ERROR, "Parse error")
+    }
+
+    /// -32600 `Invalid Request`.
+    pub fn invalid_request() -> Self {
+        Self::new(INVALID_REQUEST, "Invalid Request")
+    }
+
+    /// -32601 `Method not found`.
+    pub fn method_not_found() -> Self {
+        Self::new(METHOD_NOT_FOUND, "Method not found")
+    }
+
+    /// -32602 with a message that says which parameter is wrong and why.
+    pub fn invalid_params(message: impl Into<Cow<'static, str>>) -> Self {
+        Self::new(INVALID_PARAMS, message)
+    }
+
+    /// -32603 with the given message.
+    pub fn internal_error(message: impl Into<Cow<'static, str>>) -> Self {
+        Self::new(INTERNAL_ERROR, message)
+    }
+
+    /// The error code.
+    pub fn code(&self) -> i64 {
+        self.code
+    }
+
+    /// The human-readable message.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// The `data` member, if any, as raw JSON.
+    pub fn data(&self) -> Option<&RawValue> {
+        self.data.as_deref()
+    }
+
+    /// Decodes the `data` member into `T`.
+    pub fn data_as<T: serde::de::DeserializeOwned>(&self) -> Option<Result<T, serde_json::Error>> {
+        self.data.as_deref().map(|raw| serde_json::from_str(raw.get()))
+    }
+}
+
+impl PartialEq for ErrorObject {
+    fn eq(&self, other: &Self) -> bool {
+        self.code == other.code
+            && self.message == other.message
+            && self.data.as_ref().map(|d| d.get()) == other.data.as_ref().map(|d| d.get())
+    }
+}
+
+impl fmt::Debug for ErrorObject {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut s = f.debug_struct("ErrorObject");
+        s.field("code", &self.code).field("message", &self.message);
+        if let Some(data) = &self.data {
+            s.field("data", &data.get());
+        }
+        s.finish()
+    }
+}
+
+impl fmt::Display for ErrorObject {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} (code {})", self.message, self.code)?;
+        if let Some(data) = &self.data {
+            write!(f, ": {}", data.get())?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for ErrorObject {}
+
+impl Serialize for ErrorObject {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let len = if self.data.is_some() { 3 } else { 2 };
+        let mut s = serializer.serialize_struct("ErrorObject", len)?;
+        s.serialize_field("code", &self.code)?;
+        s.serialize_field("message", &self.message)?;
+        if let Some(data) = &self.data {
+            s.serialize_field("data", data)?;
+        }
+        s.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for ErrorObject {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct ErrorVisitor;
+        impl<'de> Visitor<'de> for ErrorVisitor {
+            type Value = ErrorObject;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a JSON-RPC error object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ErrorObject, A::Error> {
+                let mut code = None;
+                let mut message: Option<String> = None;
+                let mut data = None;
+                while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+                    match &*key {
+                        "code" => code = Some(map.next_value::<i64>()?),
+                        "message" => message = Some(map.next_value()?),
+                        "data" => data = Some(map.next_value::<Box<RawValue>>()?),
+                        _ => {
+                            map.next_value::<de::IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(ErrorObject {
+                    code: code.ok_or_else(|| de::Error::missing_field("code"))?,
+                    message: message.ok_or_else(|| de::Error::missing_field("message"))?.into(),
+                    data,
+                })
+            }
+        }
+        deserializer.deserialize_map(ErrorVisitor)
+    }
+}
+
+impl From<std::convert::Infallible> for ErrorObject {
+    fn from(never: std::convert::Infallible) -> Self {
+        match never {}
+    }
+}
+
+/// `Result<T, ErrorObject>`, the usual return type of a fallible method.
+pub type RpcResult<T> = Result<T, ErrorObject>;

@@ -1,0 +1,390 @@
+//! Framing: turning a byte stream into messages and back.
+//!
+//! Two codecs: newline-delimited JSON (MCP's stdio transport) and
+//! `Content-Length` headers (LSP and DAP base protocol).
+
+use std::io;
+use std::str::FromStr;
+
+use tokio::io::{AsyncRead, AsyncReadExt};
+
+/// How messages are delimited on a byte stream.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Framing {
+    /// One JSON message per line (MCP stdio). Blank lines are skipped.
+    #[default]
+    NewlineDelimited,
+    /// `Content-Length: N\r\n\r\n` followed by N bytes (LSP, DAP). Header
+    /// names are case-insensitive; other headers are ignored.
+    ContentLength,
+}
+
+impl FromStr for Framing {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "ndjson" | "newline" | "newline-delimited" | "lines" => Ok(Framing::NewlineDelimited),
+            "content-length" | "lsp" | "headers" => Ok(Framing::ContentLength),
+            other => Err(format!("unknown framing `{other}`; expected `ndjson` or `content-length`")),
+        }
+    }
+}
+
+impl Framing {
+    /// Appends `message` to `out` as one frame.
+    pub fn encode(self, message: &[u8], out: &mut Vec<u8>) {
+        match self {
+            Framing::NewlineDelimited => {
+                let start = out.len();
+                out.extend_from_slice(message);
+                // Raw newlines can only be insignificant whitespace inside
+                // JSON (strings escape them), so blanking them is lossless.
+                for byte in &mut out[start..] {
+                    if *byte == b'\n' || *byte == b'\r' {
+                        *byte = b' ';
+                    }
+                }
+                out.push(b'\n');
+            }
+            Framing::ContentLength => {
+                out.extend_from_slice(b"Content-Length: ");
+                out.extend_from_slice(message.len().to_string().as_bytes());
+                out.extend_from_slice(b"\r\n\r\n");
+                out.extend_from_slice(message);
+            }
+        }
+    }
+}
+
+/// One unit read off a stream.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Frame {
+    /// A complete message (not yet parsed as JSON).
+    Message(Vec<u8>),
+    /// A message longer than the limit; its bytes were skipped.
+    TooLarge {
+        /// Its size in bytes, when the framing tells it.
+        size: Option<usize>,
+    },
+    /// Framing that could not be understood (for example a bad header); the
+    /// reader has skipped ahead to where the next frame should start.
+    Malformed(String),
+}
+
+/// Longest accepted header line in `Content-Length` framing.
+const MAX_HEADER_LINE: usize = 8 * 1024;
+const READ_CHUNK: usize = 64 * 1024;
+
+/// Reads frames from any `AsyncRead`, never holding more than the size
+/// limit (plus one read chunk) in memory.
+pub struct FrameReader<R> {
+    reader: R,
+    framing: Framing,
+    max_message_size: usize,
+    buf: Vec<u8>,
+    pos: usize,
+    eof: bool,
+}
+
+/// A line found in the buffer.
+enum Line {
+    /// `buf[start..end]`, without the terminator.
+    Complete { start: usize, end: usize },
+    /// The line exceeded the limit; it was consumed and skipped.
+    TooLong { size: usize },
+    /// The stream ended; `rest` is what followed the last newline.
+    Eof { rest: Option<(usize, usize)> },
+}
+
+impl<R: AsyncRead + Unpin> FrameReader<R> {
+    /// A reader of `framing` frames, each at most `max_message_size` bytes.
+    pub fn new(reader: R, framing: Framing, max_message_size: usize) -> Self {
+        FrameReader { reader, framing, max_message_size, buf: Vec::with_capacity(8 * 1024), pos: 0, eof: false }
+    }
+
+    /// The next frame, or `None` at end of stream.
+    pub async fn next_frame(&mut self) -> io::Result<Option<Frame>> {
+        match self.framing {
+            Framing::NewlineDelimited => self.next_line_frame().await,
+            Framing::ContentLength => self.next_header_frame().await,
+        }
+    }
+
+    async fn next_line_frame(&mut self) -> io::Result<Option<Frame>> {
+        loop {
+            let (start, end) = match self.next_line(self.max_message_size).await? {
+                Line::Complete { start, end } => (start, end),
+                Line::TooLong { size } => return Ok(Some(Frame::TooLarge { size: Some(size) })),
+                Line::Eof { rest: Some((start, end)) } => (start, end),
+                Line::Eof { rest: None } => return Ok(None),
+            };
+            let line = trim_ascii(&self.buf[start..end]);
+            if !line.is_empty() {
+                return Ok(Some(Frame::Message(line.to_vec())));
+            }
+        }
+    }
+
+    async fn next_header_frame(&mut self) -> io::Result<Option<Frame>> {
+        let mut length: Option<Result<usize, String>> = None;
+        let mut seen_header = false;
+        let mut problem: Option<String> = None;
+        loop {
+            let (start, end) = match self.next_line(MAX_HEADER_LINE).await? {
+                Line::Complete { start, end } => (start, end),
+                Line::TooLong { size } => {
+                    problem.get_or_insert(format!("header line of {size} bytes exceeds {MAX_HEADER_LINE}"));
+                    seen_header = true;
+                    continue;
+                }
+                Line::Eof { rest } => {
+                    if seen_header || rest.is_some_and(|(s, e)| !trim_ascii(&self.buf[s..e]).is_empty()) {
+                        tracing::warn!("stream ended inside a message header");
+                    }
+                    return Ok(None);
+                }
+            };
+            let line = trim_ascii(&self.buf[start..end]);
+            if line.is_empty() {
+                if seen_header {
+                    break;
+                }
+                continue; // stray blank lines between messages
+            }
+            seen_header = true;
+            match parse_header(line) {
+                Header::ContentLength(value) => length = Some(value),
+                Header::Other => {}
+                Header::Invalid(reason) => {
+                    problem.get_or_insert(reason);
+                }
+            }
+        }
+        let length = match (problem, length) {
+            (Some(reason), _) | (None, Some(Err(reason))) => return Ok(Some(malformed(reason))),
+            (None, None) => return Ok(Some(malformed("header block without Content-Length".to_owned()))),
+            (None, Some(Ok(length))) => length,
+        };
+        if length > self.max_message_size {
+            if !self.skip(length).await? {
+                return Ok(None);
+            }
+            return Ok(Some(Frame::TooLarge { size: Some(length) }));
+        }
+        match self.take(length).await? {
+            Some(body) => Ok(Some(Frame::Message(body))),
+            None => {
+                tracing::warn!(length, "stream ended inside a message body");
+                Ok(None)
+            }
+        }
+    }
+
+    /// Finds the next `\n`-terminated line, reading as needed. Lines longer
+    /// than `limit` are skipped up to their newline.
+    async fn next_line(&mut self, limit: usize) -> io::Result<Line> {
+        // Bytes after `pos` already searched; relative, since `fill` may
+        // move the buffer's contents.
+        let mut scanned = 0usize;
+        let mut skipped = 0usize;
+        loop {
+            let from = self.pos + scanned;
+            if let Some(offset) = self.buf[from..].iter().position(|&b| b == b'\n') {
+                let end = from + offset;
+                let start = self.pos;
+                self.pos = end + 1;
+                if skipped > 0 || end - start > limit {
+                    return Ok(Line::TooLong { size: skipped + (end - start) });
+                }
+                return Ok(Line::Complete { start, end });
+            }
+            scanned = self.buf.len() - self.pos;
+            if scanned > limit {
+                // Drop what we have of an oversized line, keep skipping.
+                skipped += scanned;
+                self.pos = self.buf.len();
+                scanned = 0;
+            }
+            if !self.fill().await? {
+                let start = self.pos;
+                let end = self.buf.len();
+                self.pos = end;
+                if skipped > 0 {
+                    return Ok(Line::TooLong { size: skipped + (end - start) });
+                }
+                let rest = (end > start).then_some((start, end));
+                return Ok(Line::Eof { rest });
+            }
+        }
+    }
+
+    /// Takes exactly `n` bytes, or `None` if the stream ends first.
+    async fn take(&mut self, n: usize) -> io::Result<Option<Vec<u8>>> {
+        while self.buf.len() - self.pos < n {
+            if !self.fill().await? {
+                return Ok(None);
+            }
+        }
+        let body = self.buf[self.pos..self.pos + n].to_vec();
+        self.pos += n;
+        Ok(Some(body))
+    }
+
+    /// Skips exactly `n` bytes; `false` if the stream ends first.
+    async fn skip(&mut self, mut n: usize) -> io::Result<bool> {
+        loop {
+            let available = self.buf.len() - self.pos;
+            if available >= n {
+                self.pos += n;
+                return Ok(true);
+            }
+            n -= available;
+            self.pos = self.buf.len();
+            if !self.fill().await? {
+                return Ok(false);
+            }
+        }
+    }
+
+    /// Reads more bytes, compacting the buffer first. `false` at end of
+    /// stream.
+    async fn fill(&mut self) -> io::Result<bool> {
+        if self.eof {
+            return Ok(false);
+        }
+        if self.pos > 0 {
+            self.buf.drain(..self.pos);
+            self.pos = 0;
+        }
+        self.buf.reserve(READ_CHUNK);
+        let read = self.reader.read_buf(&mut self.buf).await?;
+        if read == 0 {
+            self.eof = true;
+        }
+        Ok(read > 0)
+    }
+}
+
+enum Header {
+    ContentLength(Result<usize, String>),
+    Other,
+    Invalid(String),
+}
+
+fn parse_header(line: &[u8]) -> Header {
+    const NAME: &[u8] = b"content-length:";
+    // After a body that was not followed by a newline (or a bad length
+    // earlier), the next header can start mid-line: resynchronise on it.
+    if let Some(at) = find_ascii_case_insensitive(line, NAME) {
+        let value = String::from_utf8_lossy(trim_ascii(&line[at + NAME.len()..]));
+        return Header::ContentLength(
+            value
+                .parse::<usize>()
+                .map_err(|_| format!("invalid Content-Length value `{value}`: expected a byte count")),
+        );
+    }
+    match line.iter().position(|&b| b == b':') {
+        Some(_) => Header::Other,
+        None => Header::Invalid(format!(
+            "malformed header line `{}`: expected `Name: value`",
+            String::from_utf8_lossy(&line[..line.len().min(80)])
+        )),
+    }
+}
+
+fn find_ascii_case_insensitive(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|window| window.eq_ignore_ascii_case(needle))
+}
+
+#[cold]
+fn malformed(reason: String) -> Frame {
+    tracing::warn!(%reason, "malformed message header");
+    Frame::Malformed(reason)
+}
+
+fn trim_ascii(bytes: &[u8]) -> &[u8] {
+    let start = bytes.iter().position(|b| !b.is_ascii_whitespace()).unwrap_or(bytes.len());
+    let end = bytes.iter().rposition(|b| !b.is_ascii_whitespace()).map_or(start, |i| i + 1);
+    &bytes[start..end]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn frames(framing: Framing, input: &[u8], max: usize) -> Vec<Frame> {
+        let mut reader = FrameReader::new(input, framing, max);
+        let mut out = Vec::new();
+        while let Some(frame) = reader.next_frame().await.unwrap() {
+            out.push(frame);
+        }
+        out
+    }
+
+    fn msg(s: &str) -> Frame {
+        Frame::Message(s.as_bytes().to_vec())
+    }
+
+    #[tokio::test]
+    async fn lines_skip_blanks_and_accept_a_last_line_without_newline() {
+        let got = frames(Framing::NewlineDelimited, b"{\"a\":1}\r\n\n  \n{\"b\":2}", 100).await;
+        assert_eq!(got, vec![msg("{\"a\":1}"), msg("{\"b\":2}")]);
+    }
+
+    #[tokio::test]
+    async fn an_oversized_line_is_skipped_and_the_next_one_read() {
+        let mut input = vec![b'x'; 200_000];
+        input.extend_from_slice(b"\n{}\n");
+        let got = frames(Framing::NewlineDelimited, &input, 1000).await;
+        assert_eq!(got, vec![Frame::TooLarge { size: Some(200_000) }, msg("{}")]);
+    }
+
+    #[tokio::test]
+    async fn headers_are_case_insensitive_and_others_ignored() {
+        let input = b"content-length: 2\r\nContent-Type: application/vscode-jsonrpc; charset=utf-8\r\n\r\n{}CONTENT-LENGTH:3\r\n\r\n[1]";
+        let got = frames(Framing::ContentLength, input, 100).await;
+        assert_eq!(got, vec![msg("{}"), msg("[1]")]);
+    }
+
+    #[tokio::test]
+    async fn length_counts_bytes_not_chars() {
+        let body = "{\"s\":\"é€😀\"}";
+        let input = format!("Content-Length: {}\r\n\r\n{body}", body.len());
+        let got = frames(Framing::ContentLength, input.as_bytes(), 100).await;
+        assert_eq!(got, vec![msg(body)]);
+    }
+
+    #[tokio::test]
+    async fn a_bad_header_is_reported_and_the_stream_resynchronises() {
+        let input = b"Content-Length: abc\r\n\r\n{}Content-Length: 2\r\n\r\n{}";
+        let got = frames(Framing::ContentLength, input, 100).await;
+        assert!(matches!(&got[0], Frame::Malformed(reason) if reason.contains("abc")), "{got:?}");
+        assert_eq!(got[1], msg("{}"));
+        let got = frames(Framing::ContentLength, b"garbage\r\n\r\nContent-Length: 2\r\n\r\n{}", 100).await;
+        assert!(matches!(&got[0], Frame::Malformed(_)));
+        assert_eq!(got[1], msg("{}"));
+    }
+
+    #[tokio::test]
+    async fn an_oversized_body_is_skipped() {
+        let input = b"Content-Length: 10\r\n\r\n0123456789Content-Length: 2\r\n\r\n{}";
+        let got = frames(Framing::ContentLength, input, 5).await;
+        assert_eq!(got, vec![Frame::TooLarge { size: Some(10) }, msg("{}")]);
+    }
+
+    #[tokio::test]
+    async fn truncated_input_ends_without_a_frame() {
+        assert!(frames(Framing::ContentLength, b"Content-Length: 10\r\n\r\n{}", 100).await.is_empty());
+        assert!(frames(Framing::ContentLength, b"Content-Len", 100).await.is_empty());
+    }
+
+    #[test]
+    fn encode_frames() {
+        let mut out = Vec::new();
+        Framing::ContentLength.encode(b"{\"a\":\"\xc3\xa9\"}", &mut out);
+        assert_eq!(out, b"Content-Length: 10\r\n\r\n{\"a\":\"\xc3\xa9\"}");
+        out.clear();
+        Framing::NewlineDelimited.encode(b"{\n\"a\": 1}", &mut out);
+        assert_eq!(out, b"{ \"a\": 1}\n");
+    }
+}

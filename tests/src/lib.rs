@@ -1,0 +1,1 @@
+//! Integration, interop and trybuild tests for rpc-runtime; see `tests/`.
