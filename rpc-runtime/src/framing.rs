@@ -153,7 +153,23 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
             }
             seen_header = true;
             match parse_header(line) {
-                Header::ContentLength(value) => length = Some(value),
+                Header::ContentLength(value) => match &length {
+                    None => {
+                        // Junk before the first Content-Length (typically the
+                        // rest of a frame whose length was unreadable, already
+                        // reported): the frame starts here.
+                        if let Some(junk) = problem.take() {
+                            tracing::warn!(reason = %junk, "skipped malformed input before a Content-Length header");
+                        }
+                        length = Some(value);
+                    }
+                    Some(first) if *first == value => {}
+                    Some(_) => {
+                        let reason = "conflicting Content-Length headers".to_owned();
+                        problem.get_or_insert(reason.clone());
+                        length = Some(Err(reason));
+                    }
+                },
                 Header::Other => {}
                 Header::Invalid(reason) => {
                     problem.get_or_insert(reason);
@@ -161,6 +177,12 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
             }
         }
         let length = match (problem, length) {
+            (Some(reason), Some(Ok(length))) => {
+                // A bad header line after a readable length: the body's
+                // extent is known, so skip it rather than read it as headers.
+                self.skip(length).await?;
+                return Ok(Some(malformed(reason)));
+            }
             (Some(reason), _) | (None, Some(Err(reason))) => return Ok(Some(malformed(reason))),
             (None, None) => return Ok(Some(malformed("header block without Content-Length".to_owned()))),
             (None, Some(Ok(length))) => length,
@@ -363,6 +385,33 @@ mod tests {
         let got = frames(Framing::ContentLength, b"garbage\r\n\r\nContent-Length: 2\r\n\r\n{}", 100).await;
         assert!(matches!(&got[0], Frame::Malformed(_)));
         assert_eq!(got[1], msg("{}"));
+    }
+
+    #[tokio::test]
+    async fn a_bad_header_line_after_a_valid_length_skips_that_body() {
+        let body = "{\n\"a\": [1,\n2]\n}";
+        let input = format!("Content-Length: {}\r\nbogus\r\n\r\n{body}Content-Length: 2\r\n\r\n{{}}", body.len());
+        let got = frames(Framing::ContentLength, input.as_bytes(), 100).await;
+        assert!(matches!(&got[0], Frame::Malformed(reason) if reason.contains("bogus")), "{got:?}");
+        assert_eq!(got[1..], [msg("{}")]);
+    }
+
+    #[tokio::test]
+    async fn junk_before_a_content_length_header_does_not_swallow_that_frame() {
+        // After an unreadable length, the body (with a line that is not a
+        // header) is junk; the header that follows it starts a good frame.
+        let input = b"Content-Length: x\r\n\r\n[1,\n2]\r\nContent-Length: 2\r\n\r\n{}";
+        let got = frames(Framing::ContentLength, input, 100).await;
+        assert!(matches!(&got[0], Frame::Malformed(reason) if reason.contains('x')), "{got:?}");
+        assert_eq!(got[1..], [msg("{}")]);
+    }
+
+    #[tokio::test]
+    async fn conflicting_content_length_headers_are_malformed() {
+        let got = frames(Framing::ContentLength, b"Content-Length: 2\r\nContent-Length: 3\r\n\r\n", 100).await;
+        assert!(matches!(&got[0], Frame::Malformed(reason) if reason.contains("conflicting")), "{got:?}");
+        let got = frames(Framing::ContentLength, b"Content-Length: 2\r\ncontent-length: 2\r\n\r\n{}", 100).await;
+        assert_eq!(got, [msg("{}")]);
     }
 
     #[tokio::test]

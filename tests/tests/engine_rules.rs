@@ -636,6 +636,45 @@ async fn a_malformed_content_length_header_is_reported_on_stderr_and_the_next_me
     }
 }
 
+/// Regression: a bad header line next to a valid Content-Length used to
+/// leave the body to be read as headers, which cost an extra error and the
+/// next (good) message.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_bad_header_line_next_to_a_valid_length_costs_only_that_message() {
+    let pretty = "{\n  \"jsonrpc\": \"2.0\",\n  \"method\": \"subtract\",\n  \"params\": [42, 23],\n  \"id\": 1\n}";
+    let bad_frames = [
+        format!("Content-Length: {}\r\nbogus\r\n\r\n{pretty}", pretty.len()),
+        format!("Content-Length: {}\r\nContent-Length: 3\r\n\r\n{pretty}", pretty.len()),
+    ];
+    for bad in bad_frames {
+        let mut calc = Calculator::spawn(Wire::ContentLength);
+        calc.conn.send_raw(bad.as_bytes()).await;
+        calc.conn.send(req("subtract", "[42,23]", "2")).await;
+        let got = calc.conn.recv().await;
+        assert_eq!(code_and_id(&got), (-32700, Value::Null), "{bad:?}: {got}");
+        assert_eq!(calc.conn.recv().await, result("19", "2"), "{bad:?}: the next message must be answered");
+        let exit = calc.finish().await;
+        assert!(exit.status.success());
+        assert!(exit.rest.is_empty(), "{bad:?}: one error only, got also {:?}", exit.rest);
+    }
+}
+
+/// Regression: after an unreadable length, a body with a line that is not
+/// a header made the following good frame be read as junk too.
+#[tokio::test(flavor = "multi_thread")]
+async fn junk_after_an_unreadable_length_does_not_swallow_the_next_message() {
+    let mut calc = Calculator::spawn(Wire::ContentLength);
+    calc.conn.send_raw(b"Content-Length: twelve\r\n\r\n[1,\n2]\r\n").await;
+    calc.conn.send(req("subtract", "[42,23]", "2")).await;
+    let got = calc.conn.recv().await;
+    assert_eq!(code_and_id(&got), (-32700, Value::Null), "{got}");
+    assert_eq!(calc.conn.recv().await, result("19", "2"));
+    let exit = calc.finish().await;
+    assert!(exit.status.success());
+    assert!(exit.rest.is_empty(), "{:?}", exit.rest);
+    assert!(exit.stderr.contains("twelve"), "{}", exit.stderr);
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn content_length_headers_are_case_insensitive_and_other_headers_ignored() {
     let mut calc = Calculator::spawn(Wire::ContentLength);
