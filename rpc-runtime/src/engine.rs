@@ -27,7 +27,9 @@ pub struct Limits {
     /// Most entries accepted in one batch (default 1,000).
     pub max_batch_len: usize,
     /// Most `async` requests running at once on one connection (default
-    /// 1,024). A request beyond that is answered with -32000 at once.
+    /// 1,024), counting each waiting entry of a batch. A request beyond that
+    /// (or a batch whose entries do not all fit) is answered with -32000 at
+    /// once.
     pub max_concurrent_requests: usize,
 }
 
@@ -278,6 +280,18 @@ impl<'a> Dispatched<'a> {
 }
 
 impl PendingResponse {
+    /// How many `async` method calls this waits on: one for a single
+    /// request, the number of waiting entries for a batch. Each counts
+    /// against [`Limits::max_concurrent_requests`].
+    pub fn calls(&self) -> usize {
+        match &self.shape {
+            PendingShape::Single { .. } => 1,
+            PendingShape::Batch(entries) => {
+                entries.iter().filter(|entry| matches!(entry, BatchEntry::Pending { .. })).count()
+            }
+        }
+    }
+
     /// Waits for every `async` method and returns the complete answer
     /// (empty when nothing is to be sent). A method that panics is answered
     /// with -32603; the others are unaffected.

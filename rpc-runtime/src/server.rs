@@ -104,7 +104,8 @@ impl Server {
         let mut frames = FrameReader::new(reader, self.framing, limits.max_message_size);
         let (outbox, inbox) = mpsc::channel::<Vec<u8>>(OUTBOX);
         let writer_task = tokio::spawn(write_loop(writer, inbox, self.framing));
-        let slots = Arc::new(Semaphore::new(limits.max_concurrent_requests));
+        // Semaphore::new panics above MAX_PERMITS: treat larger as "no limit".
+        let slots = Arc::new(Semaphore::new(limits.max_concurrent_requests.min(Semaphore::MAX_PERMITS)));
         let read_result = loop {
             let frame = match frames.next_frame().await {
                 Ok(Some(frame)) => frame,
@@ -115,8 +116,11 @@ impl Server {
             match frame {
                 Frame::Message(message) => {
                     if let Some(pending) = self.engine.process(&message, &cx, &mut out) {
-                        match slots.clone().try_acquire_owned() {
-                            Ok(slot) => {
+                        // Every waiting entry of a batch takes a slot, so that
+                        // batching cannot get around the limit.
+                        let wanted = u32::try_from(pending.calls()).ok();
+                        match wanted.map(|n| slots.clone().try_acquire_many_owned(n)) {
+                            Some(Ok(slot)) => {
                                 let outbox = outbox.clone();
                                 tokio::spawn(async move {
                                     let response = pending.run().await;
@@ -126,7 +130,14 @@ impl Server {
                                     }
                                 });
                             }
-                            Err(_) => out = pending.reject(&overloaded(limits.max_concurrent_requests)),
+                            _ => {
+                                tracing::warn!(
+                                    calls = pending.calls(),
+                                    limit = limits.max_concurrent_requests,
+                                    "refused: too many requests running on this connection"
+                                );
+                                out = pending.reject(&overloaded(limits.max_concurrent_requests));
+                            }
                         }
                     }
                 }
@@ -158,7 +169,7 @@ impl Server {
 fn overloaded(limit: usize) -> ErrorObject {
     ErrorObject::new(
         SERVER_OVERLOADED,
-        format!("Server overloaded: {limit} requests are already running on this connection (max_concurrent_requests); retry later"),
+        format!("Server overloaded: at most {limit} requests may run at once on this connection (max_concurrent_requests); retry later"),
     )
 }
 

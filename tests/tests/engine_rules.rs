@@ -571,6 +571,44 @@ async fn requests_beyond_the_concurrency_limit_get_a_clear_error() {
     }
 }
 
+/// Regression: a batch took one slot however many `async` entries it ran,
+/// so batching got around `max_concurrent_requests`.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_batch_cannot_get_around_the_concurrency_limit() {
+    for wire in Wire::BOTH {
+        let mut conn = gates_with(Limits { max_concurrent_requests: 2, ..limits() }, wire);
+        conn.send(req("wait", "[]", "1")).await;
+        // One slot is left; the batch needs two: its waiting entries are
+        // refused at once, its synchronous entry is answered.
+        let got = conn
+            .call(format!("[{},{},{}]", req("wait", "[]", "2"), req("add", "[1,2]", "3"), req("wait", "[]", "4")))
+            .await;
+        let got = parse(&got);
+        assert_eq!(got[0]["error"]["code"], -32000, "{wire:?}: {got}");
+        assert_eq!(got[0]["id"], 2);
+        assert_eq!(got[1], parse(&result("3", "3")));
+        assert_eq!(got[2]["error"]["code"], -32000, "{wire:?}: {got}");
+        assert_eq!(got[2]["id"], 4);
+        conn.send(req("open", "[]", "5")).await;
+        assert_eq!(recv_unordered(&mut conn, 2).await, sorted(vec![result(r#""opened""#, "1"), result("true", "5")]));
+        // With both slots free, a batch of two concurrent entries runs.
+        let got = conn.call(format!("[{},{}]", req("meet", "[]", "6"), req("meet", "[]", "7"))).await;
+        assert_eq!(got, format!("[{},{}]", result("2", "6"), result("2", "7")), "{wire:?}");
+    }
+}
+
+/// Regression: a limit above tokio's semaphore maximum (such as
+/// `usize::MAX` for "no limit") panicked the connection's task.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_unbounded_concurrency_limit_is_accepted() {
+    for wire in Wire::BOTH {
+        let mut conn = gates_with(Limits { max_concurrent_requests: usize::MAX, ..limits() }, wire);
+        assert_eq!(conn.call(req("add_later", "[1,2]", "1")).await, result("3", "1"), "{wire:?}");
+        let got = conn.call(format!("[{},{}]", req("meet", "[]", "2"), req("meet", "[]", "3"))).await;
+        assert_eq!(got, format!("[{},{}]", result("2", "2"), result("2", "3")), "{wire:?}");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn deeply_nested_json_cannot_crash_the_server() {
     let depth = 100_000;
