@@ -293,6 +293,8 @@ async fn a_non_request_is_invalid_request_answered_with_its_id_when_readable() {
         (r#"{"jsonrpc":"2.0","method":"subtract","params":[1,2],"id":[1]}"#, "null"),
         (r#"{"jsonrpc":"2.0","method":"subtract","params":[1,2],"id":true}"#, "null"),
         (r#"{"jsonrpc":"2.0","method":"subtract","params":[1,2],"id":false}"#, "null"),
+        // A member given twice: not a well-formed request, the id still read.
+        (r#"{"jsonrpc":"2.0","method":"subtract","method":"sum","params":[1,2],"id":15}"#, "15"),
         // Not an object at all.
         ("1", "null"),
         (r#""subtract""#, "null"),
