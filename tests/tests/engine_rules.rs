@@ -733,6 +733,31 @@ async fn content_length_headers_are_case_insensitive_and_other_headers_ignored()
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn messages_split_across_writes_or_sharing_one_are_read_whole() {
+    for wire in Wire::BOTH {
+        let mut calc = Calculator::spawn(wire);
+        let mut bytes = wire.encode(req("greet", r#"["Zoë","Hi"]"#, "1").as_bytes());
+        bytes.extend(wire.encode(req("subtract", "[5,3]", "2").as_bytes()));
+        bytes.extend(wire.encode(b"[]"));
+        // Dribbled in pieces of 1 to 7 bytes, each flushed on its own.
+        for (i, chunk) in bytes.chunks(7).enumerate() {
+            let cut = 1 + i % chunk.len();
+            calc.conn.send_raw(&chunk[..cut]).await;
+            calc.conn.send_raw(&chunk[cut..]).await;
+        }
+        assert_eq!(calc.conn.recv().await, result(r#""Hi, Zoë!""#, "1"), "{wire:?}");
+        assert_eq!(calc.conn.recv().await, result("2", "2"), "{wire:?}");
+        assert_eq!(calc.conn.recv().await, invalid_request("null"), "{wire:?}");
+        // All three in a single write.
+        calc.conn.send_raw(&bytes).await;
+        assert_eq!(calc.conn.recv().await, result(r#""Hi, Zoë!""#, "1"), "{wire:?}");
+        assert_eq!(calc.conn.recv().await, result("2", "2"), "{wire:?}");
+        assert_eq!(calc.conn.recv().await, invalid_request("null"), "{wire:?}");
+        assert!(calc.finish().await.status.success());
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn on_end_of_input_in_flight_requests_finish_before_a_clean_exit() {
     for wire in Wire::BOTH {
         let mut calc = Calculator::spawn(wire);
