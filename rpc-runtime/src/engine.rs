@@ -173,26 +173,22 @@ impl Engine {
     }
 
     fn process_batch(&self, text: &str, cx: &Context, out: &mut Vec<u8>) -> Option<PendingResponse> {
-        let entries = match serde_json::from_str::<Vec<&RawValue>>(text) {
-            Ok(entries) => entries,
+        let (entries, len) = match read_batch(text, self.limits.max_batch_len) {
+            Ok(batch) => batch,
             Err(err) => {
                 tracing::debug!(error = %err, "batch is not valid JSON");
                 write_error(out, NULL_ID, &ErrorObject::parse_error());
                 return None;
             }
         };
-        if entries.is_empty() {
+        if len == 0 {
             write_error(out, NULL_ID, &ErrorObject::invalid_request());
             return None;
         }
-        if entries.len() > self.limits.max_batch_len {
+        if len > self.limits.max_batch_len {
             let error = ErrorObject::new(
                 INVALID_REQUEST,
-                format!(
-                    "Invalid Request: batch of {} requests exceeds the limit of {}",
-                    entries.len(),
-                    self.limits.max_batch_len
-                ),
+                format!("Invalid Request: batch of {len} requests exceeds the limit of {}", self.limits.max_batch_len),
             );
             write_error(out, NULL_ID, &error);
             return None;
@@ -363,6 +359,43 @@ impl PendingResponse {
         }
         out
     }
+}
+
+/// Splits a batch into its entries, keeping at most `max` of them: the rest
+/// are only checked and counted, so that a huge batch of tiny entries costs
+/// no memory beyond the limit before it is refused. Returns the kept entries
+/// and the batch's length.
+fn read_batch(text: &str, max: usize) -> Result<(Vec<&RawValue>, usize), serde_json::Error> {
+    struct Entries {
+        max: usize,
+    }
+    impl<'de> serde::de::Visitor<'de> for Entries {
+        type Value = (Vec<&'de RawValue>, usize);
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a batch of requests")
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+            let mut entries = Vec::new();
+            while entries.len() < self.max {
+                match seq.next_element::<&'de RawValue>()? {
+                    Some(entry) => entries.push(entry),
+                    None => {
+                        let len = entries.len();
+                        return Ok((entries, len));
+                    }
+                }
+            }
+            let mut len = entries.len();
+            while seq.next_element::<IgnoredAny>()?.is_some() {
+                len += 1;
+            }
+            Ok((entries, len))
+        }
+    }
+    let mut de = serde_json::Deserializer::from_str(text);
+    let batch = de.deserialize_seq(Entries { max })?;
+    de.end()?;
+    Ok(batch)
 }
 
 /// Decides between -32700 and -32600 for a message that did not decode as

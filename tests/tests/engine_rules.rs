@@ -553,6 +553,24 @@ async fn a_batch_over_the_length_limit_is_one_invalid_request() {
     }
 }
 
+/// Entries past the batch limit are counted, not kept: the refusal still
+/// names the true length, and invalid JSON anywhere is still -32700.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_long_batch_is_measured_whole_and_still_checked_for_syntax() {
+    for wire in Wire::BOTH {
+        let mut conn = gates_with(Limits { max_batch_len: 2, ..limits() }, wire);
+        let entries = vec![r#"{"nested":[[[1]],{"a":[2]}]}"#; 5_000].join(",");
+        let got = conn.call(format!("[{entries}]")).await;
+        assert_eq!(code_and_id(&got), (-32600, Value::Null), "{wire:?}: {got}");
+        assert!(got.contains("batch of 5000 requests exceeds the limit of 2"), "{wire:?}: {got}");
+        let got = conn.call(format!("[{entries},{{\"broken\"]")).await;
+        assert_eq!(got, parse_error(), "{wire:?}");
+        let got = conn.call(format!("[{entries}] trailing")).await;
+        assert_eq!(got, parse_error(), "{wire:?}");
+        assert_eq!(conn.call(req("add", "[1,2]", "1")).await, result("3", "1"), "{wire:?}");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn requests_beyond_the_concurrency_limit_get_a_clear_error() {
     for wire in Wire::BOTH {
