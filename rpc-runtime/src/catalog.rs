@@ -2,33 +2,7 @@
 //! built from what `#[rpc]` knows about each trait, with JSON Schemas from
 //! [`schemars`].
 //!
-//! `#[rpc]` generates, next to each trait `Foo`, a unit struct `FooCatalog`
-//! whose `catalog()` returns the trait's [`Catalog`] without needing an
-//! instance of the service (a build script or a CLI can write it to a file).
-//! `into_rpc()` attaches the same catalog to the [`Router`](crate::Router),
-//! [`Router::merge`](crate::Router::merge) merges catalogs, and every router
-//! answers `rpc.discover` with the merged document unless turned off with
-//! [`Router::set_discover`](crate::Router::set_discover).
-//!
-//! Param and result types must implement [`JsonSchema`]. Derive it through
-//! the re-export, without a direct dependency:
-//!
-//! ```
-//! use rpc_runtime::schemars::JsonSchema;
-//! use rpc_runtime::serde::Deserialize;
-//!
-//! #[derive(Deserialize, JsonSchema)]
-//! #[serde(crate = "rpc_runtime::serde")]
-//! #[schemars(crate = "rpc_runtime::schemars")]
-//! struct Point {
-//!     x: f64,
-//!     y: f64,
-//! }
-//! ```
-//!
-//! A trait whose types cannot implement `JsonSchema` opts out with
-//! `#[rpc(catalog = false)]`: it then gets no `FooCatalog`, and its methods
-//! are absent from `rpc.discover`.
+//! See [`Catalog`].
 
 use std::sync::Arc;
 
@@ -119,6 +93,34 @@ impl Draft {
 
 /// The catalog of one or more traits: turn it into an OpenRPC document with
 /// [`Catalog::document`].
+///
+/// `#[rpc]` generates, next to each trait `Foo`, a unit struct `FooCatalog`
+/// whose `catalog()` returns the trait's [`Catalog`] without needing an
+/// instance of the service (a build script or a CLI can write it to a file).
+/// `into_rpc()` attaches the same catalog to the [`Router`](crate::Router),
+/// [`Router::merge`](crate::Router::merge) merges catalogs, and every router
+/// answers `rpc.discover` with the merged document unless turned off with
+/// [`Router::set_discover`](crate::Router::set_discover).
+///
+/// Param and result types must implement [`JsonSchema`]. Derive it through
+/// the re-export, without a direct dependency:
+///
+/// ```
+/// use rpc_runtime::schemars::JsonSchema;
+/// use rpc_runtime::serde::Deserialize;
+///
+/// #[derive(Deserialize, JsonSchema)]
+/// #[serde(crate = "rpc_runtime::serde")]
+/// #[schemars(crate = "rpc_runtime::schemars")]
+/// struct Point {
+///     x: f64,
+///     y: f64,
+/// }
+/// ```
+///
+/// A trait whose types cannot implement `JsonSchema` opts out with
+/// `#[rpc(catalog = false)]`: it then gets no `FooCatalog`, and its methods
+/// are absent from `rpc.discover`.
 #[derive(Debug, Clone, Default)]
 pub struct Catalog {
     services: Vec<&'static ServiceInfo>,
@@ -201,11 +203,11 @@ impl MethodInfo {
     /// `paramStructure` as the server applies it. A `whole_params` method
     /// takes what its one parameter's type accepts: an array type is
     /// `by-position`, an object type `by-name`.
-    pub fn param_structure(&self, generator_draft: Draft) -> ParamStructure {
+    pub fn param_structure(&self) -> ParamStructure {
         if !self.spec.whole {
             return self.spec.structure;
         }
-        let mut generator = Generator::new(generator_draft, "/definitions");
+        let mut generator = Generator::new(Draft::Draft07, "/definitions");
         let schema = (self.params[0].schema)(&mut generator.inner);
         match generator.resolve(&schema).get("type").and_then(Value::as_str) {
             Some("array") => ParamStructure::ByPosition,
@@ -299,7 +301,7 @@ impl MethodInfo {
             description: self.description.map(str::to_owned),
             params,
             result,
-            param_structure: self.param_structure(Draft::Draft07).as_str(),
+            param_structure: self.param_structure().as_str(),
             deprecated: self.deprecated,
             errors: self
                 .errors

@@ -27,7 +27,8 @@
 //! The crate is organised as the data flows: [`Framing`] turns bytes into
 //! messages, the [`Engine`] applies the JSON-RPC 2.0 rules, the [`Router`]
 //! finds the method, and the code `#[rpc]` generates decodes the [`Params`]
-//! and calls your method.
+//! and calls your method. Each trait also yields a [`Catalog`], an OpenRPC
+//! document of its methods, served as `rpc.discover`.
 
 #![warn(missing_docs)]
 

@@ -62,7 +62,7 @@ function verdicts(docPath, casesPath) {
       return check(method.params[0].schema, params === undefined ? null : params);
     }
     const extra = method["x-allow-extra-params"] === true;
-    const structure = method.paramStructure || "by-position";
+    const structure = method.paramStructure || "either"; // the OpenRPC default
     const descriptors = method.params;
     if (params === undefined) {
       return descriptors.every((d) => !d.required);

@@ -22,12 +22,17 @@ pub fn calculator(args: &[&str], stdin: &[u8]) -> Vec<u8> {
         .env("RPC_LOG", "error")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
+        .stderr(Stdio::piped())
         .spawn()
         .expect("cargo runs the calculator example");
     child.stdin.take().expect("piped stdin").write_all(stdin).expect("the calculator reads its stdin");
     let output = child.wait_with_output().expect("the calculator finishes");
-    assert!(output.status.success(), "calculator {args:?} failed: {:?}", output.status);
+    assert!(
+        output.status.success(),
+        "calculator {args:?} failed: {:?}\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
     output.stdout
 }
 
