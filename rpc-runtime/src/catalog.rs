@@ -404,7 +404,8 @@ pub struct MethodObject {
     pub errors: Vec<ErrorDescriptor>,
     /// Extension `x-whole-params`: the one content descriptor in `params`
     /// describes the entire JSON-RPC `params` value (a variadic array or a
-    /// params struct), not one entry of it.
+    /// params struct), not one entry of it. (serde also decodes a struct
+    /// from an array of its fields in order; that form is not advertised.)
     #[serde(rename = "x-whole-params", skip_serializing_if = "std::ops::Not::not")]
     pub whole_params: bool,
     /// Extension `x-allow-extra-params`: surplus positional params and

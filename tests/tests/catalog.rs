@@ -446,3 +446,28 @@ async fn schema_and_server_agree_on_params() {
     assert!(problems.is_empty(), "schema and server disagree:\n{}", problems.join("\n"));
     assert!(server.contains(&true) && server.contains(&false));
 }
+
+/// The generated catalog uses absolute paths: user items named like std
+/// types do not break it.
+mod hygiene {
+    #![allow(dead_code)]
+    pub struct Option;
+    pub struct Result;
+    pub struct Vec;
+    pub struct String;
+    pub struct Box;
+    pub struct Debug;
+
+    /// Clean.
+    #[rpc_runtime::rpc]
+    pub trait Clean {
+        /// Adds.
+        fn add(&self, a: i64, b: ::core::option::Option<i64>) -> i64;
+    }
+}
+
+#[test]
+fn generated_catalog_is_hygienic() {
+    let doc = serde_json::to_value(hygiene::CleanCatalog::catalog().document()).unwrap();
+    assert_eq!(method(&doc, "add")["params"][1]["required"], false);
+}

@@ -36,7 +36,7 @@ pub fn catalog(service: &Service) -> TokenStream {
     );
     quote! {
         #[doc = #struct_doc]
-        #[derive(Clone, Copy, Debug, Default)]
+        #[derive(::core::clone::Clone, ::core::marker::Copy, ::core::fmt::Debug, ::core::default::Default)]
         #vis struct #ident;
 
         #[automatically_derived]
