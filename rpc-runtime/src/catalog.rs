@@ -4,9 +4,10 @@
 //!
 //! See [`Catalog`].
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
-use schemars::generate::SchemaSettings;
+use schemars::generate::{Contract, SchemaSettings};
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -166,15 +167,27 @@ impl Catalog {
     /// The OpenRPC 1.3 document: schemas in JSON Schema draft-07, named
     /// types hoisted once into `components/schemas` (name clashes between
     /// different types get a numeric suffix, never an overwrite).
+    ///
+    /// Params are described as they deserialize and results as they
+    /// serialize; a type used both ways has one entry when both schemas are
+    /// the same, else the result's gets a name of its own.
     pub fn document(&self) -> OpenRpc {
-        let mut generator = Generator::new(Draft::Draft07, "/components/schemas");
-        let methods = self.methods().map(|method| method.object(&mut generator)).collect();
-        OpenRpc {
-            openrpc: OPENRPC_VERSION,
-            info: self.info(),
-            methods,
-            components: Components { schemas: generator.definitions() },
+        let mut inputs = Generator::new(Draft::Draft07, COMPONENTS, Contract::Deserialize);
+        let mut outputs = Generator::new(Draft::Draft07, COMPONENTS, Contract::Serialize);
+        let mut methods: Vec<MethodObject> =
+            self.methods().map(|method| method.object(&mut inputs, &mut outputs)).collect();
+        let mut schemas = inputs.definitions();
+        let output_schemas = outputs.definitions();
+        let renames = output_names(&schemas, &output_schemas);
+        for result in methods.iter_mut().filter_map(|method| method.result.as_mut()) {
+            rewrite_refs(&mut result.schema, &renames);
         }
+        for (name, mut schema) in output_schemas {
+            rewrite_refs(&mut schema, &renames);
+            let name = renames.get(&name).cloned().unwrap_or(name);
+            schemas.entry(name).or_insert(schema);
+        }
+        OpenRpc { openrpc: OPENRPC_VERSION, info: self.info(), methods, components: Components { schemas } }
     }
 
     /// The document as pretty-printed JSON.
@@ -207,7 +220,7 @@ impl MethodInfo {
         if !self.spec.whole {
             return self.spec.structure;
         }
-        let mut generator = Generator::new(Draft::Draft07, "/definitions");
+        let mut generator = Generator::new(Draft::Draft07, "/definitions", Contract::Deserialize);
         let schema = (self.params[0].schema)(&mut generator.inner);
         match generator.resolve(&schema).get("type").and_then(Value::as_str) {
             Some("array") => ParamStructure::ByPosition,
@@ -227,7 +240,7 @@ impl MethodInfo {
             Draft::Draft07 => "/definitions",
             Draft::Draft2020_12 => "/$defs",
         };
-        let mut generator = Generator::new(draft, path);
+        let mut generator = Generator::new(draft, path, Contract::Deserialize);
         let mut root = if self.spec.whole {
             let schema = generator.schema(self.params[0].schema);
             if generator.resolve(&schema).get("type").and_then(Value::as_str) != Some("object") {
@@ -276,7 +289,7 @@ impl MethodInfo {
         Some(Value::Object(root))
     }
 
-    fn object(&self, generator: &mut Generator) -> MethodObject {
+    fn object(&self, inputs: &mut Generator, outputs: &mut Generator) -> MethodObject {
         let spec = &self.spec;
         let params = spec
             .params
@@ -286,14 +299,14 @@ impl MethodInfo {
                 name: param_spec.name.to_owned(),
                 description: param.description.map(str::to_owned),
                 required: !param_spec.optional,
-                schema: generator.schema(param.schema).to_value(),
+                schema: inputs.schema(param.schema).to_value(),
             })
             .collect();
         let result = self.result.map(|schema| ContentDescriptor {
             name: "result".to_owned(),
             description: None,
             required: true,
-            schema: generator.schema(schema).to_value(),
+            schema: outputs.schema(schema).to_value(),
         });
         MethodObject {
             name: spec.name.to_owned(),
@@ -321,8 +334,9 @@ struct Generator {
 }
 
 impl Generator {
-    fn new(draft: Draft, definitions_path: &'static str) -> Self {
+    fn new(draft: Draft, definitions_path: &'static str, contract: Contract) -> Self {
         let mut settings = draft.settings();
+        settings.contract = contract;
         settings.definitions_path = definitions_path.into();
         settings.meta_schema = None;
         Generator { inner: settings.into_generator() }
@@ -350,6 +364,90 @@ impl Generator {
     fn definitions(&mut self) -> Map<String, Value> {
         self.inner.take_definitions(true)
     }
+}
+
+/// Where the document keeps its named schemas.
+const COMPONENTS: &str = "/components/schemas";
+
+/// New names for the output (serialize) schemas: the input (deserialize)
+/// entry of the same type when both schemas are equal, else a fresh name
+/// if the output's name is taken by a different input schema. Renaming one
+/// schema changes the schemas that refer to it, so this repeats until the
+/// names settle.
+fn output_names(inputs: &Map<String, Value>, outputs: &Map<String, Value>) -> HashMap<String, String> {
+    let mut renames: HashMap<String, String> = HashMap::new();
+    // Each round can only add renames caused by the previous one.
+    for _ in 0..=outputs.len() {
+        let mut next: HashMap<String, String> = HashMap::new();
+        for (name, schema) in outputs {
+            let mut schema = schema.clone();
+            rewrite_refs(&mut schema, &renames);
+            if inputs.get(name) == Some(&schema) {
+                continue;
+            }
+            // schemars tells same-named types apart by a numeric suffix,
+            // which the two generators may hand out differently.
+            let same = inputs.iter().find(|(input, value)| stem(input) == stem(name) && **value == schema);
+            if let Some((input, _)) = same {
+                next.insert(name.clone(), input.clone());
+            } else if inputs.contains_key(name) {
+                let taken = |candidate: &String| {
+                    inputs.contains_key(candidate)
+                        || outputs.contains_key(candidate)
+                        || next.values().any(|v| v == candidate)
+                };
+                let fresh = (2..).map(|i| format!("{name}{i}")).find(|c| !taken(c)).unwrap_or_default();
+                next.insert(name.clone(), fresh);
+            }
+        }
+        if next == renames {
+            break;
+        }
+        renames = next;
+    }
+    renames
+}
+
+/// A schema name without the numeric suffix schemars adds on clashes.
+fn stem(name: &str) -> &str {
+    name.trim_end_matches(|c: char| c.is_ascii_digit())
+}
+
+/// Points every `$ref` to a renamed schema at its new name.
+fn rewrite_refs(value: &mut Value, renames: &HashMap<String, String>) {
+    if renames.is_empty() {
+        return;
+    }
+    match value {
+        Value::Object(object) => {
+            if let Some(Value::String(reference)) = object.get_mut("$ref") {
+                let target = reference.strip_prefix("#/components/schemas/").and_then(|encoded| {
+                    renames.iter().find(|(old, _)| encode_ref_name(old) == encoded).map(|(_, new)| new)
+                });
+                if let Some(new) = target {
+                    *reference = format!("#{COMPONENTS}/{}", encode_ref_name(new));
+                }
+            }
+            object.values_mut().for_each(|v| rewrite_refs(v, renames));
+        }
+        Value::Array(items) => items.iter_mut().for_each(|v| rewrite_refs(v, renames)),
+        _ => {}
+    }
+}
+
+/// A schema name as schemars writes it in a `$ref` (JSON Pointer escapes,
+/// then percent-encoding of what a URI fragment cannot hold).
+fn encode_ref_name(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    for byte in name.bytes() {
+        match byte {
+            b'~' => out.push_str("~0"),
+            b'/' => out.push_str("~1"),
+            b'!' | b'$' | b'&'..=b';' | b'=' | b'?'..=b'Z' | b'_' | b'a'..=b'z' => out.push(byte as char),
+            _ => out.push_str(&format!("%{byte:2X}")),
+        }
+    }
+    out
 }
 
 /// An OpenRPC document (the parts this crate generates).

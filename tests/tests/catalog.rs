@@ -471,3 +471,48 @@ fn generated_catalog_is_hygienic() {
     let doc = serde_json::to_value(hygiene::CleanCatalog::catalog().document()).unwrap();
     assert_eq!(method(&doc, "add")["params"][1]["required"], false);
 }
+
+/// `level` may be omitted on input but is always written on output.
+#[derive(Serialize, Deserialize, JsonSchema)]
+#[schemars(crate = "rpc_runtime::schemars")]
+pub struct Settings {
+    pub name: String,
+    #[serde(default)]
+    pub level: u8,
+}
+
+/// Symmetric itself, but holds `Settings`.
+#[derive(Serialize, Deserialize, JsonSchema)]
+#[schemars(crate = "rpc_runtime::schemars")]
+pub struct Wrapper {
+    pub inner: Settings,
+}
+
+#[rpc]
+pub trait Config {
+    fn get(&self) -> Settings;
+    fn set(&self, settings: Settings) -> bool;
+    fn wrap(&self, wrapper: Wrapper) -> Wrapper;
+    fn point(&self, point: Point) -> Point;
+}
+
+#[test]
+fn params_deserialize_and_results_serialize() {
+    let doc = serde_json::to_value(ConfigCatalog::catalog().document()).unwrap();
+    let schemas = doc["components"]["schemas"].as_object().unwrap();
+    let mut names: Vec<&str> = schemas.keys().map(String::as_str).collect();
+    names.sort_unstable();
+    assert_eq!(names, ["Point", "Settings", "Settings2", "Wrapper", "Wrapper2"], "{doc:#}");
+    assert_eq!(method(&doc, "set")["params"][0]["schema"]["$ref"], "#/components/schemas/Settings");
+    assert_eq!(schemas["Settings"]["required"], json!(["name"]));
+    assert_eq!(method(&doc, "get")["result"]["schema"]["$ref"], "#/components/schemas/Settings2");
+    assert_eq!(schemas["Settings2"]["required"], json!(["name", "level"]));
+    // Wrapper's output form refers to the output form of Settings.
+    assert_eq!(method(&doc, "wrap")["params"][0]["schema"]["$ref"], "#/components/schemas/Wrapper");
+    assert_eq!(method(&doc, "wrap")["result"]["schema"]["$ref"], "#/components/schemas/Wrapper2");
+    assert_eq!(schemas["Wrapper"]["properties"]["inner"]["$ref"], "#/components/schemas/Settings");
+    assert_eq!(schemas["Wrapper2"]["properties"]["inner"]["$ref"], "#/components/schemas/Settings2");
+    // A type that reads and writes the same way has one entry.
+    assert_eq!(method(&doc, "point")["result"]["schema"]["$ref"], "#/components/schemas/Point");
+    assert_valid_openrpc("config.openrpc.json", &doc);
+}
