@@ -494,6 +494,8 @@ pub trait Config {
     fn set(&self, settings: Settings) -> bool;
     fn wrap(&self, wrapper: Wrapper) -> Wrapper;
     fn point(&self, point: Point) -> Point;
+    /// The connection context is injected, not a param.
+    fn level(&self, cx: Context, name: String) -> u8;
 }
 
 #[test]
@@ -514,5 +516,9 @@ fn params_deserialize_and_results_serialize() {
     assert_eq!(schemas["Wrapper2"]["properties"]["inner"]["$ref"], "#/components/schemas/Settings2");
     // A type that reads and writes the same way has one entry.
     assert_eq!(method(&doc, "point")["result"]["schema"]["$ref"], "#/components/schemas/Point");
+    assert_eq!(
+        method(&doc, "level")["params"],
+        json!([{"name": "name", "required": true, "schema": {"type": "string"}}])
+    );
     assert_valid_openrpc("config.openrpc.json", &doc);
 }
