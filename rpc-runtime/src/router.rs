@@ -139,7 +139,10 @@ impl Router {
     pub(crate) fn call(&self, name: &str, params: Option<&RawValue>, cx: &Context) -> Option<MethodOutcome> {
         let Some(method) = self.methods.get(name) else {
             if name == DISCOVER_METHOD && !self.discover_off {
-                return Some(MethodOutcome::Ready(self.discover(params)));
+                // A user's `JsonSchema` impl runs here: keep its panics in.
+                let result = catch_unwind(AssertUnwindSafe(|| self.discover(params)))
+                    .unwrap_or_else(|panic| Err(panicked(name, &*panic)));
+                return Some(MethodOutcome::Ready(result));
             }
             return None;
         };
