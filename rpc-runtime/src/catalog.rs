@@ -217,11 +217,11 @@ impl MethodInfo {
     /// takes what its one parameter's type accepts: an array type is
     /// `by-position`, an object type `by-name`.
     pub fn param_structure(&self) -> ParamStructure {
-        if !self.spec.whole {
+        let (true, Some(param)) = (self.spec.whole, self.params.first()) else {
             return self.spec.structure;
-        }
+        };
         let mut generator = Generator::new(Draft::Draft07, "/definitions", Contract::Deserialize);
-        let schema = (self.params[0].schema)(&mut generator.inner);
+        let schema = (param.schema)(&mut generator.inner);
         match generator.resolve(&schema).get("type").and_then(Value::as_str) {
             Some("array") => ParamStructure::ByPosition,
             Some("object") => ParamStructure::ByName,
@@ -242,7 +242,7 @@ impl MethodInfo {
         };
         let mut generator = Generator::new(draft, path, Contract::Deserialize);
         let mut root = if self.spec.whole {
-            let schema = generator.schema(self.params[0].schema);
+            let schema = generator.schema(self.params.first()?.schema);
             if generator.resolve(&schema).get("type").and_then(Value::as_str) != Some("object") {
                 return None;
             }
