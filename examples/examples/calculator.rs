@@ -3,11 +3,13 @@
 //!
 //! ```text
 //! cargo run --example calculator -- [--framing ndjson|content-length] [--tcp ADDR]
+//! cargo run --example calculator -- --catalog
 //! ```
 //!
 //! Serves over stdio by default; with `--tcp ADDR` it listens there instead
 //! and prints `listening on ADDR` to stderr. Logs go to stderr
-//! (`RPC_LOG=debug` for more).
+//! (`RPC_LOG=debug` for more). With `--catalog` it prints its OpenRPC
+//! document (pretty JSON) to stdout and exits.
 
 use std::time::Duration;
 
@@ -113,17 +115,19 @@ impl Calculator for Calc {
 struct Options {
     framing: Framing,
     tcp: Option<String>,
+    catalog: bool,
 }
 
 fn parse_args() -> Result<Options, String> {
-    let mut options = Options { framing: Framing::NewlineDelimited, tcp: None };
+    let mut options = Options { framing: Framing::NewlineDelimited, tcp: None, catalog: false };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--framing" => options.framing = args.next().ok_or("--framing needs a value")?.parse()?,
             "--tcp" => options.tcp = Some(args.next().ok_or("--tcp needs an address such as 127.0.0.1:4000")?),
+            "--catalog" => options.catalog = true,
             "-h" | "--help" => {
-                return Err("usage: calculator [--framing ndjson|content-length] [--tcp ADDR]".to_owned());
+                return Err("usage: calculator [--framing ndjson|content-length] [--tcp ADDR] | --catalog".to_owned());
             }
             other => return Err(format!("unknown argument `{other}`; try --help")),
         }
@@ -141,6 +145,10 @@ async fn main() -> std::process::ExitCode {
             return std::process::ExitCode::from(2);
         }
     };
+    if options.catalog {
+        println!("{}", CalculatorCatalog::catalog().to_json_pretty());
+        return std::process::ExitCode::SUCCESS;
+    }
     let server = Server::new(Calc.into_rpc()).framing(options.framing);
     let result = match options.tcp {
         None => server.serve_stdio().await,

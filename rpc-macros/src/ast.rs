@@ -6,7 +6,7 @@
 use proc_macro2::Span;
 use syn::{FnArg, ItemTrait, Pat, ReturnType, TraitItem, TraitItemFn, Type};
 
-use crate::attr::{self, ServiceAttrs, Structure};
+use crate::attr::{self, DeclaredError, ServiceAttrs, Structure};
 use crate::ctxt::Ctxt;
 
 /// The whole trait.
@@ -36,6 +36,8 @@ pub struct Method {
     pub output: Output,
     pub docs: Vec<String>,
     pub deprecated: bool,
+    /// `#[rpc(error(...))]`, for the catalog.
+    pub errors: Vec<DeclaredError>,
     /// The signature as written (for spans).
     pub sig: syn::Signature,
 }
@@ -50,6 +52,8 @@ pub struct Param {
     pub optional: bool,
     /// `Context`: injected by the runtime, not decoded.
     pub context: bool,
+    /// Doc comments on the parameter (removed from the emitted trait).
+    pub docs: Vec<String>,
 }
 
 /// What a method returns.
@@ -110,7 +114,12 @@ fn parse_method(cx: &Ctxt, service: &ServiceAttrs, method: &mut TraitItemFn) -> 
     for input in sig.inputs.iter_mut() {
         if let FnArg::Typed(typed) = input {
             let param_attrs = attr::take_param_attrs(cx, &mut typed.attrs);
-            if let Some(param) = parse_param(cx, service, typed, param_attrs) {
+            // Doc comments on params are for the catalog; Rust does not
+            // accept them on the emitted trait's params.
+            let docs = attr::doc_lines(&typed.attrs);
+            typed.attrs.retain(|attr| !attr.path().is_ident("doc"));
+            if let Some(mut param) = parse_param(cx, service, typed, param_attrs) {
+                param.docs = docs;
                 params.push(param);
             }
         }
@@ -144,6 +153,7 @@ fn parse_method(cx: &Ctxt, service: &ServiceAttrs, method: &mut TraitItemFn) -> 
         output: parse_output(&sig.output),
         docs: attr::doc_lines(&method.attrs),
         deprecated: method.attrs.iter().any(|a| a.path().is_ident("deprecated")),
+        errors: attrs.errors,
         sig: sig.clone(),
     }
 }
@@ -196,6 +206,7 @@ fn parse_param(cx: &Ctxt, service: &ServiceAttrs, typed: &syn::PatType, attrs: a
         ident,
         ty,
         wire_name,
+        docs: Vec::new(),
     })
 }
 

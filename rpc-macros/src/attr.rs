@@ -17,7 +17,10 @@ const NAMESPACE: &str = "namespace";
 const NAMESPACE_SEPARATOR: &str = "namespace_separator";
 const RENAME_ALL: &str = "rename_all";
 const CRATE: &str = "crate";
-const TRAIT_KEYS: &[&str] = &[NAMESPACE, NAMESPACE_SEPARATOR, RENAME_ALL, CRATE];
+const TITLE: &str = "title";
+const VERSION: &str = "version";
+const CATALOG: &str = "catalog";
+const TRAIT_KEYS: &[&str] = &[NAMESPACE, NAMESPACE_SEPARATOR, RENAME_ALL, CRATE, TITLE, VERSION, CATALOG];
 
 // Method-level keys.
 const NAME: &str = "name";
@@ -25,7 +28,13 @@ const NOTIFICATION: &str = "notification";
 const PARAM_STRUCTURE: &str = "param_structure";
 const WHOLE_PARAMS: &str = "whole_params";
 const ALLOW_EXTRA_PARAMS: &str = "allow_extra_params";
-const METHOD_KEYS: &[&str] = &[NAME, NOTIFICATION, PARAM_STRUCTURE, WHOLE_PARAMS, ALLOW_EXTRA_PARAMS];
+const ERROR: &str = "error";
+const METHOD_KEYS: &[&str] = &[NAME, NOTIFICATION, PARAM_STRUCTURE, WHOLE_PARAMS, ALLOW_EXTRA_PARAMS, ERROR];
+
+// Keys inside `error(...)`.
+const CODE: &str = "code";
+const MESSAGE: &str = "message";
+const ERROR_KEYS: &[&str] = &[CODE, MESSAGE];
 
 // Param-level keys.
 const PARAM_KEYS: &[&str] = &[NAME];
@@ -39,6 +48,12 @@ pub struct ServiceAttrs {
     pub separator: String,
     pub rename_all: Option<RenameRule>,
     pub crate_path: syn::Path,
+    /// `info.title` of the catalog; the trait name when absent.
+    pub title: Option<LitStr>,
+    /// `info.version` of the catalog; the crate version when absent.
+    pub version: Option<LitStr>,
+    /// `catalog = false` turns the catalog off.
+    pub catalog: bool,
 }
 
 impl Default for ServiceAttrs {
@@ -48,6 +63,9 @@ impl Default for ServiceAttrs {
             separator: "_".to_owned(),
             rename_all: None,
             crate_path: syn::parse_quote!(::rpc_runtime),
+            title: None,
+            version: None,
+            catalog: true,
         }
     }
 }
@@ -68,6 +86,14 @@ pub struct MethodAttrs {
     pub structure: Option<(Structure, Span)>,
     pub whole_params: Option<Span>,
     pub allow_extra: bool,
+    /// Declared errors, for the catalog.
+    pub errors: Vec<DeclaredError>,
+}
+
+/// `error(code = -32001, message = "...")` on a method.
+pub struct DeclaredError {
+    pub code: i64,
+    pub message: String,
 }
 
 /// Options on a parameter: `#[rpc(name = "x")]`.
@@ -93,6 +119,12 @@ pub fn parse_service_attrs(cx: &Ctxt, args: proc_macro2::TokenStream) -> Service
         } else if meta.path.is_ident(CRATE) {
             let value: LitStr = meta.value()?.parse()?;
             attrs.crate_path = value.parse()?;
+        } else if meta.path.is_ident(TITLE) {
+            attrs.title = Some(meta.value()?.parse()?);
+        } else if meta.path.is_ident(VERSION) {
+            attrs.version = Some(meta.value()?.parse()?);
+        } else if meta.path.is_ident(CATALOG) {
+            attrs.catalog = meta.value()?.parse::<syn::LitBool>()?.value;
         } else {
             return Err(unknown_key(&meta, "on an #[rpc] trait", TRAIT_KEYS));
         }
@@ -131,6 +163,8 @@ pub fn take_method_attrs(cx: &Ctxt, attrs: &mut Vec<Attribute>) -> MethodAttrs {
                 out.whole_params = Some(span_of(&meta));
             } else if meta.path.is_ident(ALLOW_EXTRA_PARAMS) {
                 out.allow_extra = true;
+            } else if meta.path.is_ident(ERROR) {
+                out.errors.push(parse_declared_error(&meta)?);
             } else {
                 return Err(unknown_key(&meta, "on an #[rpc] method", METHOD_KEYS));
             }
@@ -193,6 +227,40 @@ fn parse_rename_rule(meta: &ParseNestedMeta<'_>) -> syn::Result<RenameRule> {
             format!("unknown rename_all rule `{}`; expected one of: {}", value.value(), RULE_NAMES.join(", ")),
         )
     })
+}
+
+/// `error(code = -32001, message = "Not found")`.
+fn parse_declared_error(meta: &ParseNestedMeta<'_>) -> syn::Result<DeclaredError> {
+    let mut code = None;
+    let mut message = None;
+    meta.parse_nested_meta(|inner| {
+        if inner.path.is_ident(CODE) {
+            let expr: syn::Expr = inner.value()?.parse()?;
+            code = Some(parse_code(&expr)?);
+        } else if inner.path.is_ident(MESSAGE) {
+            message = Some(inner.value()?.parse::<LitStr>()?.value());
+        } else {
+            return Err(unknown_key(&inner, "in `error(...)`", ERROR_KEYS));
+        }
+        Ok(())
+    })?;
+    match (code, message) {
+        (Some(code), Some(message)) => Ok(DeclaredError { code, message }),
+        _ => Err(meta.error("`error` needs both keys: `error(code = -32001, message = \"...\")`")),
+    }
+}
+
+/// An integer literal, possibly negative.
+fn parse_code(expr: &syn::Expr) -> syn::Result<i64> {
+    let invalid = || syn::Error::new_spanned(expr, "error `code` must be an integer literal such as -32001");
+    match expr {
+        syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(int), .. }) => int.base10_parse(),
+        syn::Expr::Unary(syn::ExprUnary { op: syn::UnOp::Neg(_), expr: inner, .. }) => match &**inner {
+            syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(int), .. }) => int.base10_parse::<i64>().map(|code| -code),
+            _ => Err(invalid()),
+        },
+        _ => Err(invalid()),
+    }
 }
 
 fn span_of(meta: &ParseNestedMeta<'_>) -> Span {

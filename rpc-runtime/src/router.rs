@@ -5,10 +5,12 @@ use std::fmt;
 use std::future::Future;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::pin::Pin;
+use std::sync::OnceLock;
 
 use serde::Serialize;
 use serde_json::value::RawValue;
 
+use crate::catalog::{Catalog, DISCOVER_METHOD};
 use crate::context::Context;
 use crate::error::ErrorObject;
 use crate::params::{MethodSpec, Params};
@@ -51,9 +53,17 @@ impl std::error::Error for DuplicateMethod {}
 /// `into_rpc()`; several can be combined with [`Router::merge`].
 ///
 /// A duplicate name is an error when it is added, never a silent override.
+///
+/// A router also carries the [`Catalog`] of its traits and answers
+/// `rpc.discover` (params `[]`) with its OpenRPC document, unless turned off
+/// with [`Router::set_discover`].
 #[derive(Default)]
 pub struct Router {
     methods: HashMap<Box<str>, Method>,
+    catalog: Catalog,
+    discover_off: bool,
+    /// The `rpc.discover` answer, built on first use.
+    document: OnceLock<Box<RawValue>>,
 }
 
 impl Router {
@@ -82,7 +92,34 @@ impl Router {
             return Err(DuplicateMethod(name.to_string()));
         }
         self.methods.extend(other.methods);
+        self.catalog.merge(other.catalog);
+        self.document = OnceLock::new();
         Ok(())
+    }
+
+    /// The catalog of every trait in this router (merged by [`Router::merge`]).
+    pub fn catalog(&self) -> &Catalog {
+        &self.catalog
+    }
+
+    /// Adds `catalog` to this router's catalog; `into_rpc()` does this for
+    /// each trait. Use [`Catalog::set_info`] on [`Router::catalog_mut`] to
+    /// set the merged document's title and version.
+    pub fn add_catalog(&mut self, catalog: Catalog) {
+        self.catalog.merge(catalog);
+        self.document = OnceLock::new();
+    }
+
+    /// The catalog, to change its `info`.
+    pub fn catalog_mut(&mut self) -> &mut Catalog {
+        self.document = OnceLock::new();
+        &mut self.catalog
+    }
+
+    /// Whether `rpc.discover` is answered (default `true`). When off, it is
+    /// an unknown method (-32601) like any other.
+    pub fn set_discover(&mut self, on: bool) {
+        self.discover_off = !on;
     }
 
     /// The wire names of all methods, sorted.
@@ -100,7 +137,15 @@ impl Router {
     /// Calls method `name`; `None` if there is no such method. A panic in
     /// the synchronous part of the handler becomes -32603.
     pub(crate) fn call(&self, name: &str, params: Option<&RawValue>, cx: &Context) -> Option<MethodOutcome> {
-        let method = self.methods.get(name)?;
+        let Some(method) = self.methods.get(name) else {
+            if name == DISCOVER_METHOD && !self.discover_off {
+                // A user's `JsonSchema` impl runs here: keep its panics in.
+                let result = catch_unwind(AssertUnwindSafe(|| self.discover(params)))
+                    .unwrap_or_else(|panic| Err(panicked(name, &*panic)));
+                return Some(MethodOutcome::Ready(result));
+            }
+            return None;
+        };
         let outcome = catch_unwind(AssertUnwindSafe(|| {
             let params = Params::parse(params, method.spec)?;
             (method.handler)(params, cx)
@@ -110,6 +155,29 @@ impl Router {
             Ok(Err(err)) => MethodOutcome::Ready(Err(err)),
             Err(panic) => MethodOutcome::Ready(Err(panicked(name, &*panic))),
         })
+    }
+}
+
+impl Router {
+    /// The answer to `rpc.discover`: the document, for params absent, `[]` or `{}`.
+    fn discover(&self, params: Option<&RawValue>) -> MethodResult {
+        let empty = match params {
+            None => true,
+            Some(raw) => {
+                let text: String = raw.get().chars().filter(|c| !c.is_ascii_whitespace()).collect();
+                text == "[]" || text == "{}"
+            }
+        };
+        if !empty {
+            return Err(ErrorObject::invalid_params(format!(
+                "`{DISCOVER_METHOD}` takes no params; send `[]` or omit them"
+            )));
+        }
+        let document = self.document.get_or_init(|| {
+            serde_json::value::to_raw_value(&self.catalog.document())
+                .unwrap_or_else(|err| unreachable!("documents serialize: {err}"))
+        });
+        Ok(document.clone())
     }
 }
 

@@ -1,5 +1,6 @@
 //! Code generation from the model only.
 
+mod catalog;
 mod server;
 
 use proc_macro2::TokenStream;
@@ -11,7 +12,9 @@ use crate::ast::Service;
 /// The trait plus everything generated from it.
 pub fn expand(service: &Service) -> TokenStream {
     let into_rpc = server::into_rpc(service);
-    emit_trait(service, into_rpc)
+    let mut tokens = emit_trait(service, into_rpc);
+    tokens.extend(catalog::catalog(service));
+    tokens
 }
 
 /// What is emitted when the input has errors: the trait itself (so that
@@ -25,8 +28,30 @@ pub fn fallback(service: &Service, errors: syn::Error) -> TokenStream {
         }
     };
     let mut tokens = emit_trait(service, vec![into_rpc]);
+    tokens.extend(catalog_fallback(service));
     tokens.extend(errors.to_compile_error());
     tokens
+}
+
+/// The catalog struct without its contents, so that code naming it does
+/// not add errors of its own.
+fn catalog_fallback(service: &Service) -> TokenStream {
+    if !service.attrs.catalog {
+        return TokenStream::new();
+    }
+    let krate = &service.attrs.crate_path;
+    let ident = catalog::catalog_ident(service);
+    let vis = &service.item.vis;
+    quote! {
+        #[doc(hidden)]
+        #vis struct #ident;
+        impl #ident {
+            #[doc(hidden)]
+            pub fn catalog() -> #krate::Catalog {
+                ::core::unimplemented!()
+            }
+        }
+    }
 }
 
 /// The user's trait with `#[rpc]` attributes removed, `async fn` turned into

@@ -17,6 +17,12 @@ pub fn into_rpc(service: &Service) -> Vec<TraitItem> {
         " Turns this `{trait_ident}` implementation into a [`Router`]({}::Router) that serves all of its methods.",
         quote!(#krate).to_string().replace(' ', "")
     );
+    let attach_catalog = if service.attrs.catalog {
+        let catalog = super::catalog::catalog_ident(service);
+        quote!(__router.add_catalog(#catalog::catalog());)
+    } else {
+        TokenStream::new()
+    };
     vec![parse_quote! {
         #[doc = #doc]
         #[allow(deprecated, clippy::all)]
@@ -27,6 +33,7 @@ pub fn into_rpc(service: &Service) -> Vec<TraitItem> {
             let __this = ::std::sync::Arc::new(self);
             let mut __router = #krate::Router::new();
             #(#registrations)*
+            #attach_catalog
             __router
         }
     }]
@@ -82,7 +89,7 @@ fn register(service: &Service, method: &Method) -> TokenStream {
     }
 }
 
-fn method_spec(service: &Service, method: &Method) -> TokenStream {
+pub(super) fn method_spec(service: &Service, method: &Method) -> TokenStream {
     let private = {
         let krate = &service.attrs.crate_path;
         quote!(#krate::__private)

@@ -1,0 +1,565 @@
+//! The method catalog: an [OpenRPC 1.3](https://spec.open-rpc.org/) document
+//! built from what `#[rpc]` knows about each trait, with JSON Schemas from
+//! [`schemars`].
+//!
+//! See [`Catalog`].
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use schemars::generate::{Contract, SchemaSettings};
+use schemars::{JsonSchema, Schema, SchemaGenerator};
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::params::{MethodSpec, ParamStructure};
+
+/// The OpenRPC version the documents conform to.
+pub const OPENRPC_VERSION: &str = "1.3.2";
+
+/// The name of the discovery method every router serves unless turned off.
+pub const DISCOVER_METHOD: &str = "rpc.discover";
+
+/// Produces the schema of one type, registering named types in the generator.
+pub type SchemaFn = fn(&mut SchemaGenerator) -> Schema;
+
+/// What `#[rpc]` records about one trait; generated as a `static`.
+#[derive(Debug)]
+pub struct ServiceInfo {
+    /// `info.title`: `#[rpc(title = "...")]`, or the trait's name.
+    pub title: &'static str,
+    /// `info.version`: `#[rpc(version = "...")]`, or the crate's version.
+    pub version: &'static str,
+    /// `info.description`: the trait's doc comment.
+    pub description: Option<&'static str>,
+    /// Every method, in declaration order.
+    pub methods: &'static [MethodInfo],
+}
+
+/// What `#[rpc]` records about one method.
+#[derive(Debug)]
+pub struct MethodInfo {
+    /// The same spec the dispatch uses (wire names, optional params, accepted
+    /// structure), so the catalog cannot drift from the decoder.
+    pub spec: MethodSpec,
+    /// The first paragraph of the doc comment.
+    pub summary: Option<&'static str>,
+    /// The paragraphs after the first one.
+    pub description: Option<&'static str>,
+    /// One entry per entry of `spec.params`, in the same order.
+    pub params: &'static [ParamInfo],
+    /// The schema of the result; `None` for notifications (never answered).
+    pub result: Option<SchemaFn>,
+    /// `#[deprecated]` on the method.
+    pub deprecated: bool,
+    /// Errors declared with `#[rpc(error(code = ..., message = "..."))]`.
+    pub errors: &'static [ErrorInfo],
+}
+
+/// What `#[rpc]` records about one parameter.
+#[derive(Debug)]
+pub struct ParamInfo {
+    /// The doc comment on the parameter.
+    pub description: Option<&'static str>,
+    /// The schema of the parameter's type.
+    pub schema: SchemaFn,
+}
+
+/// An error a method declares it may answer with.
+#[derive(Debug, Clone, Copy)]
+pub struct ErrorInfo {
+    /// The JSON-RPC error code.
+    pub code: i64,
+    /// What the error means.
+    pub message: &'static str,
+}
+
+/// Which JSON Schema dialect to generate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Draft {
+    /// Draft-07, what OpenRPC 1.3 uses.
+    Draft07,
+    /// 2020-12, what MCP's `inputSchema` uses.
+    Draft2020_12,
+}
+
+impl Draft {
+    fn settings(self) -> SchemaSettings {
+        match self {
+            Draft::Draft07 => SchemaSettings::draft07(),
+            Draft::Draft2020_12 => SchemaSettings::draft2020_12(),
+        }
+    }
+}
+
+/// The catalog of one or more traits: turn it into an OpenRPC document with
+/// [`Catalog::document`].
+///
+/// `#[rpc]` generates, next to each trait `Foo`, a unit struct `FooCatalog`
+/// whose `catalog()` returns the trait's [`Catalog`] without needing an
+/// instance of the service (a build script or a CLI can write it to a file).
+/// `into_rpc()` attaches the same catalog to the [`Router`](crate::Router),
+/// [`Router::merge`](crate::Router::merge) merges catalogs, and every router
+/// answers `rpc.discover` with the merged document unless turned off with
+/// [`Router::set_discover`](crate::Router::set_discover).
+///
+/// Param and result types must implement [`JsonSchema`]. Derive it through
+/// the re-export, without a direct dependency:
+///
+/// ```
+/// use rpc_runtime::schemars::JsonSchema;
+/// use rpc_runtime::serde::Deserialize;
+///
+/// #[derive(Deserialize, JsonSchema)]
+/// #[serde(crate = "rpc_runtime::serde")]
+/// #[schemars(crate = "rpc_runtime::schemars")]
+/// struct Point {
+///     x: f64,
+///     y: f64,
+/// }
+/// ```
+///
+/// A trait whose types cannot implement `JsonSchema` opts out with
+/// `#[rpc(catalog = false)]`: it then gets no `FooCatalog`, and its methods
+/// are absent from `rpc.discover`.
+#[derive(Debug, Clone, Default)]
+pub struct Catalog {
+    services: Vec<&'static ServiceInfo>,
+    info: Option<Arc<Info>>,
+}
+
+impl Catalog {
+    /// The catalog of one trait.
+    pub fn new(service: &'static ServiceInfo) -> Self {
+        Catalog { services: vec![service], info: None }
+    }
+
+    /// Adds the methods of `other`. The merged document's `info` is the one
+    /// set with [`Catalog::set_info`], else the first trait's title and
+    /// version with the titles of the others appended.
+    pub fn merge(&mut self, other: Catalog) {
+        if self.info.is_none() {
+            self.info = other.info;
+        }
+        self.services.extend(other.services);
+    }
+
+    /// Replaces `info` (title, version, description) of the document.
+    pub fn set_info(&mut self, info: Info) {
+        self.info = Some(Arc::new(info));
+    }
+
+    /// `true` when no trait contributed a method.
+    pub fn is_empty(&self) -> bool {
+        self.methods().next().is_none()
+    }
+
+    /// Every method, in order of the traits and their declarations.
+    pub fn methods(&self) -> impl Iterator<Item = &'static MethodInfo> + '_ {
+        self.services.iter().flat_map(|service| service.methods.iter())
+    }
+
+    /// The method called `name` on the wire.
+    pub fn method(&self, name: &str) -> Option<&'static MethodInfo> {
+        self.methods().find(|method| method.spec.name == name)
+    }
+
+    /// The OpenRPC 1.3 document: schemas in JSON Schema draft-07, named
+    /// types hoisted once into `components/schemas` (name clashes between
+    /// different types get a numeric suffix, never an overwrite).
+    ///
+    /// Params are described as they deserialize and results as they
+    /// serialize; a type used both ways has one entry when both schemas are
+    /// the same, else the result's gets a name of its own.
+    pub fn document(&self) -> OpenRpc {
+        let mut inputs = Generator::new(Draft::Draft07, COMPONENTS, Contract::Deserialize);
+        let mut outputs = Generator::new(Draft::Draft07, COMPONENTS, Contract::Serialize);
+        let mut methods: Vec<MethodObject> =
+            self.methods().map(|method| method.object(&mut inputs, &mut outputs)).collect();
+        let mut schemas = inputs.definitions();
+        let output_schemas = outputs.definitions();
+        let renames = output_names(&schemas, &output_schemas);
+        for result in methods.iter_mut().filter_map(|method| method.result.as_mut()) {
+            rewrite_refs(&mut result.schema, &renames);
+        }
+        for (name, mut schema) in output_schemas {
+            rewrite_refs(&mut schema, &renames);
+            let name = renames.get(&name).cloned().unwrap_or(name);
+            schemas.entry(name).or_insert(schema);
+        }
+        OpenRpc { openrpc: OPENRPC_VERSION, info: self.info(), methods, components: Components { schemas } }
+    }
+
+    /// The document as pretty-printed JSON.
+    pub fn to_json_pretty(&self) -> String {
+        serde_json::to_string_pretty(&self.document()).unwrap_or_else(|err| unreachable!("documents serialize: {err}"))
+    }
+
+    fn info(&self) -> Info {
+        if let Some(info) = &self.info {
+            return (**info).clone();
+        }
+        let Some(first) = self.services.first() else {
+            return Info { title: "JSON-RPC service".to_owned(), version: "0.0.0".to_owned(), description: None };
+        };
+        let titles: Vec<&str> = self.services.iter().map(|s| s.title).collect();
+        let descriptions: Vec<&str> = self.services.iter().filter_map(|s| s.description).collect();
+        Info {
+            title: titles.join(" + "),
+            version: first.version.to_owned(),
+            description: (!descriptions.is_empty()).then(|| descriptions.join("\n\n")),
+        }
+    }
+}
+
+impl MethodInfo {
+    /// `paramStructure` as the server applies it. A `whole_params` method
+    /// takes what its one parameter's type accepts: an array type is
+    /// `by-position`, an object type `by-name`.
+    pub fn param_structure(&self) -> ParamStructure {
+        let (true, Some(param)) = (self.spec.whole, self.params.first()) else {
+            return self.spec.structure;
+        };
+        let mut generator = Generator::new(Draft::Draft07, "/definitions", Contract::Deserialize);
+        let schema = (param.schema)(&mut generator.inner);
+        match generator.resolve(&schema).get("type").and_then(Value::as_str) {
+            Some("array") => ParamStructure::ByPosition,
+            Some("object") => ParamStructure::ByName,
+            _ => ParamStructure::Either,
+        }
+    }
+
+    /// The params as one object schema keyed by wire name (what MCP calls a
+    /// tool's `inputSchema`), with its named types under `$defs` (2020-12) or
+    /// `definitions` (draft-07). Unknown names are rejected
+    /// (`additionalProperties: false`) unless the method allows extra params.
+    /// For a `whole_params` method it is the schema of its one parameter.
+    /// `None` when the method does not accept params by name.
+    pub fn input_schema(&self, draft: Draft) -> Option<Value> {
+        let path = match draft {
+            Draft::Draft07 => "/definitions",
+            Draft::Draft2020_12 => "/$defs",
+        };
+        let mut generator = Generator::new(draft, path, Contract::Deserialize);
+        let mut root = if self.spec.whole {
+            let schema = generator.schema(self.params.first()?.schema);
+            if generator.resolve(&schema).get("type").and_then(Value::as_str) != Some("object") {
+                return None;
+            }
+            match schema.to_value() {
+                Value::Object(map) => map,
+                _ => return None,
+            }
+        } else {
+            if self.spec.structure == ParamStructure::ByPosition {
+                return None;
+            }
+            let mut properties = Map::new();
+            let mut required = Vec::new();
+            for (spec, param) in self.spec.params.iter().zip(self.params) {
+                let mut schema = generator.schema(param.schema);
+                if let (Some(text), Some(object)) = (param.description, schema.as_object_mut()) {
+                    if draft == Draft::Draft2020_12 || !object.contains_key("$ref") {
+                        object.entry("description").or_insert_with(|| text.into());
+                    }
+                }
+                properties.insert(spec.name.to_owned(), schema.to_value());
+                if !spec.optional {
+                    required.push(Value::from(spec.name));
+                }
+            }
+            let mut root = Map::new();
+            root.insert("type".into(), "object".into());
+            root.insert("properties".into(), properties.into());
+            if !required.is_empty() {
+                root.insert("required".into(), required.into());
+            }
+            if !self.spec.allow_extra {
+                root.insert("additionalProperties".into(), false.into());
+            }
+            root
+        };
+        let definitions = generator.definitions();
+        if !definitions.is_empty() {
+            root.insert(path[1..].to_owned(), definitions.into());
+        }
+        if let Some(meta) = draft.settings().meta_schema {
+            root.insert("$schema".into(), meta.into_owned().into());
+        }
+        Some(Value::Object(root))
+    }
+
+    fn object(&self, inputs: &mut Generator, outputs: &mut Generator) -> MethodObject {
+        let spec = &self.spec;
+        let params = spec
+            .params
+            .iter()
+            .zip(self.params)
+            .map(|(param_spec, param)| ContentDescriptor {
+                name: param_spec.name.to_owned(),
+                description: param.description.map(str::to_owned),
+                required: !param_spec.optional,
+                schema: inputs.schema(param.schema).to_value(),
+            })
+            .collect();
+        let result = self.result.map(|schema| ContentDescriptor {
+            name: "result".to_owned(),
+            description: None,
+            required: true,
+            schema: outputs.schema(schema).to_value(),
+        });
+        MethodObject {
+            name: spec.name.to_owned(),
+            summary: self.summary.map(str::to_owned),
+            description: self.description.map(str::to_owned),
+            params,
+            result,
+            param_structure: self.param_structure().as_str(),
+            deprecated: self.deprecated,
+            errors: self
+                .errors
+                .iter()
+                .map(|e| ErrorDescriptor { code: e.code, message: e.message.to_owned() })
+                .collect(),
+            whole_params: spec.whole,
+            allow_extra_params: spec.allow_extra,
+        }
+    }
+}
+
+/// A schemars generator with the draft's transforms applied to every schema
+/// it hands out (schemars applies them only to definitions and roots).
+struct Generator {
+    inner: SchemaGenerator,
+}
+
+impl Generator {
+    fn new(draft: Draft, definitions_path: &'static str, contract: Contract) -> Self {
+        let mut settings = draft.settings();
+        settings.contract = contract;
+        settings.definitions_path = definitions_path.into();
+        settings.meta_schema = None;
+        Generator { inner: settings.into_generator() }
+    }
+
+    fn schema(&mut self, schema: SchemaFn) -> Schema {
+        let mut schema = schema(&mut self.inner);
+        for transform in self.inner.transforms_mut() {
+            transform.transform(&mut schema);
+        }
+        schema
+    }
+
+    /// Follows a local `$ref` into the definitions, once.
+    fn resolve<'s>(&'s self, schema: &'s Schema) -> &'s Schema {
+        let target = schema
+            .get("$ref")
+            .and_then(Value::as_str)
+            .and_then(|reference| reference.rsplit('/').next())
+            .and_then(|name| self.inner.definitions().get(name))
+            .and_then(|value| <&Schema>::try_from(value).ok());
+        target.unwrap_or(schema)
+    }
+
+    fn definitions(&mut self) -> Map<String, Value> {
+        self.inner.take_definitions(true)
+    }
+}
+
+/// Where the document keeps its named schemas.
+const COMPONENTS: &str = "/components/schemas";
+
+/// New names for the output (serialize) schemas: the input (deserialize)
+/// entry of the same type when both schemas are equal, else a fresh name
+/// if the output's name is taken by a different input schema. Renaming one
+/// schema changes the schemas that refer to it, so this repeats until the
+/// names settle.
+fn output_names(inputs: &Map<String, Value>, outputs: &Map<String, Value>) -> HashMap<String, String> {
+    let mut renames: HashMap<String, String> = HashMap::new();
+    // Each round can only add renames caused by the previous one.
+    for _ in 0..=outputs.len() {
+        let mut next: HashMap<String, String> = HashMap::new();
+        for (name, schema) in outputs {
+            let mut schema = schema.clone();
+            rewrite_refs(&mut schema, &renames);
+            if inputs.get(name) == Some(&schema) {
+                continue;
+            }
+            // schemars tells same-named types apart by a numeric suffix,
+            // which the two generators may hand out differently.
+            let same = inputs.iter().find(|(input, value)| stem(input) == stem(name) && **value == schema);
+            if let Some((input, _)) = same {
+                next.insert(name.clone(), input.clone());
+            } else if inputs.contains_key(name) {
+                let taken = |candidate: &String| {
+                    inputs.contains_key(candidate)
+                        || outputs.contains_key(candidate)
+                        || next.values().any(|v| v == candidate)
+                };
+                let fresh = (2..).map(|i| format!("{name}{i}")).find(|c| !taken(c)).unwrap_or_default();
+                next.insert(name.clone(), fresh);
+            }
+        }
+        if next == renames {
+            break;
+        }
+        renames = next;
+    }
+    renames
+}
+
+/// A schema name without the numeric suffix schemars adds on clashes.
+fn stem(name: &str) -> &str {
+    name.trim_end_matches(|c: char| c.is_ascii_digit())
+}
+
+/// Points every `$ref` to a renamed schema at its new name.
+fn rewrite_refs(value: &mut Value, renames: &HashMap<String, String>) {
+    if renames.is_empty() {
+        return;
+    }
+    match value {
+        Value::Object(object) => {
+            if let Some(Value::String(reference)) = object.get_mut("$ref") {
+                let target = reference.strip_prefix("#/components/schemas/").and_then(|encoded| {
+                    renames.iter().find(|(old, _)| encode_ref_name(old) == encoded).map(|(_, new)| new)
+                });
+                if let Some(new) = target {
+                    *reference = format!("#{COMPONENTS}/{}", encode_ref_name(new));
+                }
+            }
+            object.values_mut().for_each(|v| rewrite_refs(v, renames));
+        }
+        Value::Array(items) => items.iter_mut().for_each(|v| rewrite_refs(v, renames)),
+        _ => {}
+    }
+}
+
+/// A schema name as schemars writes it in a `$ref` (JSON Pointer escapes,
+/// then percent-encoding of what a URI fragment cannot hold).
+fn encode_ref_name(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    for byte in name.bytes() {
+        match byte {
+            b'~' => out.push_str("~0"),
+            b'/' => out.push_str("~1"),
+            b'!' | b'$' | b'&'..=b';' | b'=' | b'?'..=b'Z' | b'_' | b'a'..=b'z' => out.push(byte as char),
+            _ => out.push_str(&format!("%{byte:2X}")),
+        }
+    }
+    out
+}
+
+/// An OpenRPC document (the parts this crate generates).
+#[derive(Debug, Clone, Serialize)]
+pub struct OpenRpc {
+    /// Always [`OPENRPC_VERSION`].
+    pub openrpc: &'static str,
+    /// Title, version and description of the service.
+    pub info: Info,
+    /// Every method.
+    pub methods: Vec<MethodObject>,
+    /// The named schemas referred to with `#/components/schemas/Name`.
+    pub components: Components,
+}
+
+/// The `info` object.
+#[derive(Debug, Clone, Serialize)]
+pub struct Info {
+    /// The service's title.
+    pub title: String,
+    /// The service's version.
+    pub version: String,
+    /// What the service is for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+}
+
+/// A method object.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MethodObject {
+    /// The wire name.
+    pub name: String,
+    /// The first paragraph of the doc comment.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub summary: Option<String>,
+    /// The rest of the doc comment.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The params in order.
+    pub params: Vec<ContentDescriptor>,
+    /// The result; absent for notifications.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub result: Option<ContentDescriptor>,
+    /// `either`, `by-name` or `by-position`.
+    pub param_structure: &'static str,
+    /// `#[deprecated]`.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub deprecated: bool,
+    /// Declared errors.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub errors: Vec<ErrorDescriptor>,
+    /// Extension `x-whole-params`: the one content descriptor in `params`
+    /// describes the entire JSON-RPC `params` value (a variadic array or a
+    /// params struct), not one entry of it. (serde also decodes a struct
+    /// from an array of its fields in order; that form is not advertised.)
+    #[serde(rename = "x-whole-params", skip_serializing_if = "std::ops::Not::not")]
+    pub whole_params: bool,
+    /// Extension `x-allow-extra-params`: surplus positional params and
+    /// unknown named params are ignored instead of rejected.
+    #[serde(rename = "x-allow-extra-params", skip_serializing_if = "std::ops::Not::not")]
+    pub allow_extra_params: bool,
+}
+
+/// A content descriptor: one param or the result.
+#[derive(Debug, Clone, Serialize)]
+pub struct ContentDescriptor {
+    /// The wire name.
+    pub name: String,
+    /// The doc comment on the parameter.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// `false` exactly for `Option` params.
+    pub required: bool,
+    /// JSON Schema (draft-07) of the value.
+    pub schema: Value,
+}
+
+/// An error object of a method's `errors`.
+#[derive(Debug, Clone, Serialize)]
+pub struct ErrorDescriptor {
+    /// The JSON-RPC error code.
+    pub code: i64,
+    /// What the error means.
+    pub message: String,
+}
+
+/// The `components` object.
+#[derive(Debug, Clone, Serialize)]
+pub struct Components {
+    /// Named schemas, each once.
+    pub schemas: Map<String, Value>,
+}
+
+/// The schema of `T` (hoisted into the definitions if `T` is a named type).
+pub fn schema_of<T: JsonSchema + ?Sized>(generator: &mut SchemaGenerator) -> Schema {
+    generator.subschema_for::<T>()
+}
+
+/// The success type of a `Result`-like return type, for the catalog's `result`.
+pub trait ResultSchema {
+    /// The schema of the `Ok` value.
+    fn ok_schema(generator: &mut SchemaGenerator) -> Schema;
+}
+
+impl<T: JsonSchema, E> ResultSchema for Result<T, E> {
+    fn ok_schema(generator: &mut SchemaGenerator) -> Schema {
+        generator.subschema_for::<T>()
+    }
+}
+
+/// The schema of the `Ok` value of `R`.
+pub fn result_schema_of<R: ResultSchema>(generator: &mut SchemaGenerator) -> Schema {
+    R::ok_schema(generator)
+}

@@ -1,0 +1,204 @@
+//! The calculator's OpenRPC document: snapshot, official meta-schema,
+//! `rpc.discover` over the wire, and agreement between what the document
+//! says the params may be and what the server accepts.
+//!
+//! Regenerate the snapshot with `UPDATE_SNAPSHOTS=1 cargo test --test catalog_calculator`.
+
+mod catalog_util;
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use serde_json::{json, Value};
+
+use catalog_util::{assert_valid_openrpc, calculator, schema_verdicts};
+
+fn catalog() -> Value {
+    let out = calculator(&["--catalog"], b"");
+    serde_json::from_slice(&out).expect("--catalog prints JSON")
+}
+
+#[test]
+fn snapshot() {
+    let out = String::from_utf8(calculator(&["--catalog"], b"")).expect("UTF-8");
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("snapshots").join("calculator.openrpc.json");
+    if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
+        std::fs::write(&path, &out).expect("the snapshot is written");
+        return;
+    }
+    let expected = std::fs::read_to_string(&path)
+        .unwrap_or_else(|err| panic!("{}: {err}; create it with UPDATE_SNAPSHOTS=1", path.display()));
+    assert!(
+        out == expected,
+        "the calculator's catalog differs from {}; if the change is intended, run with UPDATE_SNAPSHOTS=1\n--- got ---\n{out}",
+        path.display()
+    );
+}
+
+#[test]
+fn validates_against_the_official_meta_schema() {
+    assert_valid_openrpc("calculator.openrpc.json", &catalog());
+}
+
+#[test]
+fn rpc_discover_over_the_wire_returns_the_same_document() {
+    let requests = concat!(
+        r#"{"jsonrpc":"2.0","method":"rpc.discover","params":[],"id":1}"#,
+        "\n",
+        r#"{"jsonrpc":"2.0","method":"rpc.discover","id":2}"#,
+        "\n",
+        r#"{"jsonrpc":"2.0","method":"rpc.discover","params":[1],"id":3}"#,
+        "\n",
+    );
+    let out = calculator(&[], requests.as_bytes());
+    let responses: HashMap<i64, Value> = String::from_utf8(out)
+        .expect("UTF-8")
+        .lines()
+        .map(|line| {
+            let response: Value = serde_json::from_str(line).expect("each line is a response");
+            (response["id"].as_i64().expect("integer id"), response)
+        })
+        .collect();
+    let expected = catalog();
+    assert_eq!(responses[&1]["result"], expected);
+    assert_eq!(responses[&2]["result"], expected);
+    assert_eq!(responses[&3]["error"]["code"], -32602, "{}", responses[&3]);
+}
+
+/// Each method with params the server must accept (`true`) or reject
+/// (`false`), by position and by name. The expectations only make the test
+/// readable: what is compared is the schema's verdict against the server's.
+fn cases() -> Vec<(&'static str, Option<Value>, bool)> {
+    vec![
+        ("subtract", Some(json!([42, 23])), true),
+        ("subtract", Some(json!({"minuend": 42, "subtrahend": 23})), true),
+        ("subtract", Some(json!({"subtrahend": 23, "minuend": 42})), true),
+        ("subtract", Some(json!([42])), false),
+        ("subtract", Some(json!([42, 23, 1])), false),
+        ("subtract", Some(json!({"minuend": 42})), false),
+        ("subtract", Some(json!({"minuend": 42, "subtrahend": 23, "extra": 1})), false),
+        ("subtract", Some(json!({"Minuend": 42, "subtrahend": 23})), false),
+        ("subtract", Some(json!(["42", 23])), false),
+        ("subtract", Some(json!([1.5, 2])), false),
+        ("subtract", Some(json!([null, 2])), false),
+        ("subtract", Some(json!([])), false),
+        ("subtract", None, false),
+        ("sum", Some(json!([1, 2, 3])), true),
+        ("sum", Some(json!([])), true),
+        ("sum", Some(json!(["a"])), false),
+        ("sum", Some(json!([1, null])), false),
+        ("sum", Some(json!([[1]])), false),
+        ("sum", Some(json!({"numbers": [1]})), false),
+        ("sum", None, false),
+        ("update", Some(json!([1, "a", null, {}])), true),
+        ("update", Some(json!([])), true),
+        ("update", Some(json!({"values": [1]})), false),
+        ("update", None, false),
+        ("notify_hello", Some(json!([5])), true),
+        ("notify_hello", Some(json!({"value": 5})), true),
+        ("notify_hello", Some(json!(["5"])), false),
+        ("notify_hello", Some(json!([])), false),
+        ("notify_hello", Some(json!([5, 6])), false),
+        ("notify_hello", Some(json!({"value": 5, "x": 1})), false),
+        ("notify_sum", Some(json!([1, 2])), true),
+        ("notify_sum", Some(json!(["x"])), false),
+        ("notify_sum", Some(json!({"numbers": [1]})), false),
+        ("get_data", None, true),
+        ("get_data", Some(json!([])), true),
+        ("get_data", Some(json!({})), true),
+        ("get_data", Some(json!([1])), false),
+        ("get_data", Some(json!({"x": 1})), false),
+        ("echo", Some(json!([{"a": [1]}])), true),
+        ("echo", Some(json!({"value": null})), true),
+        ("echo", Some(json!([null])), true),
+        ("echo", Some(json!([])), false),
+        ("echo", Some(json!([1, 2])), false),
+        ("echo", Some(json!({"val": 1})), false),
+        ("echo", None, false),
+        ("greet", Some(json!(["Ann"])), true),
+        ("greet", Some(json!(["Ann", "Hi"])), true),
+        ("greet", Some(json!(["Ann", null])), true),
+        ("greet", Some(json!({"name": "Ann"})), true),
+        ("greet", Some(json!({"name": "Ann", "greeting": "Hi"})), true),
+        ("greet", Some(json!({"name": "Ann", "greeting": null})), true),
+        ("greet", Some(json!({"greeting": "Hi"})), false),
+        ("greet", Some(json!({"name": null})), false),
+        ("greet", Some(json!({"name": "Ann", "Greeting": "x"})), false),
+        ("greet", Some(json!([])), false),
+        ("greet", Some(json!([1])), false),
+        ("greet", Some(json!(["Ann", 2])), false),
+        ("greet", Some(json!(["Ann", "Hi", "x"])), false),
+        ("fail", Some(json!([-32000, "boom"])), true),
+        ("fail", Some(json!([-32000, "boom", {"x": 1}])), true),
+        ("fail", Some(json!([-32000, "boom", null])), true),
+        ("fail", Some(json!({"code": 1, "message": "m", "data": [1]})), true),
+        ("fail", Some(json!({"code": 1, "message": "m"})), true),
+        ("fail", Some(json!(["x", "m"])), false),
+        ("fail", Some(json!([1])), false),
+        ("fail", Some(json!({"code": 1, "message": 2})), false),
+        ("fail", Some(json!([1, "m", null, 4])), false),
+        ("panic", None, true),
+        ("panic", Some(json!([])), true),
+        ("panic", Some(json!([1])), false),
+        ("panic", Some(json!({"a": 1})), false),
+        ("sleep", Some(json!([0])), true),
+        ("sleep", Some(json!({"ms": 1})), true),
+        ("sleep", Some(json!([-1])), false),
+        ("sleep", Some(json!(["1"])), false),
+        ("sleep", Some(json!([1.5])), false),
+        ("sleep", None, false),
+    ]
+}
+
+#[test]
+fn schema_and_server_agree_on_params() {
+    let cases = cases();
+    let doc = catalog();
+
+    // Every method of the document is exercised, with params accepted and rejected.
+    for method in doc["methods"].as_array().expect("methods") {
+        let name = method["name"].as_str().expect("name");
+        for expected in [true, false] {
+            assert!(
+                cases.iter().any(|(m, _, e)| *m == name && *e == expected),
+                "no case where `{name}` should be {}",
+                if expected { "accepted" } else { "rejected" }
+            );
+        }
+    }
+
+    let mut requests = String::new();
+    for (id, (method, params, _)) in cases.iter().enumerate() {
+        let mut request = json!({"jsonrpc": "2.0", "method": method, "id": id});
+        if let Some(params) = params {
+            request["params"] = params.clone();
+        }
+        requests.push_str(&request.to_string());
+        requests.push('\n');
+    }
+    let out = calculator(&[], requests.as_bytes());
+    let mut server = vec![None; cases.len()];
+    for line in String::from_utf8(out).expect("UTF-8").lines() {
+        let response: Value = serde_json::from_str(line).expect("each line is a response");
+        let id = response["id"].as_u64().expect("integer id") as usize;
+        // Accepted: anything but "invalid params" (`fail` always answers
+        // with the error it is given, `panic` with -32603).
+        server[id] = Some(response["error"]["code"] != -32602);
+    }
+
+    let plain: Vec<(&str, Option<Value>)> = cases.iter().map(|(m, p, _)| (*m, p.clone())).collect();
+    let schema = schema_verdicts("calculator", &doc, &plain);
+
+    let mut problems = Vec::new();
+    for (i, (method, params, expected)) in cases.iter().enumerate() {
+        let server = server[i].unwrap_or_else(|| panic!("no response to case {i}"));
+        let params = params.as_ref().map_or("(none)".to_owned(), Value::to_string);
+        if server != schema[i] {
+            problems.push(format!("{method} {params}: server accepts: {server}, schema accepts: {}", schema[i]));
+        }
+        if server != *expected {
+            problems.push(format!("{method} {params}: server accepts: {server}, the test expects {expected}"));
+        }
+    }
+    assert!(problems.is_empty(), "schema and server disagree:\n{}", problems.join("\n"));
+}

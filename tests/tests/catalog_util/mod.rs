@@ -1,0 +1,109 @@
+//! Shared by the catalog tests: running the calculator example and the
+//! OpenRPC checks in `tests/js/openrpc` (installed with `npm ci` on first use).
+
+#![allow(dead_code)] // each test binary uses a part of it
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Mutex;
+
+/// The workspace root.
+pub fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ has a parent").to_owned()
+}
+
+/// Runs the calculator example with `args`, feeding it `stdin`; returns stdout.
+pub fn calculator(args: &[&str], stdin: &[u8]) -> Vec<u8> {
+    let mut child = Command::new(env!("CARGO"))
+        .args(["run", "--quiet", "-p", "examples", "--example", "calculator", "--"])
+        .args(args)
+        .current_dir(workspace())
+        .env("RPC_LOG", "error")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("cargo runs the calculator example");
+    child.stdin.take().expect("piped stdin").write_all(stdin).expect("the calculator reads its stdin");
+    let output = child.wait_with_output().expect("the calculator finishes");
+    assert!(
+        output.status.success(),
+        "calculator {args:?} failed: {:?}\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    output.stdout
+}
+
+/// The folder of the node checks.
+fn js_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("js").join("openrpc")
+}
+
+/// Runs `npm ci` once if the packages are not installed yet.
+fn ensure_packages() {
+    static INSTALLED: Mutex<bool> = Mutex::new(false);
+    let mut installed = INSTALLED.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    if *installed {
+        return;
+    }
+    let dir = js_dir();
+    if !dir.join("node_modules").join("@open-rpc").join("schema-utils-js").exists() {
+        let status = Command::new("npm")
+            .args(["ci", "--no-audit", "--no-fund"])
+            .current_dir(&dir)
+            .stdout(Stdio::null())
+            .status()
+            .expect("npm is needed for the OpenRPC checks (install Node.js 18 or newer)");
+        assert!(status.success(), "`npm ci` in {} failed: {status}", dir.display());
+    }
+    *installed = true;
+}
+
+/// Runs `node check.js ARGS...` in tests/js/openrpc; returns (success, stdout).
+pub fn node_check(args: &[&Path]) -> (bool, String) {
+    ensure_packages();
+    let output = Command::new("node")
+        .arg("check.js")
+        .args(args.iter().map(|a| a.as_os_str()))
+        .current_dir(js_dir())
+        .stderr(Stdio::inherit())
+        .output()
+        .expect("node is needed for the OpenRPC checks (install Node.js 18 or newer)");
+    (output.status.success(), String::from_utf8_lossy(&output.stdout).into_owned())
+}
+
+/// Writes `value` as JSON to a fresh file under the target directory.
+pub fn temp_json(name: &str, value: &impl serde::Serialize) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("catalog");
+    std::fs::create_dir_all(&dir).expect("the temp dir can be created");
+    let path = dir.join(format!("{}-{name}", std::process::id()));
+    std::fs::write(&path, serde_json::to_vec_pretty(value).expect("JSON serializes")).expect("temp file is written");
+    path
+}
+
+/// Validates `doc` against the official OpenRPC meta-schema.
+pub fn assert_valid_openrpc(name: &str, doc: &serde_json::Value) {
+    let path = temp_json(name, doc);
+    let (ok, out) = node_check(&[Path::new("validate"), &path]);
+    assert!(ok && out.trim() == "ok", "{name} is not a valid OpenRPC document:\n{out}");
+}
+
+/// The document's verdict on each `(method, params)` case.
+pub fn schema_verdicts(name: &str, doc: &serde_json::Value, cases: &[(&str, Option<serde_json::Value>)]) -> Vec<bool> {
+    let cases: Vec<serde_json::Value> = cases
+        .iter()
+        .map(|(method, params)| match params {
+            Some(params) => serde_json::json!({ "method": method, "params": params }),
+            None => serde_json::json!({ "method": method }),
+        })
+        .collect();
+    let doc_path = temp_json(&format!("{name}.openrpc.json"), doc);
+    let cases_path = temp_json(&format!("{name}.cases.json"), &cases);
+    let (ok, out) = node_check(&[Path::new("verdicts"), &doc_path, &cases_path]);
+    assert!(ok, "the schema verdicts failed:\n{out}");
+    let verdicts: Vec<bool> = serde_json::from_str(out.trim()).expect("check.js prints a JSON array");
+    assert_eq!(verdicts.len(), cases.len());
+    verdicts
+}
