@@ -62,18 +62,18 @@ fn register(service: &Service, method: &Method) -> TokenStream {
         (false, Output::Result(_)) => quote!(#private::ready_result(#call)),
         (false, _) => quote!(#private::ready(#call)),
         (true, Output::Result(_)) => quote! {{
-            let __this = ::std::sync::Arc::clone(&__this);
+            let __this = ::core::clone::Clone::clone(&__this);
             #private::pending_result(async move { #call.await })
         }},
         (true, _) => quote! {{
-            let __this = ::std::sync::Arc::clone(&__this);
+            let __this = ::core::clone::Clone::clone(&__this);
             #private::pending(async move { #call.await })
         }},
     };
     quote! {
         {
             static __SPEC: #private::MethodSpec = #spec;
-            let __this = ::std::sync::Arc::clone(&__this);
+            let __this = ::core::clone::Clone::clone(&__this);
             #private::register(&mut __router, &__SPEC, move |__params: #private::Params<'_>, __cx: &#private::Context| {
                 #(#decode)*
                 #outcome
