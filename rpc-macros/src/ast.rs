@@ -59,7 +59,7 @@ pub enum Output {
     Unit,
     /// A value, always a success.
     Plain(Type),
-    /// `Result<T, E>` (or an alias ending in `Result`).
+    /// `Result<T, E>` (or a generic alias ending in `Result`).
     Result(Type),
 }
 
@@ -204,12 +204,19 @@ fn parse_output(output: &ReturnType) -> Output {
         ReturnType::Default => Output::Unit,
         ReturnType::Type(_, ty) => match &**ty {
             Type::Tuple(tuple) if tuple.elems.is_empty() => Output::Unit,
-            Type::Path(path) if path.path.segments.last().is_some_and(|s| s.ident.to_string().ends_with("Result")) => {
+            Type::Path(path) if path.path.segments.last().is_some_and(is_result_segment) => {
                 Output::Result((**ty).clone())
             }
             _ => Output::Plain((**ty).clone()),
         },
     }
+}
+
+/// `Result<T, E>`, `RpcResult<T>`, `io::Result<T>`: a name ending in
+/// `Result` with generic arguments. A plain `SearchResult` struct is a
+/// value like any other.
+fn is_result_segment(segment: &syn::PathSegment) -> bool {
+    segment.ident.to_string().ends_with("Result") && matches!(segment.arguments, syn::PathArguments::AngleBracketed(_))
 }
 
 fn last_segment_is(ty: &Type, name: &str) -> bool {

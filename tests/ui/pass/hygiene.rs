@@ -62,13 +62,13 @@ mod shadowed {
         fn notify(&self, a: u8);
         #[rpc(whole_params)]
         fn whole(&self, all: ::std::vec::Vec<u8>) -> usize;
-        /// A user type named like std's `Result` is a plain return value.
-        fn own_result(&self) -> Outcome;
+        /// A user type whose name ends in `Result` is a plain return value.
+        fn search(&self) -> SearchResult;
     }
 
     #[derive(::rpc_runtime::serde::Serialize)]
     #[serde(crate = "::rpc_runtime::serde")]
-    pub struct Outcome {
+    pub struct SearchResult {
         pub ok: bool,
     }
 
@@ -97,8 +97,8 @@ mod shadowed {
         fn whole(&self, all: ::std::vec::Vec<u8>) -> usize {
             all.len()
         }
-        fn own_result(&self) -> Outcome {
-            Outcome { ok: true }
+        fn search(&self) -> SearchResult {
+            SearchResult { ok: true }
         }
     }
 }
