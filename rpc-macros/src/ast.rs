@@ -73,10 +73,16 @@ impl Method {
 /// Reads the trait; returns `None` only if nothing useful can be built.
 pub fn parse_service(cx: &Ctxt, attrs: ServiceAttrs, mut item: ItemTrait) -> Service {
     // Each rule: the user code it rejects is in the message.
-    if !item.generics.params.is_empty() || item.generics.where_clause.is_some() {
+    if !item.generics.params.is_empty() {
         cx.error_spanned_by(
             &item.generics,
-            "#[rpc] traits cannot be generic: the method catalog and the client need concrete types",
+            "#[rpc] traits cannot be generic: the dispatch, the client and the method catalog need concrete types; remove the generic parameters and use concrete types in the methods",
+        );
+    }
+    if let Some(where_clause) = &item.generics.where_clause {
+        cx.error_spanned_by(
+            where_clause,
+            "#[rpc] traits cannot have a `where` clause: the generated code adds its own bounds (`Send + Sync + 'static`); remove it",
         );
     }
     let mut methods = Vec::new();
@@ -97,21 +103,21 @@ fn parse_method(cx: &Ctxt, service: &ServiceAttrs, method: &mut TraitItemFn) -> 
     let attrs = attr::take_method_attrs(cx, &mut method.attrs);
     let sig = &mut method.sig;
     check_receiver(cx, sig);
-    if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
-        cx.error_spanned_by(
-            &sig.generics,
-            "#[rpc] methods cannot be generic: params are decoded into concrete types; use a concrete type (or serde_json::Value)",
-        );
-    }
+    check_generics(cx, &sig.generics);
     if let Some(variadic) = &sig.variadic {
         cx.error_spanned_by(variadic, "#[rpc] methods cannot be variadic");
     }
     let mut params = Vec::new();
+    let has_body = method.default.is_some();
     for input in sig.inputs.iter_mut() {
         if let FnArg::Typed(typed) = input {
             let param_attrs = attr::take_param_attrs(cx, &mut typed.attrs);
-            if let Some(param) = parse_param(cx, service, typed, param_attrs) {
-                params.push(param);
+            match parse_param(cx, service, typed, param_attrs) {
+                Some(param) => params.push(param),
+                // A pattern is an error of its own in a method without a
+                // body; emit `_` so that only our error is reported.
+                None if !has_body => *typed.pat = syn::parse_quote!(_),
+                None => {}
             }
         }
     }
@@ -155,15 +161,43 @@ fn check_receiver(cx: &Ctxt, sig: &syn::Signature) {
             &sig.ident,
             format!("#[rpc] method `{}` needs a `&self` receiver: write `fn {}(&self, ...)`", sig.ident, sig.ident),
         ),
-        Some(receiver) if receiver.reference.is_none() || receiver.colon_token.is_some() => cx.error_spanned_by(
+        Some(receiver) if receiver.colon_token.is_some() => cx.error_spanned_by(
             receiver,
-            "#[rpc] methods must take `&self`: the service is shared by concurrent requests, so it cannot be consumed or boxed",
+            format!(
+                "#[rpc] methods take a plain `&self` receiver, not `self: {}`: one shared service value serves all requests; write `&self`",
+                crate::render::type_name(&receiver.ty)
+            ),
+        ),
+        Some(receiver) if receiver.reference.is_none() => cx.error_spanned_by(
+            receiver,
+            "#[rpc] methods take `&self`, not `self`: one service value serves all requests concurrently, so a method cannot consume it; write `&self`",
         ),
         Some(receiver) if receiver.mutability.is_some() => cx.error_spanned_by(
             receiver,
-            "#[rpc] methods must take `&self`, not `&mut self`: requests run concurrently; keep mutable state behind a Mutex or an atomic",
+            "#[rpc] methods take `&self`, not `&mut self`: requests run concurrently; write `&self` and keep mutable state behind a Mutex or an atomic",
         ),
         Some(_) => {}
+    }
+}
+
+/// Rejects `fn f<T>(&self, x: T)`, `fn f<'a>(&'a self)`, `fn f(&self) where ...`.
+fn check_generics(cx: &Ctxt, generics: &syn::Generics) {
+    if generics.type_params().next().is_some() || generics.const_params().next().is_some() {
+        cx.error_spanned_by(
+            generics,
+            "#[rpc] methods cannot be generic: params are decoded into concrete types; use a concrete type (or `serde_json::Value` for any JSON)",
+        );
+    } else if !generics.params.is_empty() {
+        cx.error_spanned_by(
+            generics,
+            "#[rpc] methods cannot have lifetime parameters: params are owned values decoded from each request; remove the lifetimes and use owned types",
+        );
+    }
+    if let Some(where_clause) = &generics.where_clause {
+        cx.error_spanned_by(
+            where_clause,
+            "#[rpc] methods cannot have a `where` clause: the generated dispatch calls every method the same way; remove it",
+        );
     }
 }
 
@@ -173,16 +207,23 @@ fn parse_param(cx: &Ctxt, service: &ServiceAttrs, typed: &syn::PatType, attrs: a
         other => {
             cx.error_spanned_by(
                 other,
-                "#[rpc] method parameters need a plain name (it is the param's name on the wire); destructure inside the method instead",
+                "#[rpc] method parameters need a plain name, which is the param's name on the wire: write `name: Type` and destructure inside the method",
             );
             return None;
         }
     };
     let ty = (*typed.ty).clone();
-    if let Some(reference) = find_reference(&ty) {
+    let (reference, impl_trait) = find_borrowed_or_generic(&ty);
+    if let Some(reference) = reference {
         cx.error_spanned_by(
             reference,
             "#[rpc] parameter types must be owned (they are decoded from the request and may outlive it); use `String` for `&str`, `Vec<T>` for `&[T]`",
+        );
+    }
+    if let Some(impl_trait) = impl_trait {
+        cx.error_spanned_by(
+            impl_trait,
+            "#[rpc] parameter types must be concrete: `impl Trait` makes the method generic, and params are decoded into one known type; use a concrete type (or `serde_json::Value` for any JSON)",
         );
     }
     let plain = unraw(&ident);
@@ -228,16 +269,22 @@ fn last_segment_is(ty: &Type, name: &str) -> bool {
     }
 }
 
-fn find_reference(ty: &Type) -> Option<syn::TypeReference> {
-    struct Finder(Option<syn::TypeReference>);
+/// The first `&T` and the first `impl Trait` inside a parameter type.
+fn find_borrowed_or_generic(ty: &Type) -> (Option<syn::TypeReference>, Option<syn::TypeImplTrait>) {
+    #[derive(Default)]
+    struct Finder(Option<syn::TypeReference>, Option<syn::TypeImplTrait>);
     impl<'ast> syn::visit::Visit<'ast> for Finder {
         fn visit_type_reference(&mut self, reference: &'ast syn::TypeReference) {
             self.0.get_or_insert_with(|| reference.clone());
+            syn::visit::visit_type_reference(self, reference);
+        }
+        fn visit_type_impl_trait(&mut self, impl_trait: &'ast syn::TypeImplTrait) {
+            self.1.get_or_insert_with(|| impl_trait.clone());
         }
     }
-    let mut finder = Finder(None);
+    let mut finder = Finder::default();
     syn::visit::Visit::visit_type(&mut finder, ty);
-    finder.0
+    (finder.0, finder.1)
 }
 
 /// `r#type` -> `type`.

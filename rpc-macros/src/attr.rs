@@ -81,18 +81,26 @@ pub fn parse_service_attrs(cx: &Ctxt, args: proc_macro2::TokenStream) -> Service
     let mut attrs = ServiceAttrs::default();
     let parser = syn::meta::parser(|meta| {
         if meta.path.is_ident(NAMESPACE) {
-            let value: LitStr = meta.value()?.parse()?;
+            let value = string_value(&meta, NAMESPACE, "\"eth\"")?;
             if value.value().is_empty() {
-                return Err(syn::Error::new(value.span(), "namespace must not be empty"));
+                return Err(syn::Error::new(
+                    value.span(),
+                    "namespace must not be empty: give a prefix such as `namespace = \"eth\"`, or remove the key",
+                ));
             }
             attrs.namespace = Some(value);
         } else if meta.path.is_ident(NAMESPACE_SEPARATOR) {
-            attrs.separator = meta.value()?.parse::<LitStr>()?.value();
+            attrs.separator = string_value(&meta, NAMESPACE_SEPARATOR, "\".\"")?.value();
         } else if meta.path.is_ident(RENAME_ALL) {
             attrs.rename_all = Some(parse_rename_rule(&meta)?);
         } else if meta.path.is_ident(CRATE) {
-            let value: LitStr = meta.value()?.parse()?;
-            attrs.crate_path = value.parse()?;
+            let value = string_value(&meta, CRATE, "\"::rpc_runtime\"")?;
+            attrs.crate_path = value.parse().map_err(|_| {
+                syn::Error::new(
+                    value.span(),
+                    "`crate` must be the path of the runtime crate or a re-export of it, such as `crate = \"::rpc_runtime\"` or `crate = \"my_facade::rpc\"`",
+                )
+            })?;
         } else {
             return Err(unknown_key(&meta, "on an #[rpc] trait", TRAIT_KEYS));
         }
@@ -108,13 +116,16 @@ pub fn parse_service_attrs(cx: &Ctxt, args: proc_macro2::TokenStream) -> Service
 pub fn take_method_attrs(cx: &Ctxt, attrs: &mut Vec<Attribute>) -> MethodAttrs {
     let mut out = MethodAttrs::default();
     for attr in take_rpc_attrs(attrs) {
+        if !has_options(cx, &attr, "method", METHOD_KEYS) {
+            continue;
+        }
         let result = attr.parse_nested_meta(|meta| {
             if meta.path.is_ident(NAME) {
-                out.name = Some(meta.value()?.parse()?);
+                out.name = Some(string_value(&meta, NAME, "\"methodName\"")?);
             } else if meta.path.is_ident(NOTIFICATION) {
-                out.notification = Some(span_of(&meta));
+                out.notification = Some(flag(&meta, NOTIFICATION)?);
             } else if meta.path.is_ident(PARAM_STRUCTURE) {
-                let value: LitStr = meta.value()?.parse()?;
+                let value = string_value(&meta, PARAM_STRUCTURE, "\"by-name\"")?;
                 let structure = match value.value().replace('_', "-").as_str() {
                     "either" => Structure::Either,
                     "by-name" => Structure::ByName,
@@ -128,8 +139,9 @@ pub fn take_method_attrs(cx: &Ctxt, attrs: &mut Vec<Attribute>) -> MethodAttrs {
                 };
                 out.structure = Some((structure, value.span()));
             } else if meta.path.is_ident(WHOLE_PARAMS) {
-                out.whole_params = Some(span_of(&meta));
+                out.whole_params = Some(flag(&meta, WHOLE_PARAMS)?);
             } else if meta.path.is_ident(ALLOW_EXTRA_PARAMS) {
+                flag(&meta, ALLOW_EXTRA_PARAMS)?;
                 out.allow_extra = true;
             } else {
                 return Err(unknown_key(&meta, "on an #[rpc] method", METHOD_KEYS));
@@ -147,9 +159,12 @@ pub fn take_method_attrs(cx: &Ctxt, attrs: &mut Vec<Attribute>) -> MethodAttrs {
 pub fn take_param_attrs(cx: &Ctxt, attrs: &mut Vec<Attribute>) -> ParamAttrs {
     let mut out = ParamAttrs::default();
     for attr in take_rpc_attrs(attrs) {
+        if !has_options(cx, &attr, "method parameter", PARAM_KEYS) {
+            continue;
+        }
         let result = attr.parse_nested_meta(|meta| {
             if meta.path.is_ident(NAME) {
-                out.name = Some(meta.value()?.parse()?);
+                out.name = Some(string_value(&meta, NAME, "\"paramName\"")?);
             } else {
                 return Err(unknown_key(&meta, "on an #[rpc] method parameter", PARAM_KEYS));
             }
@@ -160,6 +175,22 @@ pub fn take_param_attrs(cx: &Ctxt, attrs: &mut Vec<Attribute>) -> ParamAttrs {
         }
     }
     out
+}
+
+/// `#[rpc]` or `#[rpc = ".."]` inside the trait is an error: options go in
+/// parentheses.
+fn has_options(cx: &Ctxt, attr: &Attribute, place: &str, valid: &[&str]) -> bool {
+    if matches!(attr.meta, syn::Meta::List(_)) {
+        return true;
+    }
+    cx.error_spanned_by(
+        attr,
+        format!(
+            "`#[rpc]` on a {place} takes options in parentheses, such as `#[rpc(name = \"...\")]`; expected one of: {}",
+            valid.join(", ")
+        ),
+    );
+    false
 }
 
 /// Removes `#[rpc...]` attributes from `attrs` and returns them.
@@ -186,13 +217,35 @@ pub fn doc_lines(attrs: &[Attribute]) -> Vec<String> {
 }
 
 fn parse_rename_rule(meta: &ParseNestedMeta<'_>) -> syn::Result<RenameRule> {
-    let value: LitStr = meta.value()?.parse()?;
+    let value = string_value(meta, RENAME_ALL, "\"camelCase\"")?;
     RenameRule::from_str(&value.value()).ok_or_else(|| {
         syn::Error::new(
             value.span(),
             format!("unknown rename_all rule `{}`; expected one of: {}", value.value(), RULE_NAMES.join(", ")),
         )
     })
+}
+
+/// The string after `key =`; anything else is an error that shows the form.
+fn string_value(meta: &ParseNestedMeta<'_>, key: &str, example: &str) -> syn::Result<LitStr> {
+    let wrong = |span| syn::Error::new(span, format!("`{key}` takes a string: write `{key} = {example}`"));
+    if !meta.input.peek(syn::Token![=]) {
+        return Err(wrong(span_of(meta)));
+    }
+    let value = meta.value()?;
+    let span = value.span();
+    value.parse::<LitStr>().map_err(|_| wrong(span))
+}
+
+/// A key that takes no value, such as `notification`.
+fn flag(meta: &ParseNestedMeta<'_>, key: &str) -> syn::Result<Span> {
+    if meta.input.peek(syn::Token![=]) || meta.input.peek(syn::token::Paren) {
+        return Err(syn::Error::new(
+            span_of(meta),
+            format!("`{key}` is a flag and takes no value: write `#[rpc({key})]`"),
+        ));
+    }
+    Ok(span_of(meta))
 }
 
 fn span_of(meta: &ParseNestedMeta<'_>) -> Span {

@@ -1,6 +1,6 @@
 //! The provided `into_rpc` method: one registration per trait method.
 
-use proc_macro2::TokenStream;
+use proc_macro2::{Group, Span, TokenStream, TokenTree};
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{parse_quote, TraitItem};
@@ -58,6 +58,12 @@ fn register(service: &Service, method: &Method) -> TokenStream {
         args.push(var);
     }
     let call = quote!(<Self as #trait_ident>::#ident(&__this, #(#args),*));
+    // Spanned so that a return type that is not Serialize (or an error type
+    // that does not convert into an error object) is reported on it.
+    let span = match &method.output {
+        Output::Plain(ty) | Output::Result(ty) => ty.span(),
+        Output::Unit => Span::call_site(),
+    };
     let outcome = match (method.is_async, &method.output) {
         (false, Output::Result(_)) => quote!(#private::ready_result(#call)),
         (false, _) => quote!(#private::ready(#call)),
@@ -70,6 +76,7 @@ fn register(service: &Service, method: &Method) -> TokenStream {
             #private::pending(async move { #call.await })
         }},
     };
+    let outcome = respan(outcome, span);
     quote! {
         {
             static __SPEC: #private::MethodSpec = #spec;
@@ -80,6 +87,25 @@ fn register(service: &Service, method: &Method) -> TokenStream {
             });
         }
     }
+}
+
+/// `tokens` with every span set to `span`, so that errors about them are
+/// reported there.
+fn respan(tokens: TokenStream, span: Span) -> TokenStream {
+    tokens
+        .into_iter()
+        .map(|tree| match tree {
+            TokenTree::Group(group) => {
+                let mut respanned = Group::new(group.delimiter(), respan(group.stream(), span));
+                respanned.set_span(span);
+                TokenTree::Group(respanned)
+            }
+            mut other => {
+                other.set_span(span);
+                other
+            }
+        })
+        .collect()
 }
 
 fn method_spec(service: &Service, method: &Method) -> TokenStream {
