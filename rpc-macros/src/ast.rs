@@ -104,6 +104,7 @@ fn parse_method(cx: &Ctxt, service: &ServiceAttrs, method: &mut TraitItemFn) -> 
     let sig = &mut method.sig;
     check_receiver(cx, sig);
     check_generics(cx, &sig.generics);
+    check_async_output(cx, sig);
     if let Some(variadic) = &sig.variadic {
         cx.error_spanned_by(variadic, "#[rpc] methods cannot be variadic");
     }
@@ -213,7 +214,7 @@ fn parse_param(cx: &Ctxt, service: &ServiceAttrs, typed: &syn::PatType, attrs: a
         }
     };
     let ty = (*typed.ty).clone();
-    let (reference, impl_trait) = find_borrowed_or_generic(&ty);
+    let (reference, impl_trait) = find_borrowed_or_generic(&ty, false);
     if let Some(reference) = reference {
         cx.error_spanned_by(
             reference,
@@ -269,22 +270,54 @@ fn last_segment_is(ty: &Type, name: &str) -> bool {
     }
 }
 
-/// The first `&T` and the first `impl Trait` inside a parameter type.
-fn find_borrowed_or_generic(ty: &Type) -> (Option<syn::TypeReference>, Option<syn::TypeImplTrait>) {
-    #[derive(Default)]
-    struct Finder(Option<syn::TypeReference>, Option<syn::TypeImplTrait>);
+/// The first `&T` (other than `&'static T` when `allow_static`) and the
+/// first `impl Trait` inside a type.
+fn find_borrowed_or_generic(ty: &Type, allow_static: bool) -> (Option<syn::TypeReference>, Option<syn::TypeImplTrait>) {
+    struct Finder {
+        allow_static: bool,
+        reference: Option<syn::TypeReference>,
+        impl_trait: Option<syn::TypeImplTrait>,
+    }
     impl<'ast> syn::visit::Visit<'ast> for Finder {
         fn visit_type_reference(&mut self, reference: &'ast syn::TypeReference) {
-            self.0.get_or_insert_with(|| reference.clone());
+            let is_static = reference.lifetime.as_ref().is_some_and(|lifetime| lifetime.ident == "static");
+            if !(self.allow_static && is_static) {
+                self.reference.get_or_insert_with(|| reference.clone());
+            }
             syn::visit::visit_type_reference(self, reference);
         }
         fn visit_type_impl_trait(&mut self, impl_trait: &'ast syn::TypeImplTrait) {
-            self.1.get_or_insert_with(|| impl_trait.clone());
+            self.impl_trait.get_or_insert_with(|| impl_trait.clone());
         }
     }
-    let mut finder = Finder::default();
+    let mut finder = Finder { allow_static, reference: None, impl_trait: None };
     syn::visit::Visit::visit_type(&mut finder, ty);
-    (finder.0, finder.1)
+    (finder.reference, finder.impl_trait)
+}
+
+/// Rejects `async fn f(&self) -> &str` and `async fn f(&self) -> impl Trait`:
+/// the answer is encoded after the future completes, when the borrow of the
+/// service it was called on has ended.
+fn check_async_output(cx: &Ctxt, sig: &syn::Signature) {
+    let ReturnType::Type(_, ty) = &sig.output else {
+        return;
+    };
+    if sig.asyncness.is_none() {
+        return;
+    }
+    let (reference, impl_trait) = find_borrowed_or_generic(ty, true);
+    if let Some(reference) = reference {
+        cx.error_spanned_by(
+            reference,
+            "async #[rpc] methods must return owned values: the result is encoded after the future completes, when the borrow of `self` has ended; return `String` for `&str`, `Vec<T>` for `&[T]`",
+        );
+    }
+    if let Some(impl_trait) = impl_trait {
+        cx.error_spanned_by(
+            impl_trait,
+            "async #[rpc] methods must return a concrete type: an `impl Trait` result may borrow `self`, which has ended when the result is encoded; name the type",
+        );
+    }
 }
 
 /// `r#type` -> `type`.

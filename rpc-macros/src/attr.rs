@@ -79,7 +79,9 @@ pub struct ParamAttrs {
 /// Parses the arguments of the outer `#[rpc(...)]`.
 pub fn parse_service_attrs(cx: &Ctxt, args: proc_macro2::TokenStream) -> ServiceAttrs {
     let mut attrs = ServiceAttrs::default();
+    let mut seen = Vec::new();
     let parser = syn::meta::parser(|meta| {
+        given_once(&meta, &mut seen)?;
         if meta.path.is_ident(NAMESPACE) {
             let value = string_value(&meta, NAMESPACE, "\"eth\"")?;
             if value.value().is_empty() {
@@ -115,11 +117,13 @@ pub fn parse_service_attrs(cx: &Ctxt, args: proc_macro2::TokenStream) -> Service
 /// Parses and removes every `#[rpc(...)]` on a method.
 pub fn take_method_attrs(cx: &Ctxt, attrs: &mut Vec<Attribute>) -> MethodAttrs {
     let mut out = MethodAttrs::default();
+    let mut seen = Vec::new();
     for attr in take_rpc_attrs(attrs) {
         if !has_options(cx, &attr, "method", METHOD_KEYS) {
             continue;
         }
         let result = attr.parse_nested_meta(|meta| {
+            given_once(&meta, &mut seen)?;
             if meta.path.is_ident(NAME) {
                 out.name = Some(string_value(&meta, NAME, "\"methodName\"")?);
             } else if meta.path.is_ident(NOTIFICATION) {
@@ -158,11 +162,13 @@ pub fn take_method_attrs(cx: &Ctxt, attrs: &mut Vec<Attribute>) -> MethodAttrs {
 /// Parses and removes every `#[rpc(...)]` on a parameter.
 pub fn take_param_attrs(cx: &Ctxt, attrs: &mut Vec<Attribute>) -> ParamAttrs {
     let mut out = ParamAttrs::default();
+    let mut seen = Vec::new();
     for attr in take_rpc_attrs(attrs) {
         if !has_options(cx, &attr, "method parameter", PARAM_KEYS) {
             continue;
         }
         let result = attr.parse_nested_meta(|meta| {
+            given_once(&meta, &mut seen)?;
             if meta.path.is_ident(NAME) {
                 out.name = Some(string_value(&meta, NAME, "\"paramName\"")?);
             } else {
@@ -224,6 +230,17 @@ fn parse_rename_rule(meta: &ParseNestedMeta<'_>) -> syn::Result<RenameRule> {
             format!("unknown rename_all rule `{}`; expected one of: {}", value.value(), RULE_NAMES.join(", ")),
         )
     })
+}
+
+/// Rejects a key given twice for one item, in one attribute or across
+/// several: `#[rpc(name = "a", name = "b")]`.
+fn given_once(meta: &ParseNestedMeta<'_>, seen: &mut Vec<String>) -> syn::Result<()> {
+    let key = quote::ToTokens::to_token_stream(&meta.path).to_string().replace(' ', "");
+    if seen.contains(&key) {
+        return Err(meta.error(format!("`{key}` is given twice; keep one")));
+    }
+    seen.push(key);
+    Ok(())
 }
 
 /// The string after `key =`; anything else is an error that shows the form.

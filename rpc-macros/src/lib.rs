@@ -49,7 +49,9 @@ fn not_a_trait(input: TokenStream, err: syn::Error) -> syn::Error {
         Ok(syn::Item::Fn(item)) => (item.sig.fn_token.span, "a function"),
         Ok(syn::Item::Mod(item)) => (item.mod_token.span, "a module"),
         Ok(item) => (item.span(), "this item"),
-        Err(_) => (err.span(), "this item"),
+        // Not valid item syntax (e.g. `macro_rules!` inside a trait): the
+        // parser's own error says what is wrong.
+        Err(_) => return err,
     };
     syn::Error::new(
         span,

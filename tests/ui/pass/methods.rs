@@ -31,6 +31,8 @@ pub struct Position {
 pub trait Store {
     fn plain(&self, a: i64, b: i64) -> i64;
     async fn plain_async(&self, a: i64) -> i64;
+    fn borrowed(&self) -> &str;
+    async fn static_async(&self) -> &'static str;
     fn unit(&self);
     async fn unit_async(&self) -> ();
     fn fallible(&self, key: String) -> Result<String, StoreError>;
@@ -77,6 +79,12 @@ impl Store for Impl {
     }
     async fn plain_async(&self, a: i64) -> i64 {
         a
+    }
+    fn borrowed(&self) -> &str {
+        "borrowed from self"
+    }
+    async fn static_async(&self) -> &'static str {
+        "static"
     }
     fn unit(&self) {}
     async fn unit_async(&self) {}
@@ -137,7 +145,7 @@ fn main() {
     assert_send(Impl.provided_async(1));
 
     let router = Impl.into_rpc();
-    assert_eq!(router.method_names().len(), 23);
+    assert_eq!(router.method_names().len(), 25);
 
     let optional = router.spec("optional").unwrap();
     let flags: Vec<(&str, bool)> = optional.params.iter().map(|p| (p.name, p.optional)).collect();

@@ -27,6 +27,13 @@ pub trait Service {
     #[rpc]
     fn bare_attribute(&self);
 
+    #[rpc(name = "a", name = "b")]
+    fn duplicate_key(&self);
+
+    #[rpc(notification)]
+    #[rpc(notification)]
+    fn duplicate_across_attributes(&self);
+
     #[rpc = "x"]
     fn attribute_with_value(&self);
 }

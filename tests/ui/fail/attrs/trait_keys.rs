@@ -31,4 +31,9 @@ pub trait SeparatorNotAString {
     fn a(&self);
 }
 
+#[rpc(rename_all = "camelCase", rename_all = "snake_case")]
+pub trait DuplicateKey {
+    fn a(&self);
+}
+
 fn main() {}
