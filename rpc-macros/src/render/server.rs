@@ -46,7 +46,9 @@ fn register(service: &Service, method: &Method) -> TokenStream {
         let var = format_ident!("__arg{}", i);
         let ty = &param.ty;
         if param.context {
-            decode.push(quote!(let #var: #ty = ::core::clone::Clone::clone(__cx);));
+            // Spanned so that a user type that is merely named `Context`
+            // is reported on the parameter.
+            decode.push(quote_spanned!(ty.span()=> let #var: #ty = ::core::clone::Clone::clone(__cx);));
         } else {
             // Spanned so that a type that is not Deserialize is reported on
             // the user's parameter.
