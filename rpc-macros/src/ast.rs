@@ -63,7 +63,7 @@ pub enum Output {
     Unit,
     /// A value, always a success.
     Plain(Type),
-    /// `Result<T, E>` (or an alias ending in `Result`).
+    /// `Result<T, E>` (or a generic alias ending in `Result`).
     Result(Type),
 }
 
@@ -77,10 +77,16 @@ impl Method {
 /// Reads the trait; returns `None` only if nothing useful can be built.
 pub fn parse_service(cx: &Ctxt, attrs: ServiceAttrs, mut item: ItemTrait) -> Service {
     // Each rule: the user code it rejects is in the message.
-    if !item.generics.params.is_empty() || item.generics.where_clause.is_some() {
+    if !item.generics.params.is_empty() {
         cx.error_spanned_by(
             &item.generics,
-            "#[rpc] traits cannot be generic: the method catalog and the client need concrete types",
+            "#[rpc] traits cannot be generic: the dispatch, the client and the method catalog need concrete types; remove the generic parameters and use concrete types in the methods",
+        );
+    }
+    if let Some(where_clause) = &item.generics.where_clause {
+        cx.error_spanned_by(
+            where_clause,
+            "#[rpc] traits cannot have a `where` clause: the generated code adds its own bounds (`Send + Sync + 'static`); remove it",
         );
     }
     let mut methods = Vec::new();
@@ -101,16 +107,13 @@ fn parse_method(cx: &Ctxt, service: &ServiceAttrs, method: &mut TraitItemFn) -> 
     let attrs = attr::take_method_attrs(cx, &mut method.attrs);
     let sig = &mut method.sig;
     check_receiver(cx, sig);
-    if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
-        cx.error_spanned_by(
-            &sig.generics,
-            "#[rpc] methods cannot be generic: params are decoded into concrete types; use a concrete type (or serde_json::Value)",
-        );
-    }
+    check_generics(cx, &sig.generics);
+    check_async_output(cx, sig);
     if let Some(variadic) = &sig.variadic {
         cx.error_spanned_by(variadic, "#[rpc] methods cannot be variadic");
     }
     let mut params = Vec::new();
+    let has_body = method.default.is_some();
     for input in sig.inputs.iter_mut() {
         if let FnArg::Typed(typed) = input {
             let param_attrs = attr::take_param_attrs(cx, &mut typed.attrs);
@@ -118,9 +121,15 @@ fn parse_method(cx: &Ctxt, service: &ServiceAttrs, method: &mut TraitItemFn) -> 
             // accept them on the emitted trait's params.
             let docs = attr::doc_lines(&typed.attrs);
             typed.attrs.retain(|attr| !attr.path().is_ident("doc"));
-            if let Some(mut param) = parse_param(cx, service, typed, param_attrs) {
-                param.docs = docs;
-                params.push(param);
+            match parse_param(cx, service, typed, param_attrs) {
+                Some(mut param) => {
+                    param.docs = docs;
+                    params.push(param);
+                }
+                // A pattern is an error of its own in a method without a
+                // body; emit `_` so that only our error is reported.
+                None if !has_body => *typed.pat = syn::parse_quote!(_),
+                None => {}
             }
         }
     }
@@ -165,15 +174,43 @@ fn check_receiver(cx: &Ctxt, sig: &syn::Signature) {
             &sig.ident,
             format!("#[rpc] method `{}` needs a `&self` receiver: write `fn {}(&self, ...)`", sig.ident, sig.ident),
         ),
-        Some(receiver) if receiver.reference.is_none() || receiver.colon_token.is_some() => cx.error_spanned_by(
+        Some(receiver) if receiver.colon_token.is_some() => cx.error_spanned_by(
             receiver,
-            "#[rpc] methods must take `&self`: the service is shared by concurrent requests, so it cannot be consumed or boxed",
+            format!(
+                "#[rpc] methods take a plain `&self` receiver, not `self: {}`: one shared service value serves all requests; write `&self`",
+                crate::render::type_name(&receiver.ty)
+            ),
+        ),
+        Some(receiver) if receiver.reference.is_none() => cx.error_spanned_by(
+            receiver,
+            "#[rpc] methods take `&self`, not `self`: one service value serves all requests concurrently, so a method cannot consume it; write `&self`",
         ),
         Some(receiver) if receiver.mutability.is_some() => cx.error_spanned_by(
             receiver,
-            "#[rpc] methods must take `&self`, not `&mut self`: requests run concurrently; keep mutable state behind a Mutex or an atomic",
+            "#[rpc] methods take `&self`, not `&mut self`: requests run concurrently; write `&self` and keep mutable state behind a Mutex or an atomic",
         ),
         Some(_) => {}
+    }
+}
+
+/// Rejects `fn f<T>(&self, x: T)`, `fn f<'a>(&'a self)`, `fn f(&self) where ...`.
+fn check_generics(cx: &Ctxt, generics: &syn::Generics) {
+    if generics.type_params().next().is_some() || generics.const_params().next().is_some() {
+        cx.error_spanned_by(
+            generics,
+            "#[rpc] methods cannot be generic: params are decoded into concrete types; use a concrete type (or `serde_json::Value` for any JSON)",
+        );
+    } else if !generics.params.is_empty() {
+        cx.error_spanned_by(
+            generics,
+            "#[rpc] methods cannot have lifetime parameters: params are owned values decoded from each request; remove the lifetimes and use owned types",
+        );
+    }
+    if let Some(where_clause) = &generics.where_clause {
+        cx.error_spanned_by(
+            where_clause,
+            "#[rpc] methods cannot have a `where` clause: the generated dispatch calls every method the same way; remove it",
+        );
     }
 }
 
@@ -183,16 +220,23 @@ fn parse_param(cx: &Ctxt, service: &ServiceAttrs, typed: &syn::PatType, attrs: a
         other => {
             cx.error_spanned_by(
                 other,
-                "#[rpc] method parameters need a plain name (it is the param's name on the wire); destructure inside the method instead",
+                "#[rpc] method parameters need a plain name, which is the param's name on the wire: write `name: Type` and destructure inside the method",
             );
             return None;
         }
     };
     let ty = (*typed.ty).clone();
-    if let Some(reference) = find_reference(&ty) {
+    let (reference, impl_trait) = find_borrowed_or_generic(&ty, false);
+    if let Some(reference) = reference {
         cx.error_spanned_by(
             reference,
             "#[rpc] parameter types must be owned (they are decoded from the request and may outlive it); use `String` for `&str`, `Vec<T>` for `&[T]`",
+        );
+    }
+    if let Some(impl_trait) = impl_trait {
+        cx.error_spanned_by(
+            impl_trait,
+            "#[rpc] parameter types must be concrete: `impl Trait` makes the method generic, and params are decoded into one known type; use a concrete type (or `serde_json::Value` for any JSON)",
         );
     }
     let plain = unraw(&ident);
@@ -215,12 +259,19 @@ fn parse_output(output: &ReturnType) -> Output {
         ReturnType::Default => Output::Unit,
         ReturnType::Type(_, ty) => match &**ty {
             Type::Tuple(tuple) if tuple.elems.is_empty() => Output::Unit,
-            Type::Path(path) if path.path.segments.last().is_some_and(|s| s.ident.to_string().ends_with("Result")) => {
+            Type::Path(path) if path.path.segments.last().is_some_and(is_result_segment) => {
                 Output::Result((**ty).clone())
             }
             _ => Output::Plain((**ty).clone()),
         },
     }
+}
+
+/// `Result<T, E>`, `RpcResult<T>`, `io::Result<T>`: a name ending in
+/// `Result` with generic arguments. A plain `SearchResult` struct is a
+/// value like any other.
+fn is_result_segment(segment: &syn::PathSegment) -> bool {
+    segment.ident.to_string().ends_with("Result") && matches!(segment.arguments, syn::PathArguments::AngleBracketed(_))
 }
 
 fn last_segment_is(ty: &Type, name: &str) -> bool {
@@ -232,16 +283,54 @@ fn last_segment_is(ty: &Type, name: &str) -> bool {
     }
 }
 
-fn find_reference(ty: &Type) -> Option<syn::TypeReference> {
-    struct Finder(Option<syn::TypeReference>);
+/// The first `&T` (other than `&'static T` when `allow_static`) and the
+/// first `impl Trait` inside a type.
+fn find_borrowed_or_generic(ty: &Type, allow_static: bool) -> (Option<syn::TypeReference>, Option<syn::TypeImplTrait>) {
+    struct Finder {
+        allow_static: bool,
+        reference: Option<syn::TypeReference>,
+        impl_trait: Option<syn::TypeImplTrait>,
+    }
     impl<'ast> syn::visit::Visit<'ast> for Finder {
         fn visit_type_reference(&mut self, reference: &'ast syn::TypeReference) {
-            self.0.get_or_insert_with(|| reference.clone());
+            let is_static = reference.lifetime.as_ref().is_some_and(|lifetime| lifetime.ident == "static");
+            if !(self.allow_static && is_static) {
+                self.reference.get_or_insert_with(|| reference.clone());
+            }
+            syn::visit::visit_type_reference(self, reference);
+        }
+        fn visit_type_impl_trait(&mut self, impl_trait: &'ast syn::TypeImplTrait) {
+            self.impl_trait.get_or_insert_with(|| impl_trait.clone());
         }
     }
-    let mut finder = Finder(None);
+    let mut finder = Finder { allow_static, reference: None, impl_trait: None };
     syn::visit::Visit::visit_type(&mut finder, ty);
-    finder.0
+    (finder.reference, finder.impl_trait)
+}
+
+/// Rejects `async fn f(&self) -> &str` and `async fn f(&self) -> impl Trait`:
+/// the answer is encoded after the future completes, when the borrow of the
+/// service it was called on has ended.
+fn check_async_output(cx: &Ctxt, sig: &syn::Signature) {
+    let ReturnType::Type(_, ty) = &sig.output else {
+        return;
+    };
+    if sig.asyncness.is_none() {
+        return;
+    }
+    let (reference, impl_trait) = find_borrowed_or_generic(ty, true);
+    if let Some(reference) = reference {
+        cx.error_spanned_by(
+            reference,
+            "async #[rpc] methods must return owned values: the result is encoded after the future completes, when the borrow of `self` has ended; return `String` for `&str`, `Vec<T>` for `&[T]`",
+        );
+    }
+    if let Some(impl_trait) = impl_trait {
+        cx.error_spanned_by(
+            impl_trait,
+            "async #[rpc] methods must return a concrete type: an `impl Trait` result may borrow `self`, which has ended when the result is encoded; name the type",
+        );
+    }
 }
 
 /// `r#type` -> `type`.

@@ -105,24 +105,34 @@ pub struct ParamAttrs {
 /// Parses the arguments of the outer `#[rpc(...)]`.
 pub fn parse_service_attrs(cx: &Ctxt, args: proc_macro2::TokenStream) -> ServiceAttrs {
     let mut attrs = ServiceAttrs::default();
+    let mut seen = Vec::new();
     let parser = syn::meta::parser(|meta| {
+        given_once(&meta, &mut seen)?;
         if meta.path.is_ident(NAMESPACE) {
-            let value: LitStr = meta.value()?.parse()?;
+            let value = string_value(&meta, NAMESPACE, "\"eth\"")?;
             if value.value().is_empty() {
-                return Err(syn::Error::new(value.span(), "namespace must not be empty"));
+                return Err(syn::Error::new(
+                    value.span(),
+                    "namespace must not be empty: give a prefix such as `namespace = \"eth\"`, or remove the key",
+                ));
             }
             attrs.namespace = Some(value);
         } else if meta.path.is_ident(NAMESPACE_SEPARATOR) {
-            attrs.separator = meta.value()?.parse::<LitStr>()?.value();
+            attrs.separator = string_value(&meta, NAMESPACE_SEPARATOR, "\".\"")?.value();
         } else if meta.path.is_ident(RENAME_ALL) {
             attrs.rename_all = Some(parse_rename_rule(&meta)?);
         } else if meta.path.is_ident(CRATE) {
-            let value: LitStr = meta.value()?.parse()?;
-            attrs.crate_path = value.parse()?;
+            let value = string_value(&meta, CRATE, "\"::rpc_runtime\"")?;
+            attrs.crate_path = value.parse().map_err(|_| {
+                syn::Error::new(
+                    value.span(),
+                    "`crate` must be the path of the runtime crate or a re-export of it, such as `crate = \"::rpc_runtime\"` or `crate = \"my_facade::rpc\"`",
+                )
+            })?;
         } else if meta.path.is_ident(TITLE) {
-            attrs.title = Some(meta.value()?.parse()?);
+            attrs.title = Some(string_value(&meta, TITLE, "\"Calculator API\"")?);
         } else if meta.path.is_ident(VERSION) {
-            attrs.version = Some(meta.value()?.parse()?);
+            attrs.version = Some(string_value(&meta, VERSION, "\"1.2.0\"")?);
         } else if meta.path.is_ident(CATALOG) {
             attrs.catalog = meta.value()?.parse::<syn::LitBool>()?.value;
         } else {
@@ -139,14 +149,22 @@ pub fn parse_service_attrs(cx: &Ctxt, args: proc_macro2::TokenStream) -> Service
 /// Parses and removes every `#[rpc(...)]` on a method.
 pub fn take_method_attrs(cx: &Ctxt, attrs: &mut Vec<Attribute>) -> MethodAttrs {
     let mut out = MethodAttrs::default();
+    let mut seen = Vec::new();
     for attr in take_rpc_attrs(attrs) {
+        if !has_options(cx, &attr, "method", METHOD_KEYS) {
+            continue;
+        }
         let result = attr.parse_nested_meta(|meta| {
+            // `error(...)` may be repeated, once per declared error.
+            if !meta.path.is_ident(ERROR) {
+                given_once(&meta, &mut seen)?;
+            }
             if meta.path.is_ident(NAME) {
-                out.name = Some(meta.value()?.parse()?);
+                out.name = Some(string_value(&meta, NAME, "\"methodName\"")?);
             } else if meta.path.is_ident(NOTIFICATION) {
-                out.notification = Some(span_of(&meta));
+                out.notification = Some(flag(&meta, NOTIFICATION)?);
             } else if meta.path.is_ident(PARAM_STRUCTURE) {
-                let value: LitStr = meta.value()?.parse()?;
+                let value = string_value(&meta, PARAM_STRUCTURE, "\"by-name\"")?;
                 let structure = match value.value().replace('_', "-").as_str() {
                     "either" => Structure::Either,
                     "by-name" => Structure::ByName,
@@ -160,8 +178,9 @@ pub fn take_method_attrs(cx: &Ctxt, attrs: &mut Vec<Attribute>) -> MethodAttrs {
                 };
                 out.structure = Some((structure, value.span()));
             } else if meta.path.is_ident(WHOLE_PARAMS) {
-                out.whole_params = Some(span_of(&meta));
+                out.whole_params = Some(flag(&meta, WHOLE_PARAMS)?);
             } else if meta.path.is_ident(ALLOW_EXTRA_PARAMS) {
+                flag(&meta, ALLOW_EXTRA_PARAMS)?;
                 out.allow_extra = true;
             } else if meta.path.is_ident(ERROR) {
                 out.errors.push(parse_declared_error(&meta)?);
@@ -180,10 +199,15 @@ pub fn take_method_attrs(cx: &Ctxt, attrs: &mut Vec<Attribute>) -> MethodAttrs {
 /// Parses and removes every `#[rpc(...)]` on a parameter.
 pub fn take_param_attrs(cx: &Ctxt, attrs: &mut Vec<Attribute>) -> ParamAttrs {
     let mut out = ParamAttrs::default();
+    let mut seen = Vec::new();
     for attr in take_rpc_attrs(attrs) {
+        if !has_options(cx, &attr, "method parameter", PARAM_KEYS) {
+            continue;
+        }
         let result = attr.parse_nested_meta(|meta| {
+            given_once(&meta, &mut seen)?;
             if meta.path.is_ident(NAME) {
-                out.name = Some(meta.value()?.parse()?);
+                out.name = Some(string_value(&meta, NAME, "\"paramName\"")?);
             } else {
                 return Err(unknown_key(&meta, "on an #[rpc] method parameter", PARAM_KEYS));
             }
@@ -194,6 +218,22 @@ pub fn take_param_attrs(cx: &Ctxt, attrs: &mut Vec<Attribute>) -> ParamAttrs {
         }
     }
     out
+}
+
+/// `#[rpc]` or `#[rpc = ".."]` inside the trait is an error: options go in
+/// parentheses.
+fn has_options(cx: &Ctxt, attr: &Attribute, place: &str, valid: &[&str]) -> bool {
+    if matches!(attr.meta, syn::Meta::List(_)) {
+        return true;
+    }
+    cx.error_spanned_by(
+        attr,
+        format!(
+            "`#[rpc]` on a {place} takes options in parentheses, such as `#[rpc(name = \"...\")]`; expected one of: {}",
+            valid.join(", ")
+        ),
+    );
+    false
 }
 
 /// Removes `#[rpc...]` attributes from `attrs` and returns them.
@@ -220,7 +260,7 @@ pub fn doc_lines(attrs: &[Attribute]) -> Vec<String> {
 }
 
 fn parse_rename_rule(meta: &ParseNestedMeta<'_>) -> syn::Result<RenameRule> {
-    let value: LitStr = meta.value()?.parse()?;
+    let value = string_value(meta, RENAME_ALL, "\"camelCase\"")?;
     RenameRule::from_str(&value.value()).ok_or_else(|| {
         syn::Error::new(
             value.span(),
@@ -261,6 +301,39 @@ fn parse_code(expr: &syn::Expr) -> syn::Result<i64> {
         },
         _ => Err(invalid()),
     }
+}
+
+/// Rejects a key given twice for one item, in one attribute or across
+/// several: `#[rpc(name = "a", name = "b")]`.
+fn given_once(meta: &ParseNestedMeta<'_>, seen: &mut Vec<String>) -> syn::Result<()> {
+    let key = quote::ToTokens::to_token_stream(&meta.path).to_string().replace(' ', "");
+    if seen.contains(&key) {
+        return Err(meta.error(format!("`{key}` is given twice; keep one")));
+    }
+    seen.push(key);
+    Ok(())
+}
+
+/// The string after `key =`; anything else is an error that shows the form.
+fn string_value(meta: &ParseNestedMeta<'_>, key: &str, example: &str) -> syn::Result<LitStr> {
+    let wrong = |span| syn::Error::new(span, format!("`{key}` takes a string: write `{key} = {example}`"));
+    if !meta.input.peek(syn::Token![=]) {
+        return Err(wrong(span_of(meta)));
+    }
+    let value = meta.value()?;
+    let span = value.span();
+    value.parse::<LitStr>().map_err(|_| wrong(span))
+}
+
+/// A key that takes no value, such as `notification`.
+fn flag(meta: &ParseNestedMeta<'_>, key: &str) -> syn::Result<Span> {
+    if meta.input.peek(syn::Token![=]) || meta.input.peek(syn::token::Paren) {
+        return Err(syn::Error::new(
+            span_of(meta),
+            format!("`{key}` is a flag and takes no value: write `#[rpc({key})]`"),
+        ));
+    }
+    Ok(span_of(meta))
 }
 
 fn span_of(meta: &ParseNestedMeta<'_>) -> Span {

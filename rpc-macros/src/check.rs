@@ -11,8 +11,11 @@ pub const RESERVED_METHODS: &[&str] = &["into_rpc"];
 
 pub fn check(cx: &Ctxt, service: &Service) {
     duplicate_method_names(cx, service);
+    let namespace_reserved = reserved_namespace(cx, service);
     for method in &service.methods {
-        reserved_prefix(cx, method);
+        if !namespace_reserved {
+            reserved_prefix(cx, method);
+        }
         reserved_ident(cx, method);
         notification_returns_unit(cx, method);
         whole_params_has_one_param(cx, method);
@@ -38,6 +41,30 @@ fn duplicate_method_names(cx: &Ctxt, service: &Service) {
             ));
         }
     }
+}
+
+/// ```ignore
+/// #[rpc(namespace = "rpc", namespace_separator = ".")]   // every method is `rpc.*`
+/// ```
+///
+/// Reported once, on the namespace; returns whether it was.
+fn reserved_namespace(cx: &Ctxt, service: &Service) -> bool {
+    let Some(namespace) = &service.attrs.namespace else {
+        return false;
+    };
+    let prefix = format!("{}{}", namespace.value(), service.attrs.separator);
+    if !prefix.starts_with("rpc.") {
+        return false;
+    }
+    cx.syn_error(syn::Error::new(
+        namespace.span(),
+        format!(
+            "namespace `{}` with separator `{}` makes every method name start with `rpc.`, which JSON-RPC 2.0 reserves for rpc-internal methods; choose another namespace or separator",
+            namespace.value(),
+            service.attrs.separator
+        ),
+    ));
+    true
 }
 
 /// ```ignore

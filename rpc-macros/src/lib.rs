@@ -21,9 +21,8 @@ pub fn rpc(args: TokenStream, input: TokenStream) -> TokenStream {
         Ok(item) => item,
         Err(err) => {
             // Not a trait: keep the item so that only this error is reported.
-            let mut out = proc_macro2::TokenStream::from(input);
-            let err = syn::Error::new(err.span(), "#[rpc] goes on a trait: `#[rpc] pub trait MyService { ... }`");
-            out.extend(err.to_compile_error());
+            let mut out = proc_macro2::TokenStream::from(input.clone());
+            out.extend(not_a_trait(input, err).to_compile_error());
             return out.into();
         }
     };
@@ -36,4 +35,28 @@ pub fn rpc(args: TokenStream, input: TokenStream) -> TokenStream {
         Err(errors) => render::fallback(&service, errors),
     }
     .into()
+}
+
+/// The error for `#[rpc]` on something other than a trait, pointing at the
+/// item's keyword.
+#[cold]
+fn not_a_trait(input: TokenStream, err: syn::Error) -> syn::Error {
+    use syn::spanned::Spanned;
+    let (span, what) = match syn::parse::<syn::Item>(input) {
+        Ok(syn::Item::Struct(item)) => (item.struct_token.span, "a struct"),
+        Ok(syn::Item::Enum(item)) => (item.enum_token.span, "an enum"),
+        Ok(syn::Item::Impl(item)) => (item.impl_token.span, "an impl block"),
+        Ok(syn::Item::Fn(item)) => (item.sig.fn_token.span, "a function"),
+        Ok(syn::Item::Mod(item)) => (item.mod_token.span, "a module"),
+        Ok(item) => (item.span(), "this item"),
+        // Not valid item syntax (e.g. `macro_rules!` inside a trait): the
+        // parser's own error says what is wrong.
+        Err(_) => return err,
+    };
+    syn::Error::new(
+        span,
+        format!(
+            "#[rpc] goes on a trait, not on {what}: declare the methods in `#[rpc] pub trait MyService {{ ... }}` and implement that trait for your type"
+        ),
+    )
 }

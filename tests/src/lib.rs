@@ -1,1 +1,3 @@
 //! Integration, interop and trybuild tests for rpc-runtime; see `tests/`.
+
+pub mod documented;

@@ -27,7 +27,11 @@ pub fn fallback(service: &Service, errors: syn::Error) -> TokenStream {
             ::core::unimplemented!()
         }
     };
-    let mut tokens = emit_trait(service, vec![into_rpc]);
+    // A user method called `into_rpc` is already an error; adding ours would
+    // only add a "defined multiple times" error.
+    let declared = service.methods.iter().any(|method| method.ident == "into_rpc");
+    let extra = if declared { Vec::new() } else { vec![into_rpc] };
+    let mut tokens = emit_trait(service, extra);
     tokens.extend(catalog_fallback(service));
     tokens.extend(errors.to_compile_error());
     tokens

@@ -1,6 +1,6 @@
 //! The provided `into_rpc` method: one registration per trait method.
 
-use proc_macro2::TokenStream;
+use proc_macro2::{Group, Span, TokenStream, TokenTree};
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{parse_quote, TraitItem};
@@ -53,7 +53,9 @@ fn register(service: &Service, method: &Method) -> TokenStream {
         let var = format_ident!("__arg{}", i);
         let ty = &param.ty;
         if param.context {
-            decode.push(quote!(let #var: #ty = ::core::clone::Clone::clone(__cx);));
+            // Spanned so that a user type that is merely named `Context`
+            // is reported on the parameter.
+            decode.push(quote_spanned!(ty.span()=> let #var: #ty = ::core::clone::Clone::clone(__cx);));
         } else {
             // Spanned so that a type that is not Deserialize is reported on
             // the user's parameter.
@@ -65,28 +67,54 @@ fn register(service: &Service, method: &Method) -> TokenStream {
         args.push(var);
     }
     let call = quote!(<Self as #trait_ident>::#ident(&__this, #(#args),*));
+    // Spanned so that a return type that is not Serialize (or an error type
+    // that does not convert into an error object) is reported on it.
+    let span = match &method.output {
+        Output::Plain(ty) | Output::Result(ty) => ty.span(),
+        Output::Unit => Span::call_site(),
+    };
     let outcome = match (method.is_async, &method.output) {
         (false, Output::Result(_)) => quote!(#private::ready_result(#call)),
         (false, _) => quote!(#private::ready(#call)),
         (true, Output::Result(_)) => quote! {{
-            let __this = ::std::sync::Arc::clone(&__this);
+            let __this = ::core::clone::Clone::clone(&__this);
             #private::pending_result(async move { #call.await })
         }},
         (true, _) => quote! {{
-            let __this = ::std::sync::Arc::clone(&__this);
+            let __this = ::core::clone::Clone::clone(&__this);
             #private::pending(async move { #call.await })
         }},
     };
+    let outcome = respan(outcome, span);
     quote! {
         {
             static __SPEC: #private::MethodSpec = #spec;
-            let __this = ::std::sync::Arc::clone(&__this);
+            let __this = ::core::clone::Clone::clone(&__this);
             #private::register(&mut __router, &__SPEC, move |__params: #private::Params<'_>, __cx: &#private::Context| {
                 #(#decode)*
                 #outcome
             });
         }
     }
+}
+
+/// `tokens` with every span set to `span`, so that errors about them are
+/// reported there.
+fn respan(tokens: TokenStream, span: Span) -> TokenStream {
+    tokens
+        .into_iter()
+        .map(|tree| match tree {
+            TokenTree::Group(group) => {
+                let mut respanned = Group::new(group.delimiter(), respan(group.stream(), span));
+                respanned.set_span(span);
+                TokenTree::Group(respanned)
+            }
+            mut other => {
+                other.set_span(span);
+                other
+            }
+        })
+        .collect()
 }
 
 pub(super) fn method_spec(service: &Service, method: &Method) -> TokenStream {

@@ -1,0 +1,14 @@
+// A return type that cannot be encoded is reported on the return type.
+use rpc_runtime::{rpc, RpcResult};
+
+pub struct Opaque;
+
+#[rpc(catalog = false)] // only the serde bounds are under test here
+pub trait Service {
+    fn plain(&self) -> Opaque;
+    async fn plain_async(&self) -> Opaque;
+    fn result(&self) -> RpcResult<Opaque>;
+    async fn result_async(&self) -> RpcResult<Opaque>;
+}
+
+fn main() {}

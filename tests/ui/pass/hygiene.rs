@@ -1,0 +1,166 @@
+//! Generated code names everything by absolute path: it compiles next to
+//! user items that shadow the prelude and common std names, and inside a
+//! `#![no_implicit_prelude]` module.
+
+#![allow(dead_code, non_camel_case_types, non_snake_case, unused_macros)]
+
+mod shadowed {
+    use ::rpc_runtime::rpc;
+
+    // Dummies with the names generated code could be tempted to use bare.
+    pub struct Result;
+    pub struct Option;
+    pub struct Vec;
+    pub struct String;
+    pub struct Box;
+    pub struct Arc;
+    pub struct Future;
+    pub struct Pin;
+    pub struct Send;
+    pub struct Sync;
+    pub struct Sized;
+    pub struct Clone;
+    pub struct Default;
+    pub struct Into;
+    pub struct From;
+    pub struct Serialize;
+    pub struct Deserialize;
+    pub struct Router;
+    pub struct Context;
+    pub struct Params;
+    pub trait Iterator {}
+    pub fn Ok() {}
+    pub fn Err() {}
+    pub fn Some() {}
+    pub const None: () = ();
+    pub mod core {}
+    pub mod std {}
+    pub mod rpc_runtime {}
+    pub mod serde {}
+    pub mod serde_json {}
+    macro_rules! unimplemented {
+        () => {
+            compile_error!("generated code used a bare `unimplemented!`")
+        };
+    }
+    macro_rules! vec {
+        () => {
+            compile_error!("generated code used a bare `vec!`")
+        };
+    }
+
+    /// A service whose types are spelled out, since the short names are taken.
+    #[rpc(namespace = "h")]
+    pub trait Shadowed {
+        fn plain(&self, a: ::std::string::String, b: ::std::option::Option<u8>) -> ::std::vec::Vec<u8>;
+        fn fallible(&self, a: u8) -> ::std::result::Result<u8, ::rpc_runtime::ErrorObject>;
+        fn alias(&self) -> ::rpc_runtime::RpcResult<()>;
+        async fn asynchronous(&self, a: ::std::boxed::Box<u8>) -> u8;
+        async fn asynchronous_fallible(&self) -> ::rpc_runtime::RpcResult<u8>;
+        fn context(&self, cx: ::rpc_runtime::Context) -> bool;
+        #[rpc(notification)]
+        fn notify(&self, a: u8);
+        #[rpc(whole_params)]
+        fn whole(&self, all: ::std::vec::Vec<u8>) -> usize;
+        /// A user type whose name ends in `Result` is a plain return value.
+        fn search(&self) -> SearchResult;
+    }
+
+    #[derive(::rpc_runtime::serde::Serialize, ::rpc_runtime::schemars::JsonSchema)]
+    #[serde(crate = "::rpc_runtime::serde")]
+    #[schemars(crate = "::rpc_runtime::schemars")]
+    pub struct SearchResult {
+        pub ok: bool,
+    }
+
+    pub struct Impl;
+
+    impl Shadowed for Impl {
+        fn plain(&self, a: ::std::string::String, _: ::std::option::Option<u8>) -> ::std::vec::Vec<u8> {
+            a.into_bytes()
+        }
+        fn fallible(&self, a: u8) -> ::std::result::Result<u8, ::rpc_runtime::ErrorObject> {
+            ::std::result::Result::Ok(a)
+        }
+        fn alias(&self) -> ::rpc_runtime::RpcResult<()> {
+            ::std::result::Result::Ok(())
+        }
+        async fn asynchronous(&self, a: ::std::boxed::Box<u8>) -> u8 {
+            *a
+        }
+        async fn asynchronous_fallible(&self) -> ::rpc_runtime::RpcResult<u8> {
+            ::std::result::Result::Ok(1)
+        }
+        fn context(&self, _: ::rpc_runtime::Context) -> bool {
+            true
+        }
+        fn notify(&self, _: u8) {}
+        fn whole(&self, all: ::std::vec::Vec<u8>) -> usize {
+            all.len()
+        }
+        fn search(&self) -> SearchResult {
+            SearchResult { ok: true }
+        }
+    }
+}
+
+mod no_prelude {
+    #![no_implicit_prelude]
+
+    use ::rpc_runtime::rpc;
+
+    /// A service in a module without the prelude.
+    #[rpc(rename_all = "camelCase")]
+    pub trait Bare {
+        fn plain(&self, a: ::std::string::String, b: ::std::option::Option<u8>) -> ::std::vec::Vec<u8>;
+        fn fallible(&self) -> ::std::result::Result<u8, ::rpc_runtime::ErrorObject>;
+        async fn asynchronous(&self, a: u8) -> ::rpc_runtime::RpcResult<u8>;
+        async fn asynchronous_plain(&self) -> u8;
+        fn with_context(&self, cx: ::rpc_runtime::Context);
+        #[rpc(notification)]
+        fn notify(&self);
+        #[rpc(whole_params)]
+        fn whole(&self, all: ::std::vec::Vec<u8>) -> usize;
+        /// Provided methods keep working too.
+        async fn provided(&self) -> u8 {
+            1
+        }
+    }
+
+    pub struct Impl;
+
+    impl Bare for Impl {
+        fn plain(&self, a: ::std::string::String, _: ::std::option::Option<u8>) -> ::std::vec::Vec<u8> {
+            a.into_bytes()
+        }
+        fn fallible(&self) -> ::std::result::Result<u8, ::rpc_runtime::ErrorObject> {
+            ::std::result::Result::Ok(1)
+        }
+        async fn asynchronous(&self, a: u8) -> ::rpc_runtime::RpcResult<u8> {
+            ::std::result::Result::Ok(a)
+        }
+        async fn asynchronous_plain(&self) -> u8 {
+            0
+        }
+        fn with_context(&self, _: ::rpc_runtime::Context) {}
+        fn notify(&self) {}
+        fn whole(&self, all: ::std::vec::Vec<u8>) -> usize {
+            all.len()
+        }
+    }
+}
+
+use shadowed::Shadowed;
+use no_prelude::Bare;
+
+fn main() {
+    let router = shadowed::Impl.into_rpc();
+    assert_eq!(router.method_names().len(), 9);
+    assert!(router.spec("h_plain").unwrap().params[1].optional);
+
+    let router = no_prelude::Impl.into_rpc();
+    assert_eq!(
+        router.method_names(),
+        ["asynchronous", "asynchronousPlain", "fallible", "notify", "plain", "provided", "whole", "withContext"]
+    );
+}
