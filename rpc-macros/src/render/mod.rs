@@ -1,5 +1,6 @@
 //! Code generation from the model only.
 
+mod client;
 mod server;
 
 use proc_macro2::TokenStream;
@@ -11,7 +12,9 @@ use crate::ast::Service;
 /// The trait plus everything generated from it.
 pub fn expand(service: &Service) -> TokenStream {
     let into_rpc = server::into_rpc(service);
-    emit_trait(service, into_rpc)
+    let mut tokens = emit_trait(service, into_rpc);
+    tokens.extend(client::client(service));
+    tokens
 }
 
 /// What is emitted when the input has errors: the trait itself (so that
