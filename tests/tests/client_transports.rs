@@ -2,9 +2,11 @@
 //! example over its stdin/stdout, both framings), TCP (both framings) and
 //! in-process.
 
-use std::path::PathBuf;
-use std::sync::OnceLock;
+mod client_support;
+
 use std::time::Duration;
+
+use client_support::calculator;
 
 use rpc_runtime::serde_json::{json, Value};
 use rpc_runtime::{rpc, ClientError, Context, ErrorObject, Framing, Peer, Server};
@@ -55,24 +57,6 @@ impl Host for HostImpl {
     fn note(&self, text: String) {
         let _ = self.notes.send(text);
     }
-}
-
-/// Builds the calculator example once and returns its path.
-fn calculator() -> &'static PathBuf {
-    static PATH: OnceLock<PathBuf> = OnceLock::new();
-    PATH.get_or_init(|| {
-        let workspace = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
-        let status = std::process::Command::new(env!("CARGO"))
-            .args(["build", "--quiet", "-p", "examples", "--example", "calculator"])
-            .current_dir(&workspace)
-            .status()
-            .expect("cargo runs");
-        assert!(status.success(), "building the calculator example failed");
-        // target/<profile>/deps/<this test> -> target/<profile>/examples/calculator
-        let exe = std::env::current_exe().expect("the test binary's path");
-        let profile_dir = exe.parent().and_then(|deps| deps.parent()).expect("target/<profile>");
-        profile_dir.join("examples").join(format!("calculator{}", std::env::consts::EXE_SUFFIX))
-    })
 }
 
 async fn exercise(client: &CalculatorClient, notes: &mut tokio::sync::mpsc::UnboundedReceiver<String>) {
