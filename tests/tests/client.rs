@@ -382,3 +382,74 @@ async fn a_response_with_an_unknown_id_is_dropped() {
     assert_eq!(eventually(call).await.unwrap().unwrap(), 3);
     assert!(!peer.is_closed());
 }
+
+/// Generated code names everything by absolute path, and client helpers
+/// step aside for trait methods of the same name.
+mod hygiene {
+    // Shadows that generated code must not pick up.
+    #[allow(dead_code)]
+    pub struct Result;
+    #[allow(dead_code)]
+    pub struct Option;
+    #[allow(dead_code)]
+    pub struct Vec;
+    #[allow(dead_code)]
+    pub struct String;
+    #[allow(dead_code)]
+    pub struct Box;
+
+    /// Methods named like the client's own helpers.
+    #[::rpc_runtime::rpc]
+    pub trait Mailer {
+        /// Sends mail.
+        fn send(&self, to: ::std::string::String) -> bool;
+        /// A new mailbox number.
+        fn new(&self) -> u8;
+        /// A batch number.
+        fn batch(&self) -> u8;
+        /// A peer number.
+        fn peer(&self) -> u8;
+        /// A timeout.
+        fn with_timeout(&self) -> u8;
+    }
+}
+
+struct MailerImpl;
+
+impl hygiene::Mailer for MailerImpl {
+    fn send(&self, to: String) -> bool {
+        to.contains('@')
+    }
+    fn new(&self) -> u8 {
+        1
+    }
+    fn batch(&self) -> u8 {
+        2
+    }
+    fn peer(&self) -> u8 {
+        3
+    }
+    fn with_timeout(&self) -> u8 {
+        4
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn helpers_step_aside_for_trait_methods() {
+    use hygiene::{Mailer, MailerClient};
+    let peer = Peer::builder().in_process(Server::new(MailerImpl.into_rpc()));
+    let client = MailerClient::rpc_new(peer);
+    assert!(client.send("a@b".into()).await.unwrap());
+    assert_eq!(client.new().await.unwrap(), 1);
+    assert_eq!(client.batch().await.unwrap(), 2);
+    assert_eq!(client.peer().await.unwrap(), 3);
+    assert_eq!(client.with_timeout().await.unwrap(), 4);
+    assert!(!client.rpc_peer().is_closed());
+    let client = client.rpc_with_timeout(Duration::from_secs(60));
+    let mut batch = client.rpc_batch();
+    let sent = batch.send("nobody".into());
+    let number = batch.peer();
+    batch.rpc_send().await.unwrap();
+    assert!(!sent.await.unwrap());
+    assert_eq!(number.await.unwrap(), 3);
+}

@@ -18,22 +18,28 @@ pub fn client(service: &Service) -> TokenStream {
     let trait_ident = &service.item.ident;
     let client = format_ident!("{}Client", trait_ident);
     let batch = format_ident!("{}Batch", trait_ident);
+    let new = helper(service, "new");
+    let peer = helper(service, "peer");
+    let with_timeout = helper(service, "with_timeout");
+    let batch_fn = helper(service, "batch");
+    let send = helper(service, "send");
     let client_doc = format!(
         " A typed client for [`{trait_ident}`]: one `async` method per trait method, with the same params,\n \
          returning `Result<T, ClientError<E>>` where `E` is the method's own error type.\n\n \
          Params are sent by name (an object), except for methods declared `param_structure = \"by-position\"`\n \
          (an array) and `whole_params` (the value itself). Notifications return once written.\n \
-         Build one over any connection: `{client}::new(peer)`."
+         Build one over any connection: `{client}::{new}(peer)` (helpers whose name a trait method\n \
+         already takes get an `rpc_` prefix)."
     );
     let batch_doc = format!(
         " A batch of [`{trait_ident}`] calls sent as one JSON-RPC batch: queue calls (each returns a reply to\n \
-         await later), then [`send`]({batch}::send) them all at once."
+         await later), then [`{send}`]({batch}::{send}) them all at once."
     );
     let methods = service.methods.iter().map(|method| client_method(service, method));
     let batch_methods = service.methods.iter().map(|method| batch_method(service, method));
     quote! {
         #[doc = #client_doc]
-        #[derive(Clone, Debug)]
+        #[derive(::core::clone::Clone, ::core::fmt::Debug)]
         #vis struct #client {
             __core: #private::ClientCore,
         }
@@ -42,23 +48,23 @@ pub fn client(service: &Service) -> TokenStream {
         #[allow(clippy::all, deprecated, unused_imports)]
         impl #client {
             /// A client that calls over `peer`.
-            #vis fn new(peer: #private::Peer) -> Self {
+            #vis fn #new(peer: #private::Peer) -> Self {
                 #client { __core: #private::ClientCore::new(peer) }
             }
 
             /// The connection this client calls over.
-            #vis fn peer(&self) -> &#private::Peer {
+            #vis fn #peer(&self) -> &#private::Peer {
                 self.__core.peer()
             }
 
             /// The same client with `timeout` for each call, instead of the
             /// connection's default.
-            #vis fn with_timeout(&self, timeout: ::core::time::Duration) -> Self {
+            #vis fn #with_timeout(&self, timeout: ::core::time::Duration) -> Self {
                 #client { __core: self.__core.with_timeout(timeout) }
             }
 
             /// Starts a batch: several calls sent as one JSON-RPC batch.
-            #vis fn batch(&self) -> #batch {
+            #vis fn #batch_fn(&self) -> #batch {
                 #batch { __batch: self.__core.batch() }
             }
 
@@ -68,7 +74,7 @@ pub fn client(service: &Service) -> TokenStream {
         #[automatically_derived]
         impl ::core::convert::From<#private::Peer> for #client {
             fn from(peer: #private::Peer) -> Self {
-                #client::new(peer)
+                #client::#new(peer)
             }
         }
 
@@ -82,12 +88,22 @@ pub fn client(service: &Service) -> TokenStream {
         impl #batch {
             /// Sends every queued call and notification as one batch
             /// message; returns once it is written.
-            #vis async fn send(self) -> ::core::result::Result<(), #private::ClientError> {
+            #vis async fn #send(self) -> ::core::result::Result<(), #private::ClientError> {
                 self.__batch.send().await
             }
 
             #(#batch_methods)*
         }
+    }
+}
+
+/// The name of a generated helper method: `name`, or `rpc_name` when the
+/// trait has a method called `name` (which the client needs for itself).
+fn helper(service: &Service, name: &str) -> syn::Ident {
+    if service.methods.iter().any(|method| method.ident == name) {
+        format_ident!("rpc_{}", name)
+    } else {
+        format_ident!("{}", name)
     }
 }
 
@@ -237,7 +253,7 @@ fn batch_method(service: &Service, method: &Method) -> TokenStream {
     quote! {
         #docs
         ///
-        /// Queued; await the reply after [`send`](Self::send).
+        /// Queued; await the reply after the batch is sent.
         #vis fn #ident(&mut self, #(#args),*) -> #private::BatchReply<#ok, #err> {
             #selectors
             self.__batch.typed_call(
