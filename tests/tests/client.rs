@@ -404,6 +404,7 @@ mod hygiene {
         /// Sends mail.
         fn send(&self, to: ::std::string::String) -> bool;
         /// A new mailbox number.
+        #[allow(clippy::new_ret_no_self, clippy::wrong_self_convention)]
         fn new(&self) -> u8;
         /// A batch number.
         fn batch(&self) -> u8;
