@@ -24,6 +24,11 @@
 //! # }
 //! ```
 //!
+//! The same trait yields a typed client, `CalculatorClient`, that calls
+//! such a service over any connection ([`Peer`]): a child process, TCP, or
+//! in-process. Connections are symmetric: a handler that takes a
+//! [`Context`] can notify and call back its caller.
+//!
 //! The crate is organised as the data flows: [`Framing`] turns bytes into
 //! messages, the [`Engine`] applies the JSON-RPC 2.0 rules, the [`Router`]
 //! finds the method, and the code `#[rpc]` generates decodes the [`Params`]

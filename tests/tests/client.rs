@@ -454,3 +454,20 @@ async fn helpers_step_aside_for_trait_methods() {
     assert!(!sent.await.unwrap());
     assert_eq!(number.await.unwrap(), 3);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_connection_default_timeout_applies_unless_a_call_overrides_it() {
+    let server = Server::new(BankImpl::default().into_rpc());
+    let peer = Peer::builder().timeout(Duration::from_millis(20)).in_process(server);
+    assert_eq!(peer.default_timeout(), Some(Duration::from_millis(20)));
+    let client = BankClient::new(peer);
+    assert!(
+        matches!(client.slow(60_000).await, Err(ClientError::Timeout(limit)) if limit == Duration::from_millis(20))
+    );
+    // A longer per-call timeout lets a quick call finish.
+    assert_eq!(client.with_timeout(Duration::from_secs(60)).slow(1).await.unwrap(), 1);
+    // Untyped calls take a per-call timeout too.
+    let params = serde_json::value::to_raw_value(&[60_000]).unwrap();
+    let err = client.peer().call_raw("slow", Some(&params), Some(Duration::from_millis(10))).await.unwrap_err();
+    assert!(matches!(err, ClientError::Timeout(limit) if limit == Duration::from_millis(10)), "{err}");
+}
