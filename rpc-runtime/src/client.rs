@@ -5,6 +5,7 @@ use std::fmt;
 use std::future::Future;
 use std::marker::PhantomData;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::task::{Context as TaskContext, Poll};
 use std::time::Duration;
@@ -169,11 +170,18 @@ fn not_structured(json: &str) -> serde_json::Error {
 /// # Ok(()) }
 /// ```
 ///
-/// A batch waits for its answers without a timeout; wrap a reply in
-/// `tokio::time::timeout` if you need one. Replies of a batch that is
-/// dropped unsent fail with [`ClientError::Closed`].
+/// A server answers a batch with one message once every entry is done, so
+/// the replies of a batch arrive together.
+///
+/// Each reply waits at most the connection's default timeout (or the
+/// typed client's, for a batch from `client.batch()`), counted from when
+/// it is first awaited. A reply that times out or is dropped before its
+/// answer behaves like an abandoned call (its cancellation notification is
+/// sent if the connection is configured for one). Replies of a batch that
+/// is dropped unsent fail with [`ClientError::Closed`].
 pub struct Batch {
     peer: Peer,
+    timeout: Option<Duration>,
     entries: Vec<BatchEntry>,
 }
 
@@ -181,12 +189,15 @@ struct BatchEntry {
     method: Box<str>,
     params: Option<Box<RawValue>>,
     /// `None` for a notification.
-    reply: Option<oneshot::Sender<Reply>>,
+    reply: Option<(oneshot::Sender<Reply>, Arc<AtomicU64>)>,
 }
 
+/// The id of a batch call once sent; 0 before.
+const UNSENT: u64 = 0;
+
 impl Batch {
-    pub(crate) fn new(peer: Peer) -> Self {
-        Batch { peer, entries: Vec::new() }
+    pub(crate) fn new(peer: Peer, timeout: Option<Duration>) -> Self {
+        Batch { timeout: timeout.or(peer.default_timeout()), peer, entries: Vec::new() }
     }
 
     /// Adds a call of `method`; `params` as for [`Peer::call`].
@@ -219,13 +230,25 @@ impl Batch {
         convert: fn(ErrorObject) -> ClientError<E>,
     ) -> BatchReply<T, E> {
         let (tx, rx) = oneshot::channel();
+        let id = Arc::new(AtomicU64::new(UNSENT));
         match params {
-            Ok(params) => self.entries.push(BatchEntry { method: method.into(), params, reply: Some(tx) }),
+            Ok(params) => {
+                self.entries.push(BatchEntry { method: method.into(), params, reply: Some((tx, Arc::clone(&id))) })
+            }
             Err(err) => {
                 let _ = tx.send(Err(ClientError::Encode(err)));
             }
         }
-        BatchReply { reply: rx, decode, convert }
+        BatchReply {
+            reply: rx,
+            decode,
+            convert,
+            peer: self.peer.clone(),
+            id,
+            timeout: self.timeout,
+            sleep: None,
+            done: false,
+        }
     }
 
     pub(crate) fn push_notification(&mut self, method: &str, params: Result<Option<Box<RawValue>>, serde_json::Error>) {
@@ -249,9 +272,10 @@ impl Batch {
         for (index, entry) in self.entries.into_iter().enumerate() {
             let id = match entry.reply {
                 None => None,
-                Some(reply) => match self.peer.register_call(reply) {
+                Some((reply, slot)) => match self.peer.register_call(reply) {
                     Ok(id) => {
                         registered.push(id);
+                        slot.store(id, Ordering::Release);
                         Some(id)
                     }
                     Err(err) => {
@@ -278,17 +302,53 @@ pub struct BatchReply<T, E = ErrorObject> {
     reply: oneshot::Receiver<Reply>,
     decode: Decoder<T>,
     convert: fn(ErrorObject) -> ClientError<E>,
+    peer: Peer,
+    id: Arc<AtomicU64>,
+    timeout: Option<Duration>,
+    sleep: Option<Pin<Box<tokio::time::Sleep>>>,
+    done: bool,
 }
 
 impl<T, E> Future for BatchReply<T, E> {
     type Output = Result<T, ClientError<E>>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Self::Output> {
-        let reply = match Pin::new(&mut self.reply).poll(cx) {
-            Poll::Pending => return Poll::Pending,
+        let this = &mut *self;
+        if this.done {
+            return Poll::Ready(Err(ClientError::Closed));
+        }
+        let reply = match Pin::new(&mut this.reply).poll(cx) {
             Poll::Ready(reply) => reply.unwrap_or(Err(ClientError::Closed)),
+            Poll::Pending => {
+                let Some(limit) = this.timeout else { return Poll::Pending };
+                let sleep = this.sleep.get_or_insert_with(|| Box::pin(tokio::time::sleep(limit)));
+                if sleep.as_mut().poll(cx).is_pending() {
+                    return Poll::Pending;
+                }
+                this.abandon("timed out");
+                this.done = true;
+                return Poll::Ready(Err(ClientError::Timeout(limit)));
+            }
         };
-        Poll::Ready(decode(reply, self.decode, self.convert))
+        this.done = true;
+        Poll::Ready(decode(reply, this.decode, this.convert))
+    }
+}
+
+impl<T, E> BatchReply<T, E> {
+    fn abandon(&self, reason: &str) {
+        let id = self.id.load(Ordering::Acquire);
+        if id != UNSENT {
+            self.peer.abandon_call(id, reason);
+        }
+    }
+}
+
+impl<T, E> Drop for BatchReply<T, E> {
+    fn drop(&mut self) {
+        if !self.done {
+            self.abandon("the caller gave up");
+        }
     }
 }
 
@@ -447,9 +507,9 @@ pub mod support {
                 .map_err(|err| ClientError::typed(err, ClientError::Server))
         }
 
-        /// A batch on this connection.
+        /// A batch on this connection, with this client's timeout.
         pub fn batch(&self) -> Batch {
-            self.peer.batch()
+            Batch::new(self.peer.clone(), self.timeout)
         }
     }
 

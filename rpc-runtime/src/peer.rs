@@ -362,7 +362,13 @@ impl Peer {
     /// A batch: several calls and notifications sent as one JSON-RPC batch.
     /// See [`Batch`].
     pub fn batch(&self) -> Batch {
-        Batch::new(self.clone())
+        Batch::new(self.clone(), None)
+    }
+
+    /// Gives up on call `id` (sent): forgets it and announces the
+    /// cancellation if configured.
+    pub(crate) fn abandon_call(&self, id: u64, reason: &str) {
+        self.shared.abandon(id, true, reason);
     }
 
     /// Closes the connection: pending calls fail with

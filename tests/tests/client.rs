@@ -471,3 +471,21 @@ async fn the_connection_default_timeout_applies_unless_a_call_overrides_it() {
     let err = client.peer().call_raw("slow", Some(&params), Some(Duration::from_millis(10))).await.unwrap_err();
     assert!(matches!(err, ClientError::Timeout(limit) if limit == Duration::from_millis(10)), "{err}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_reply_times_out_and_cancels_like_a_call() {
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let bank = BankImpl { cancelled: Some(tx), ..BankImpl::default() };
+    let client = connect(Framing::ContentLength, bank, Cancellation::Lsp).with_timeout(Duration::from_millis(20));
+    // A server answers a batch in one message, once every entry is done,
+    // so a stuck entry holds up the whole batch until it is cancelled.
+    let mut batch = client.batch();
+    let stuck = batch.wait_for_cancel();
+    batch.poke(1);
+    batch.send().await.unwrap();
+    assert!(matches!(stuck.await, Err(ClientError::Timeout(_))));
+    assert_eq!(eventually(rx.recv()).await, Some(true));
+    // The late batch answer (-32800 for an abandoned id) is dropped; the
+    // connection carries on.
+    assert_eq!(client.with_timeout(Duration::from_secs(60)).pokes().await.unwrap(), vec![1]);
+}
