@@ -2,7 +2,6 @@
 //! `AsyncRead`/`AsyncWrite` pair.
 
 use std::io;
-
 use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncWrite};
