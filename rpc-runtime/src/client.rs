@@ -668,3 +668,66 @@ pub mod support {
         type Err = E;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::support::{encode_params, param, ParamMode};
+    use super::*;
+
+    fn raw(value: serde_json::Value) -> Result<Box<RawValue>, serde_json::Error> {
+        serde_json::value::to_raw_value(&value)
+    }
+
+    fn encoded(mode: ParamMode, params: Vec<support::ParamValue>) -> Option<String> {
+        encode_params(mode, params).unwrap().map(|raw| raw.get().to_owned())
+    }
+
+    #[test]
+    fn by_name_leaves_out_absent_optional_params() {
+        let params = vec![
+            param("name", false, raw(serde_json::json!("Ada"))),
+            param("greeting", true, raw(serde_json::Value::Null)),
+        ];
+        assert_eq!(encoded(ParamMode::ByName, params).as_deref(), Some(r#"{"name":"Ada"}"#));
+    }
+
+    #[test]
+    fn by_position_trims_only_trailing_absent_optional_params() {
+        let params = vec![
+            param("a", true, raw(serde_json::Value::Null)),
+            param("b", false, raw(serde_json::json!(2))),
+            param("c", true, raw(serde_json::Value::Null)),
+        ];
+        assert_eq!(encoded(ParamMode::ByPosition, params).as_deref(), Some("[null,2]"));
+    }
+
+    #[test]
+    fn no_params_sends_no_params_member() {
+        assert_eq!(encoded(ParamMode::ByName, vec![]), None);
+        assert_eq!(encoded(ParamMode::ByPosition, vec![]), None);
+    }
+
+    #[test]
+    fn whole_params_must_be_structured() {
+        let list = vec![param("numbers", false, raw(serde_json::json!([1, 2])))];
+        assert_eq!(encoded(ParamMode::Whole, list).as_deref(), Some("[1,2]"));
+        let scalar = vec![param("n", false, raw(serde_json::json!(5)))];
+        assert!(encode_params(ParamMode::Whole, scalar).is_err());
+        let absent = vec![param("n", true, raw(serde_json::Value::Null))];
+        assert_eq!(encoded(ParamMode::Whole, absent), None);
+    }
+
+    #[test]
+    fn a_param_that_failed_to_encode_fails_the_call() {
+        let failed = Err(serde::ser::Error::custom("no"));
+        assert!(encode_params(ParamMode::ByName, vec![param("x", false, failed)]).is_err());
+    }
+
+    #[test]
+    fn untyped_params_are_arrays_objects_or_nothing() {
+        assert_eq!(encode_any_params(&[1, 2]).unwrap().unwrap().get(), "[1,2]");
+        assert!(encode_any_params(&()).unwrap().is_none());
+        assert!(encode_any_params(&None::<u8>).unwrap().is_none());
+        assert!(encode_any_params(&"text").is_err());
+    }
+}

@@ -886,3 +886,50 @@ async fn write_loop<W: AsyncWrite + Unpin>(
         _ => Err(err),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_compare_by_value() {
+        assert_eq!(id_key("\"a\""), id_key("\"\\u0061\""));
+        assert_eq!(id_key(" 7 "), id_key("7"));
+        assert_ne!(id_key("7"), id_key("\"7\""));
+        assert_eq!(id_key("not json"), None);
+    }
+
+    #[test]
+    fn cancellation_notifications_follow_each_protocol() {
+        assert_eq!(Cancellation::None.notification(3, "x"), None);
+        let lsp = Cancellation::Lsp.notification(3, "x").unwrap();
+        assert_eq!(
+            String::from_utf8(lsp).unwrap(),
+            r#"{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":3}}"#
+        );
+        let mcp: serde_json::Value =
+            serde_json::from_slice(&Cancellation::Mcp.notification(4, "timed \"out\"").unwrap()).unwrap();
+        assert_eq!(mcp["method"], "notifications/cancelled");
+        assert_eq!(mcp["params"]["requestId"], 4);
+        assert_eq!(mcp["params"]["reason"], "timed \"out\"");
+    }
+
+    #[test]
+    fn requests_are_encoded_with_escaped_method_names() {
+        let raw = serde_json::value::to_raw_value(&[1]).unwrap();
+        let bytes = request_bytes("a\"b", Some(&raw), Some(9));
+        let value: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(value, serde_json::json!({"jsonrpc": "2.0", "method": "a\"b", "params": [1], "id": 9}));
+        let notification: serde_json::Value = serde_json::from_slice(&request_bytes("n", None, None)).unwrap();
+        assert_eq!(notification, serde_json::json!({"jsonrpc": "2.0", "method": "n"}));
+    }
+
+    #[test]
+    fn responses_are_told_from_requests() {
+        let probe = |text: &str| serde_json::from_str::<Probe<'_>>(text).unwrap().is_response();
+        assert!(probe(r#"{"jsonrpc":"2.0","result":null,"id":1}"#));
+        assert!(probe(r#"{"jsonrpc":"2.0","error":{"code":1,"message":"m"},"id":1}"#));
+        assert!(!probe(r#"{"jsonrpc":"2.0","method":"m","params":{"result":1},"id":1}"#));
+        assert!(!probe(r#"{"jsonrpc":"2.0","result":1}"#));
+    }
+}

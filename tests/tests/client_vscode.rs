@@ -32,7 +32,7 @@ fn vscode_jsonrpc_drives_the_calculator() {
     let calculator = client_support::calculator();
     let output = Command::new("node")
         .arg("interop.js")
-        .arg(calculator)
+        .arg(&calculator)
         .current_dir(&dir)
         .output()
         .expect("node is needed for the vscode-jsonrpc interop test (install Node.js)");

@@ -1,6 +1,8 @@
 //! Both directions on one connection: a server method that notifies and
 //! calls back its caller during a request, and per-connection data.
 
+mod client_support;
+
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -149,4 +151,30 @@ async fn serve_stream_finishes_callbacks_then_returns_at_end_of_input() {
     assert!(text.contains("\"method\":\"workspace/logMessage\""), "{text}");
     assert!(text.contains("\"id\":1}"), "{text}");
     assert!(text.contains("the connection closed"), "{text}");
+}
+
+#[test]
+fn the_lsp_pair_example_runs_both_ends() {
+    for framing in ["content-length", "ndjson"] {
+        let output = std::process::Command::new(client_support::example("lsp_pair"))
+            .args(["--framing", framing])
+            .output()
+            .expect("the example runs");
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(output.status.success(), "{}\n{stdout}", String::from_utf8_lossy(&output.stderr));
+        for expected in [
+            "editor <- window/logMessage (3) server: initializing file:///project",
+            "editor -> initialize: ServerInfo { name: \"lsp_pair\", hover: true }",
+            "editor <- textDocument/publishDiagnostics file:///project/main.rs [\"line 1: unfinished work\"]",
+            "editor -> textDocument/hover: Some(\"    // TODO: GREET\")",
+            "editor -> batch: Some(\"FN MAIN() {\") None",
+            "done: the editor saw 4 messages from the server",
+        ] {
+            assert!(stdout.lines().any(|line| line == expected), "missing `{expected}` in:\n{stdout}");
+        }
+        // The server asked for the configuration before answering the hover.
+        let asked = stdout.find("workspace/configuration").unwrap();
+        let answered = stdout.find("textDocument/hover:").unwrap();
+        assert!(asked < answered, "{stdout}");
+    }
 }
