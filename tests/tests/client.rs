@@ -84,6 +84,7 @@ pub trait Bank {
 #[derive(Clone, Default)]
 struct BankImpl {
     pokes: Arc<Mutex<Vec<i64>>>,
+    started: Option<mpsc::UnboundedSender<()>>,
     cancelled: Option<mpsc::UnboundedSender<bool>>,
 }
 
@@ -120,6 +121,9 @@ impl Bank for BankImpl {
         self.pokes.lock().unwrap().clone()
     }
     async fn wait_for_cancel(&self, cx: Context) -> String {
+        if let Some(tx) = &self.started {
+            let _ = tx.send(());
+        }
         cx.cancelled().await;
         if let Some(tx) = &self.cancelled {
             let _ = tx.send(cx.is_cancelled());
@@ -280,14 +284,15 @@ async fn a_timeout_cancels_the_handler_lsp_style() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dropping_a_call_cancels_the_handler_mcp_style() {
     let (tx, mut rx) = mpsc::unbounded_channel();
-    let bank = BankImpl { cancelled: Some(tx), ..BankImpl::default() };
+    let (started_tx, mut started) = mpsc::unbounded_channel();
+    let bank = BankImpl { cancelled: Some(tx), started: Some(started_tx), ..BankImpl::default() };
     let client = connect(Framing::NewlineDelimited, bank, Cancellation::Mcp);
     let call = {
         let client = client.clone();
         tokio::spawn(async move { client.wait_for_cancel().await })
     };
-    // Make sure the request is running before giving up on it.
-    assert_eq!(client.slow(1).await.unwrap(), 1);
+    // Give up on the request once it is running.
+    assert_eq!(eventually(started.recv()).await, Some(()));
     call.abort();
     assert_eq!(eventually(rx.recv()).await, Some(true));
 }
