@@ -64,6 +64,9 @@ pub trait Bank {
     /// Always fails with a plain error object.
     fn refuse(&self) -> Result<(), ErrorObject>;
 
+    /// Halves an even number; returns a `Result` alias.
+    fn halve(&self, n: i64) -> rpc_runtime::RpcResult<i64>;
+
     /// Counts the entries of a map (its keys cannot be JSON keys).
     fn count(&self, map: BTreeMap<(i64, i64), i64>) -> usize;
 
@@ -110,6 +113,13 @@ impl Bank for BankImpl {
     }
     fn refuse(&self) -> Result<(), ErrorObject> {
         Err(ErrorObject::new(-32050, "refused"))
+    }
+    fn halve(&self, n: i64) -> rpc_runtime::RpcResult<i64> {
+        if n % 2 == 0 {
+            Ok(n / 2)
+        } else {
+            Err(ErrorObject::invalid_params(format!("{n} is odd")))
+        }
     }
     fn count(&self, map: BTreeMap<(i64, i64), i64>) -> usize {
         map.len()
@@ -176,6 +186,8 @@ async fn app_errors_come_back_typed() {
     // An error object that is not a BankError stays an error object.
     let err = client.peer().call::<u64, _>("withdraw", serde_json::json!({"amount": "lots"})).await.unwrap_err();
     assert_eq!(err.server_error().map(ErrorObject::code), Some(INVALID_PARAMS), "{err}");
+    assert_eq!(client.halve(8).await.unwrap(), 4);
+    assert_eq!(client.halve(7).await.unwrap_err().server_error().map(ErrorObject::message), Some("7 is odd"));
     match client.refuse().await {
         Err(ClientError::Server(error)) => assert_eq!((error.code(), error.message()), (-32050, "refused")),
         other => panic!("expected the server's error object, got {other:?}"),
