@@ -13,9 +13,11 @@
 
 use std::time::Duration;
 
+use rpc_runtime::schemars::JsonSchema;
+use rpc_runtime::serde::{Deserialize, Serialize};
 use rpc_runtime::serde_json::value::RawValue;
-use rpc_runtime::serde_json::Value;
-use rpc_runtime::{rpc, ErrorObject, Framing, Server};
+use rpc_runtime::serde_json::{Map, Value};
+use rpc_runtime::{rpc, ClientError, Context, ErrorObject, Framing, Server, INTERNAL_ERROR, INVALID_PARAMS};
 
 /// The calculator of the JSON-RPC 2.0 specification's examples.
 #[rpc]
@@ -57,6 +59,37 @@ pub trait Calculator {
     /// Answers `ms` after waiting that many milliseconds, without blocking
     /// other requests.
     async fn sleep(&self, ms: u64) -> u64;
+
+    /// Calls the caller back: sends it request `method` with `params` (an
+    /// array, an object, or nothing) on the same connection and answers
+    /// with the caller's result, or with the caller's error object.
+    async fn ask_client(
+        &self,
+        method: String,
+        params: Option<CallbackParams>,
+        cx: Context,
+    ) -> Result<Value, ErrorObject>;
+
+    /// Sends the caller notification `method` with `params`, then answers
+    /// `null` (so the notification always arrives before the answer).
+    async fn notify_client(
+        &self,
+        method: String,
+        params: Option<CallbackParams>,
+        cx: Context,
+    ) -> Result<(), ErrorObject>;
+}
+
+/// Params for a call back to the client: JSON-RPC allows only an array or
+/// an object, so the schema and the decoder both reject anything else.
+#[derive(Serialize, Deserialize, JsonSchema)]
+#[serde(crate = "rpc_runtime::serde", untagged)]
+#[schemars(crate = "rpc_runtime::schemars")]
+pub enum CallbackParams {
+    /// By position.
+    Array(Vec<Value>),
+    /// By name.
+    Object(Map<String, Value>),
 }
 
 struct Calc;
@@ -109,6 +142,42 @@ impl Calculator for Calc {
     async fn sleep(&self, ms: u64) -> u64 {
         tokio::time::sleep(Duration::from_millis(ms)).await;
         ms
+    }
+
+    async fn ask_client(
+        &self,
+        method: String,
+        params: Option<CallbackParams>,
+        cx: Context,
+    ) -> Result<Value, ErrorObject> {
+        let peer = cx.peer().ok_or_else(no_connection)?;
+        peer.call::<Value, _>(&method, params).await.map_err(callback_failed)
+    }
+
+    async fn notify_client(
+        &self,
+        method: String,
+        params: Option<CallbackParams>,
+        cx: Context,
+    ) -> Result<(), ErrorObject> {
+        let peer = cx.peer().ok_or_else(no_connection)?;
+        peer.notify(&method, params).await.map_err(callback_failed)
+    }
+}
+
+fn no_connection() -> ErrorObject {
+    ErrorObject::internal_error("this request did not come in on a connection that can be called back")
+}
+
+/// The caller's own error object comes back as is; anything else says what
+/// went wrong with the call back.
+fn callback_failed(err: ClientError) -> ErrorObject {
+    match err {
+        ClientError::Server(error) => error,
+        ClientError::Encode(err) => {
+            ErrorObject::new(INVALID_PARAMS, format!("invalid params for the call back: {err}"))
+        }
+        other => ErrorObject::new(INTERNAL_ERROR, format!("calling the client back failed: {other}")),
     }
 }
 

@@ -1,19 +1,133 @@
 //! What a handler may know about the connection its request came in on.
 
+use std::any::{Any, TypeId};
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::fmt;
 use std::net::SocketAddr;
+use std::sync::Arc;
+
+use crate::peer::{InflightGuard, Peer};
+use crate::signal::Signal;
 
 /// Per-request context handed to every handler by the engine.
 ///
 /// A method receives it by declaring a parameter of type `Context`; the
-/// macro injects it instead of decoding it from the params.
-#[derive(Clone, Debug, Default)]
+/// macro injects it instead of decoding it from the params. Through it a
+/// handler reaches:
+///
+/// - the connection its request came in on ([`Context::peer`]), to send
+///   notifications to the caller or call it back while the request runs;
+/// - the request's cancellation ([`Context::is_cancelled`],
+///   [`Context::cancelled`]);
+/// - per-connection data set when the connection was created
+///   ([`Context::extension`]), such as an authenticated identity.
+///
+/// ```
+/// use rpc_runtime::Context;
+///
+/// #[derive(Debug, PartialEq)]
+/// struct User(String);
+///
+/// let cx = Context::new().with_extension(User("ada".into()));
+/// assert_eq!(cx.extension::<User>(), Some(&User("ada".into())));
+/// assert!(!cx.is_cancelled());
+/// ```
+#[derive(Clone, Default)]
 pub struct Context {
     pub(crate) peer_addr: Option<SocketAddr>,
+    pub(crate) peer: Option<Peer>,
+    pub(crate) cancel: Option<Arc<Signal>>,
+    pub(crate) extensions: Extensions,
 }
 
+/// Typed per-connection values, at most one per type.
+#[derive(Clone, Default)]
+pub(crate) struct Extensions(Option<Arc<HashMap<TypeId, Arc<dyn Any + Send + Sync>>>>);
+
 impl Context {
+    /// An empty context: no connection, no extensions.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The same context with `value` stored as per-connection data,
+    /// replacing any earlier value of the same type. Handlers read it with
+    /// [`Context::extension`].
+    pub fn with_extension<T: Send + Sync + 'static>(mut self, value: T) -> Self {
+        let mut map = self.extensions.0.take().map(|map| (*map).clone()).unwrap_or_default();
+        map.insert(TypeId::of::<T>(), Arc::new(value));
+        self.extensions = Extensions(Some(Arc::new(map)));
+        self
+    }
+
+    /// The same context with the remote address set.
+    pub fn with_peer_addr(mut self, addr: SocketAddr) -> Self {
+        self.peer_addr = Some(addr);
+        self
+    }
+
+    /// The per-connection value of type `T`, if one was set.
+    pub fn extension<T: Send + Sync + 'static>(&self) -> Option<&T> {
+        self.extensions.0.as_ref()?.get(&TypeId::of::<T>())?.downcast_ref()
+    }
+
     /// The remote address, for TCP connections.
     pub fn peer_addr(&self) -> Option<SocketAddr> {
         self.peer_addr
+    }
+
+    /// The connection this request came in on, to notify or call the
+    /// caller back (for example with a generated client:
+    /// `MyClient::new(cx.peer()?.clone())`). `None` outside a connection
+    /// (for example with [`crate::Engine::handle`] called directly).
+    pub fn peer(&self) -> Option<&Peer> {
+        self.peer.as_ref()
+    }
+
+    /// Whether the caller cancelled this request (see
+    /// [`crate::Cancellation`]). Always `false` when cancellation is not
+    /// enabled on the connection.
+    pub fn is_cancelled(&self) -> bool {
+        self.cancel.as_ref().is_some_and(|signal| signal.is_raised())
+    }
+
+    /// Completes when the caller cancels this request; never completes when
+    /// cancellation is not enabled. Use it in a `tokio::select!` to stop
+    /// long work early.
+    pub async fn cancelled(&self) {
+        match &self.cancel {
+            Some(signal) => signal.raised().await,
+            None => std::future::pending().await,
+        }
+    }
+
+    /// The context of one request with id `id` (raw JSON, `None` for a
+    /// notification): registers it for cancellation when the connection
+    /// has cancellation enabled. Borrows `self` otherwise, so plain
+    /// servers pay nothing.
+    pub(crate) fn for_request(&self, id: Option<&str>) -> (Cow<'_, Context>, Option<InflightGuard>) {
+        match (&self.peer, id) {
+            (Some(peer), Some(id)) => match peer.track_request(id) {
+                Some((signal, guard)) => {
+                    let mut cx = self.clone();
+                    cx.cancel = Some(signal);
+                    (Cow::Owned(cx), Some(guard))
+                }
+                None => (Cow::Borrowed(self), None),
+            },
+            _ => (Cow::Borrowed(self), None),
+        }
+    }
+}
+
+impl fmt::Debug for Context {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Context")
+            .field("peer_addr", &self.peer_addr)
+            .field("connected", &self.peer.is_some())
+            .field("cancelled", &self.is_cancelled())
+            .field("extensions", &self.extensions.0.as_ref().map_or(0, |map| map.len()))
+            .finish()
     }
 }

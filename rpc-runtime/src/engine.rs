@@ -243,7 +243,8 @@ impl Engine {
                 return Dispatched::invalid(id);
             }
         }
-        let Some(outcome) = self.router.call(&method, envelope.params, cx) else {
+        let (cx, inflight) = cx.for_request(id);
+        let Some(outcome) = self.router.call(&method, envelope.params, &cx) else {
             return match id {
                 Some(id) => Dispatched::Answer(Cow::Borrowed(id), Err(ErrorObject::method_not_found())),
                 None => Dispatched::Silent,
@@ -257,6 +258,7 @@ impl Engine {
             }
             (MethodOutcome::Ready(Ok(_)), None) => Dispatched::Silent,
             (MethodOutcome::Pending(future), id) => {
+                let future = crate::peer::track(future, inflight);
                 Dispatched::Pending { id: id.map(Into::into), method: method.into(), future }
             }
         }

@@ -24,6 +24,11 @@
 //! # }
 //! ```
 //!
+//! The same trait yields a typed client, `CalculatorClient`, that calls
+//! such a service over any connection ([`Peer`]): a child process, TCP, or
+//! in-process. Connections are symmetric: a handler that takes a
+//! [`Context`] can notify and call back its caller.
+//!
 //! The crate is organised as the data flows: [`Framing`] turns bytes into
 //! messages, the [`Engine`] applies the JSON-RPC 2.0 rules, the [`Router`]
 //! finds the method, and the code `#[rpc]` generates decodes the [`Params`]
@@ -33,18 +38,22 @@
 #![warn(missing_docs)]
 
 mod catalog;
+mod client;
 mod context;
 mod engine;
 mod error;
 mod framing;
 mod params;
+mod peer;
 mod router;
 mod server;
+mod signal;
 
 pub use catalog::{
     Catalog, Components, ContentDescriptor, Draft, ErrorDescriptor, ErrorInfo, Info, MethodInfo, MethodObject, OpenRpc,
     ParamInfo, SchemaFn, ServiceInfo, DISCOVER_METHOD, OPENRPC_VERSION,
 };
+pub use client::{Batch, BatchReply, ClientError, FromErrorObject};
 pub use context::Context;
 pub use engine::{Engine, Limits, PendingResponse};
 pub use error::{
@@ -53,6 +62,7 @@ pub use error::{
 };
 pub use framing::{Frame, FrameReader, Framing};
 pub use params::{MethodSpec, ParamSpec, ParamStructure, Params};
+pub use peer::{Cancellation, Peer, PeerBuilder};
 pub use router::{encode, DuplicateMethod, IntoMethodResult, MethodFuture, MethodOutcome, MethodResult, Router};
 pub use rpc_macros::rpc;
 pub use server::Server;
@@ -72,9 +82,15 @@ pub mod __private {
     pub use crate::catalog::{
         result_schema_of, schema_of, Catalog, ErrorInfo, MethodInfo, ParamInfo, ResultSchema, ServiceInfo,
     };
+    pub use crate::client::support::{
+        encode_params, param, AppError, ClientCore, Codec, ParamMode, ResultTypes, ViaDeserialize, ViaFromErrorObject,
+        ViaNoDeserialize, ViaNoSerialize, ViaSerialize, ViaServerError,
+    };
+    pub use crate::client::{Batch, BatchReply, ClientError};
     pub use crate::context::Context;
     pub use crate::error::ErrorObject;
     pub use crate::params::{MethodSpec, ParamSpec, ParamStructure, Params};
+    pub use crate::peer::Peer;
     pub use crate::router::{IntoMethodResult, MethodOutcome, Router};
     pub use serde::de::DeserializeOwned;
     pub use serde::Serialize;

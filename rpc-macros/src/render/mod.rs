@@ -1,6 +1,7 @@
 //! Code generation from the model only.
 
 mod catalog;
+mod client;
 mod server;
 
 use proc_macro2::TokenStream;
@@ -14,6 +15,7 @@ pub fn expand(service: &Service) -> TokenStream {
     let into_rpc = server::into_rpc(service);
     let mut tokens = emit_trait(service, into_rpc);
     tokens.extend(catalog::catalog(service));
+    tokens.extend(client::client(service));
     tokens
 }
 

@@ -141,6 +141,13 @@ impl Store for Impl {
 
 fn assert_send<T: Send>(_: T) {}
 
+/// A borrowed result is decoded into its owned form on the client side.
+#[allow(dead_code)]
+async fn client_owns_borrowed_results(client: StoreClient) {
+    let _: String = client.borrowed().await.unwrap();
+    let _: String = client.static_async().await.unwrap();
+}
+
 fn main() {
     // The async methods' futures are `Send`, also through the trait.
     assert_send(Impl.plain_async(1));

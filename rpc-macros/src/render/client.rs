@@ -1,0 +1,280 @@
+//! The typed client: `<Trait>Client` with one `async` method per trait
+//! method, and `<Trait>Batch` with one queueing method per trait method.
+//! The logic lives in the runtime (`__private`); each generated method only
+//! names its types and encodes its params.
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+use syn::{GenericArgument, PathArguments, Type};
+
+use crate::ast::{Method, Output, Service};
+use crate::attr::Structure;
+
+/// The client and batch structs for `service`.
+pub fn client(service: &Service) -> TokenStream {
+    let krate = &service.attrs.crate_path;
+    let private = quote!(#krate::__private);
+    let vis = &service.item.vis;
+    let trait_ident = &service.item.ident;
+    let client = format_ident!("{}Client", trait_ident);
+    let batch = format_ident!("{}Batch", trait_ident);
+    let new = helper(service, "new");
+    let peer = helper(service, "peer");
+    let with_timeout = helper(service, "with_timeout");
+    let batch_fn = helper(service, "batch");
+    let send = helper(service, "send");
+    let client_doc = format!(
+        " A typed client for [`{trait_ident}`]: one `async` method per trait method, with the same params,\n \
+         returning `Result<T, ClientError<E>>` where `E` is the method's own error type.\n\n \
+         Params are sent by name (an object), except for methods declared `param_structure = \"by-position\"`\n \
+         (an array) and `whole_params` (the value itself). Notifications return once written.\n \
+         Build one over any connection: `{client}::{new}(peer)` (helpers whose name a trait method\n \
+         already takes get an `rpc_` prefix)."
+    );
+    let batch_doc = format!(
+        " A batch of [`{trait_ident}`] calls sent as one JSON-RPC batch: queue calls (each returns a reply to\n \
+         await later), then [`{send}`]({batch}::{send}) them all at once."
+    );
+    let methods = service.methods.iter().map(|method| client_method(service, method));
+    let batch_methods = service.methods.iter().map(|method| batch_method(service, method));
+    quote! {
+        #[doc = #client_doc]
+        #[derive(::core::clone::Clone, ::core::fmt::Debug)]
+        #vis struct #client {
+            __core: #private::ClientCore,
+        }
+
+        #[automatically_derived]
+        #[allow(clippy::all, deprecated, unused_imports)]
+        impl #client {
+            /// A client that calls over `peer`.
+            #vis fn #new(peer: #private::Peer) -> Self {
+                #client { __core: #private::ClientCore::new(peer) }
+            }
+
+            /// The connection this client calls over.
+            #vis fn #peer(&self) -> &#private::Peer {
+                self.__core.peer()
+            }
+
+            /// The same client with `timeout` for each call, instead of the
+            /// connection's default.
+            #vis fn #with_timeout(&self, timeout: ::core::time::Duration) -> Self {
+                #client { __core: self.__core.with_timeout(timeout) }
+            }
+
+            /// Starts a batch: several calls sent as one JSON-RPC batch.
+            #vis fn #batch_fn(&self) -> #batch {
+                #batch { __batch: self.__core.batch() }
+            }
+
+            #(#methods)*
+        }
+
+        #[automatically_derived]
+        impl ::core::convert::From<#private::Peer> for #client {
+            fn from(peer: #private::Peer) -> Self {
+                #client::#new(peer)
+            }
+        }
+
+        #[doc = #batch_doc]
+        #vis struct #batch {
+            __batch: #private::Batch,
+        }
+
+        #[automatically_derived]
+        #[allow(clippy::all, deprecated, unused_imports)]
+        impl #batch {
+            /// Sends every queued call and notification as one batch
+            /// message; returns once it is written.
+            #vis async fn #send(self) -> ::core::result::Result<(), #private::ClientError> {
+                self.__batch.send().await
+            }
+
+            #(#batch_methods)*
+        }
+    }
+}
+
+/// The name of a generated helper method: `name`, or `rpc_name` when the
+/// trait has a method called `name` (which the client needs for itself).
+fn helper(service: &Service, name: &str) -> syn::Ident {
+    if service.methods.iter().any(|method| method.ident == name) {
+        format_ident!("rpc_{}", name)
+    } else {
+        format_ident!("{}", name)
+    }
+}
+
+/// The success and error types a client method returns.
+struct Types {
+    ok: TokenStream,
+    err: TokenStream,
+}
+
+fn types(service: &Service, method: &Method) -> Types {
+    let krate = &service.attrs.crate_path;
+    let private = quote!(#krate::__private);
+    match &method.output {
+        Output::Unit => Types { ok: quote!(()), err: quote!(#private::ErrorObject) },
+        Output::Plain(ty) => Types { ok: owned(ty), err: quote!(#private::ErrorObject) },
+        Output::Result(ty) => match result_args(ty) {
+            Some((ok, err)) => Types { ok: owned(ok), err: quote!(#err) },
+            None => Types {
+                ok: quote!(<#ty as #private::ResultTypes>::Ok),
+                err: quote!(<#ty as #private::ResultTypes>::Err),
+            },
+        },
+    }
+}
+
+/// What the client decodes a result into: the type itself, or for a
+/// borrowed result (`-> &'static str`, served from the server's own data)
+/// its owned form (`String`), since a decoded value cannot borrow.
+fn owned(ty: &Type) -> TokenStream {
+    match ty {
+        Type::Reference(reference) => {
+            let elem = &reference.elem;
+            quote!(<#elem as ::std::borrow::ToOwned>::Owned)
+        }
+        _ => quote!(#ty),
+    }
+}
+
+/// `T` and `E` of a return type written `Result<T, E>`; aliases go through
+/// the `ResultTypes` projection instead.
+fn result_args(ty: &Type) -> Option<(&Type, &Type)> {
+    let Type::Path(path) = ty else { return None };
+    let last = path.path.segments.last()?;
+    if last.ident != "Result" {
+        return None;
+    }
+    let PathArguments::AngleBracketed(args) = &last.arguments else { return None };
+    let mut types = args.args.iter().filter_map(|arg| match arg {
+        GenericArgument::Type(ty) => Some(ty),
+        _ => None,
+    });
+    match (types.next(), types.next(), types.next()) {
+        (Some(ok), Some(err), None) => Some((ok, err)),
+        _ => None,
+    }
+}
+
+/// The method's params as `name: Type` and the expression that encodes them.
+fn params(service: &Service, method: &Method) -> (Vec<TokenStream>, TokenStream) {
+    let krate = &service.attrs.crate_path;
+    let private = quote!(#krate::__private);
+    let mut args = Vec::new();
+    let mut values = Vec::new();
+    for param in method.wire_params() {
+        let ident = &param.ident;
+        let ty = &param.ty;
+        let name = &param.wire_name;
+        let optional = param.optional;
+        args.push(quote!(#ident: #ty));
+        values.push(quote! {
+            #private::param(#name, #optional, (&#private::Codec::<#ty>::new()).encode(&#ident))
+        });
+    }
+    let mode = if method.whole_params {
+        quote!(Whole)
+    } else if method.structure == Structure::ByPosition {
+        quote!(ByPosition)
+    } else {
+        quote!(ByName)
+    };
+    let encode = quote!(#private::encode_params(#private::ParamMode::#mode, [#(#values),*]));
+    (args, encode)
+}
+
+fn docs(method: &Method) -> TokenStream {
+    let lines = &method.docs;
+    quote!(#(#[doc = #lines])*)
+}
+
+/// The selector traits the generated bodies call through.
+fn selectors(service: &Service) -> TokenStream {
+    let krate = &service.attrs.crate_path;
+    quote! {
+        use #krate::__private::{
+            ViaDeserialize as _, ViaFromErrorObject as _, ViaNoDeserialize as _, ViaNoSerialize as _,
+            ViaSerialize as _, ViaServerError as _,
+        };
+    }
+}
+
+fn client_method(service: &Service, method: &Method) -> TokenStream {
+    let krate = &service.attrs.crate_path;
+    let private = quote!(#krate::__private);
+    let vis = &service.item.vis;
+    let ident = &method.ident;
+    let name = &method.wire_name;
+    let docs = docs(method);
+    let (args, encode) = params(service, method);
+    let selectors = selectors(service);
+    if method.notification.is_some() {
+        return quote! {
+            #docs
+            ///
+            /// A notification: returns once it is written; there is no answer.
+            #vis async fn #ident(&self, #(#args),*) -> ::core::result::Result<(), #private::ClientError> {
+                #selectors
+                self.__core.notify(#name, #encode).await
+            }
+        };
+    }
+    let Types { ok, err } = types(service, method);
+    quote! {
+        #docs
+        #vis async fn #ident(&self, #(#args),*) -> ::core::result::Result<#ok, #private::ClientError<#err>> {
+            #selectors
+            let __encoded = #encode;
+            self.__core
+                .call(
+                    #name,
+                    __encoded,
+                    (&#private::Codec::<#ok>::new()).decoder(),
+                    (&#private::AppError::<#err>::new()).converter(),
+                )
+                .await
+        }
+    }
+}
+
+fn batch_method(service: &Service, method: &Method) -> TokenStream {
+    let krate = &service.attrs.crate_path;
+    let private = quote!(#krate::__private);
+    let vis = &service.item.vis;
+    let ident = &method.ident;
+    let name = &method.wire_name;
+    let docs = docs(method);
+    let (args, encode) = params(service, method);
+    let selectors = selectors(service);
+    if method.notification.is_some() {
+        return quote! {
+            #docs
+            ///
+            /// A notification: queued, never answered.
+            #vis fn #ident(&mut self, #(#args),*) {
+                #selectors
+                self.__batch.typed_notification(#name, #encode)
+            }
+        };
+    }
+    let Types { ok, err } = types(service, method);
+    quote! {
+        #docs
+        ///
+        /// Queued; await the reply after the batch is sent.
+        #vis fn #ident(&mut self, #(#args),*) -> #private::BatchReply<#ok, #err> {
+            #selectors
+            self.__batch.typed_call(
+                #name,
+                #encode,
+                (&#private::Codec::<#ok>::new()).decoder(),
+                (&#private::AppError::<#err>::new()).converter(),
+            )
+        }
+    }
+}

@@ -1,0 +1,733 @@
+//! The calling side: errors a call can end with, typed application errors,
+//! batches, and the helpers behind the clients `#[rpc]` generates.
+
+use std::fmt;
+use std::future::Future;
+use std::marker::PhantomData;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::task::{Context as TaskContext, Poll};
+use std::time::Duration;
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::value::RawValue;
+use tokio::sync::oneshot;
+
+use crate::error::ErrorObject;
+use crate::peer::{request_bytes, Peer, Reply};
+
+/// Why a call did not produce a value.
+///
+/// `E` is the method's own error type (from `Result<T, E>` in the trait);
+/// an error object the server sent is turned into an `E` when `E`
+/// implements [`FromErrorObject`] and recognises it ([`ClientError::App`]),
+/// and kept as is otherwise ([`ClientError::Server`]).
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum ClientError<E = ErrorObject> {
+    /// The params failed to serialize, or did not serialize to an array or
+    /// an object. Nothing was sent.
+    Encode(serde_json::Error),
+    /// The transport failed (a write or read error); the connection is
+    /// closed.
+    Transport(Arc<std::io::Error>),
+    /// The connection closed before the answer came.
+    Closed,
+    /// No answer within this time. The call was abandoned (and, if the
+    /// connection is configured for it, a cancellation notification sent).
+    Timeout(Duration),
+    /// The server answered with an error object that is not an `E`.
+    Server(ErrorObject),
+    /// The server answered with an error object that decoded as the
+    /// method's own error type.
+    App(E),
+    /// The server's answer did not decode as the expected type.
+    Decode(serde_json::Error),
+}
+
+impl<E> ClientError<E> {
+    /// The error object the server sent, when it was not an `E`.
+    pub fn server_error(&self) -> Option<&ErrorObject> {
+        match self {
+            ClientError::Server(error) => Some(error),
+            _ => None,
+        }
+    }
+
+    /// The method's own error, when the server sent one.
+    pub fn app_error(&self) -> Option<&E> {
+        match self {
+            ClientError::App(error) => Some(error),
+            _ => None,
+        }
+    }
+
+    /// Converts an untyped error, turning the server's error object into an
+    /// `E` with `convert` where it can.
+    pub(crate) fn typed(untyped: ClientError, convert: fn(ErrorObject) -> ClientError<E>) -> Self {
+        match untyped {
+            ClientError::Encode(err) => ClientError::Encode(err),
+            ClientError::Transport(err) => ClientError::Transport(err),
+            ClientError::Closed => ClientError::Closed,
+            ClientError::Timeout(limit) => ClientError::Timeout(limit),
+            ClientError::Server(error) | ClientError::App(error) => convert(error),
+            ClientError::Decode(err) => ClientError::Decode(err),
+        }
+    }
+}
+
+impl<E: fmt::Display> fmt::Display for ClientError<E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ClientError::Encode(err) => write!(f, "the params could not be encoded: {err}"),
+            ClientError::Transport(err) => write!(f, "the connection failed: {err}"),
+            ClientError::Closed => f.write_str("the connection closed before the answer came"),
+            ClientError::Timeout(limit) => write!(f, "no answer within {limit:?}"),
+            ClientError::Server(error) => write!(f, "the server answered with an error: {error}"),
+            ClientError::App(error) => write!(f, "the method failed: {error}"),
+            ClientError::Decode(err) => write!(f, "the answer did not decode: {err}"),
+        }
+    }
+}
+
+impl<E: fmt::Debug + fmt::Display> std::error::Error for ClientError<E> {}
+
+/// An application error that travels inside a JSON-RPC error object.
+///
+/// The server side converts the error into an object with
+/// `From<E> for ErrorObject`; the client side turns the object back with
+/// this trait, so a typed client returns [`ClientError::App`] with your
+/// error instead of a bare code and message.
+///
+/// ```
+/// use rpc_runtime::{ErrorObject, FromErrorObject};
+///
+/// #[derive(Debug, PartialEq)]
+/// enum BankError { Insufficient { missing: u64 } }
+///
+/// impl From<BankError> for ErrorObject {
+///     fn from(err: BankError) -> Self {
+///         match err {
+///             BankError::Insufficient { missing } =>
+///                 ErrorObject::new(1001, "insufficient funds").with_data(&missing),
+///         }
+///     }
+/// }
+///
+/// impl FromErrorObject for BankError {
+///     fn from_error_object(error: &ErrorObject) -> Option<Self> {
+///         match error.code() {
+///             1001 => Some(BankError::Insufficient { missing: error.data_as()?.ok()? }),
+///             _ => None,
+///         }
+///     }
+/// }
+///
+/// let object = ErrorObject::from(BankError::Insufficient { missing: 5 });
+/// assert_eq!(BankError::from_error_object(&object), Some(BankError::Insufficient { missing: 5 }));
+/// ```
+pub trait FromErrorObject: Sized {
+    /// The application error this object stands for, or `None` if it is
+    /// not one (a protocol error such as -32602, say).
+    fn from_error_object(error: &ErrorObject) -> Option<Self>;
+}
+
+/// Serializes `params` for an untyped call: `null` means no params; arrays
+/// and objects are sent as they are.
+pub(crate) fn encode_any_params<P: Serialize>(params: &P) -> Result<Option<Box<RawValue>>, serde_json::Error> {
+    let raw = serde_json::value::to_raw_value(params)?;
+    match raw.get().as_bytes().first() {
+        Some(b'[' | b'{') => Ok(Some(raw)),
+        _ if raw.get() == "null" => Ok(None),
+        _ => Err(not_structured(raw.get())),
+    }
+}
+
+#[cold]
+fn not_structured(json: &str) -> serde_json::Error {
+    serde::ser::Error::custom(format!("params must serialize to an array or an object, not `{json}`"))
+}
+
+/// Several calls and notifications sent as one JSON-RPC batch message.
+///
+/// Add calls (each returns a [`BatchReply`] to await later), then
+/// [`Batch::send`] the whole batch at once; the server may answer the
+/// entries in any order, and each reply resolves with its own typed
+/// result. Generated clients have a typed batch too
+/// (`client.batch()`), with one method per trait method.
+///
+/// ```no_run
+/// # async fn run(peer: rpc_runtime::Peer) -> Result<(), rpc_runtime::ClientError> {
+/// let mut batch = peer.batch();
+/// let difference = batch.call::<i64, _>("subtract", [42, 23]);
+/// let greeting = batch.call::<String, _>("greet", ["Ada"]);
+/// batch.notify("notify_hello", [7]);
+/// batch.send().await?;
+/// assert_eq!(difference.await?, 19);
+/// println!("{}", greeting.await?);
+/// # Ok(()) }
+/// ```
+///
+/// A server answers a batch with one message once every entry is done, so
+/// the replies of a batch arrive together.
+///
+/// Each reply waits at most the connection's default timeout (or the
+/// typed client's, for a batch from `client.batch()`), counted from when
+/// it is first awaited. A reply that times out or is dropped before its
+/// answer behaves like an abandoned call (its cancellation notification is
+/// sent if the connection is configured for one). Replies of a batch that
+/// is dropped unsent fail with [`ClientError::Closed`].
+pub struct Batch {
+    peer: Peer,
+    timeout: Option<Duration>,
+    entries: Vec<BatchEntry>,
+}
+
+struct BatchEntry {
+    method: Box<str>,
+    params: Option<Box<RawValue>>,
+    /// `None` for a notification.
+    reply: Option<(oneshot::Sender<Reply>, Arc<AtomicU64>)>,
+}
+
+/// The id of a batch call once sent; 0 before.
+const UNSENT: u64 = 0;
+
+impl Batch {
+    pub(crate) fn new(peer: Peer, timeout: Option<Duration>) -> Self {
+        Batch { timeout: timeout.or(peer.default_timeout()), peer, entries: Vec::new() }
+    }
+
+    /// Adds a call of `method`; `params` as for [`Peer::call`].
+    pub fn call<R: DeserializeOwned, P: Serialize>(&mut self, method: &str, params: P) -> BatchReply<R> {
+        self.push_call(method, encode_any_params(&params), from_json::<R>, ClientError::Server)
+    }
+
+    /// Adds a notification of `method`. A notification whose params fail to
+    /// serialize is left out (and logged).
+    pub fn notify<P: Serialize>(&mut self, method: &str, params: P) {
+        self.push_notification(method, encode_any_params(&params))
+    }
+
+    /// Number of entries so far.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether nothing was added yet.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Adds a call whose params were encoded already.
+    pub(crate) fn push_call<T, E>(
+        &mut self,
+        method: &str,
+        params: Result<Option<Box<RawValue>>, serde_json::Error>,
+        decode: Decoder<T>,
+        convert: fn(ErrorObject) -> ClientError<E>,
+    ) -> BatchReply<T, E> {
+        let (tx, rx) = oneshot::channel();
+        let id = Arc::new(AtomicU64::new(UNSENT));
+        match params {
+            Ok(params) => {
+                self.entries.push(BatchEntry { method: method.into(), params, reply: Some((tx, Arc::clone(&id))) })
+            }
+            Err(err) => {
+                let _ = tx.send(Err(ClientError::Encode(err)));
+            }
+        }
+        BatchReply {
+            reply: rx,
+            decode,
+            convert,
+            peer: self.peer.clone(),
+            id,
+            timeout: self.timeout,
+            sleep: None,
+            done: false,
+        }
+    }
+
+    pub(crate) fn push_notification(&mut self, method: &str, params: Result<Option<Box<RawValue>>, serde_json::Error>) {
+        match params {
+            Ok(params) => self.entries.push(BatchEntry { method: method.into(), params, reply: None }),
+            Err(err) => {
+                tracing::warn!(method, error = %err, "left a notification out of a batch: its params did not encode")
+            }
+        }
+    }
+
+    /// Sends every entry as one batch message and returns once it is
+    /// written. An empty batch sends nothing. If the connection is closed,
+    /// every reply fails with that error too.
+    pub async fn send(self) -> Result<(), ClientError> {
+        if self.entries.is_empty() {
+            return Ok(());
+        }
+        let mut message = Vec::new();
+        let mut registered = Vec::new();
+        for (index, entry) in self.entries.into_iter().enumerate() {
+            let id = match entry.reply {
+                None => None,
+                Some((reply, slot)) => match self.peer.register_call(reply) {
+                    Ok(id) => {
+                        registered.push(id);
+                        slot.store(id, Ordering::Release);
+                        Some(id)
+                    }
+                    Err(err) => {
+                        registered.iter().for_each(|id| self.peer.forget_call(*id));
+                        return Err(err);
+                    }
+                },
+            };
+            message.push(if index == 0 { b'[' } else { b',' });
+            message.extend_from_slice(&request_bytes(&entry.method, entry.params.as_deref(), id));
+        }
+        message.push(b']');
+        let written = self.peer.write_and_wait(message).await;
+        if written.is_err() {
+            registered.iter().for_each(|id| self.peer.forget_call(*id));
+        }
+        written
+    }
+}
+
+/// The answer to one call of a [`Batch`]; await it after the batch was sent.
+#[must_use = "await the reply to get the call's result"]
+pub struct BatchReply<T, E = ErrorObject> {
+    reply: oneshot::Receiver<Reply>,
+    decode: Decoder<T>,
+    convert: fn(ErrorObject) -> ClientError<E>,
+    peer: Peer,
+    id: Arc<AtomicU64>,
+    timeout: Option<Duration>,
+    sleep: Option<Pin<Box<tokio::time::Sleep>>>,
+    done: bool,
+}
+
+impl<T, E> Future for BatchReply<T, E> {
+    type Output = Result<T, ClientError<E>>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Self::Output> {
+        let this = &mut *self;
+        if this.done {
+            return Poll::Ready(Err(ClientError::Closed));
+        }
+        let reply = match Pin::new(&mut this.reply).poll(cx) {
+            Poll::Ready(reply) => reply.unwrap_or(Err(ClientError::Closed)),
+            Poll::Pending => {
+                let Some(limit) = this.timeout else { return Poll::Pending };
+                let sleep = this.sleep.get_or_insert_with(|| Box::pin(tokio::time::sleep(limit)));
+                if sleep.as_mut().poll(cx).is_pending() {
+                    return Poll::Pending;
+                }
+                this.abandon("timed out");
+                this.done = true;
+                return Poll::Ready(Err(ClientError::Timeout(limit)));
+            }
+        };
+        this.done = true;
+        Poll::Ready(decode(reply, this.decode, this.convert))
+    }
+}
+
+impl<T, E> BatchReply<T, E> {
+    fn abandon(&self, reason: &str) {
+        let id = self.id.load(Ordering::Acquire);
+        if id != UNSENT {
+            self.peer.abandon_call(id, reason);
+        }
+    }
+}
+
+impl<T, E> Drop for BatchReply<T, E> {
+    fn drop(&mut self) {
+        if !self.done {
+            self.abandon("the caller gave up");
+        }
+    }
+}
+
+/// Decodes a result from its JSON text.
+pub(crate) type Decoder<T> = fn(&str) -> Result<T, serde_json::Error>;
+
+fn from_json<T: DeserializeOwned>(text: &str) -> Result<T, serde_json::Error> {
+    serde_json::from_str(text)
+}
+
+fn decode<T, E>(
+    reply: Reply,
+    decoder: Decoder<T>,
+    convert: fn(ErrorObject) -> ClientError<E>,
+) -> Result<T, ClientError<E>> {
+    match reply {
+        Ok(raw) => decoder(raw.get()).map_err(ClientError::Decode),
+        Err(err) => Err(ClientError::typed(err, convert)),
+    }
+}
+
+/// What generated clients are made of. Not a public API.
+#[doc(hidden)]
+pub mod support {
+    use super::*;
+
+    /// How a generated client sends a method's params.
+    #[derive(Clone, Copy, Debug)]
+    pub enum ParamMode {
+        /// An object keyed by param name (the default).
+        ByName,
+        /// An array in declaration order.
+        ByPosition,
+        /// The single param is the whole params value.
+        Whole,
+    }
+
+    /// One encoded param: wire name, whether it may be omitted, its JSON.
+    pub struct ParamValue {
+        name: &'static str,
+        optional: bool,
+        value: Result<Box<RawValue>, serde_json::Error>,
+    }
+
+    /// One param of a generated call, encoded by [`Codec::encode`].
+    #[inline]
+    pub fn param(name: &'static str, optional: bool, value: Result<Box<RawValue>, serde_json::Error>) -> ParamValue {
+        ParamValue { name, optional, value }
+    }
+
+    /// Builds a call's params. Optional params that are `None` are left
+    /// out (by name), or trimmed from the end (by position).
+    pub fn encode_params<I>(mode: ParamMode, params: I) -> Result<Option<Box<RawValue>>, serde_json::Error>
+    where
+        I: IntoIterator<Item = ParamValue>,
+    {
+        let mut values = Vec::new();
+        for param in params {
+            values.push((param.name, param.optional, param.value?));
+        }
+        let omitted = |(_, optional, value): &(&str, bool, Box<RawValue>)| *optional && value.get() == "null";
+        let mut out = String::new();
+        match mode {
+            ParamMode::Whole => {
+                return match values.pop() {
+                    Some((_, _, value)) if matches!(value.get().as_bytes().first(), Some(b'[' | b'{')) => {
+                        Ok(Some(value))
+                    }
+                    Some((_, true, value)) if value.get() == "null" => Ok(None),
+                    Some((_, _, value)) => Err(not_structured(value.get())),
+                    None => Ok(None),
+                };
+            }
+            ParamMode::ByName => {
+                if values.is_empty() {
+                    return Ok(None);
+                }
+                out.push('{');
+                for entry in values.iter().filter(|entry| !omitted(entry)) {
+                    if out.len() > 1 {
+                        out.push(',');
+                    }
+                    out.push_str(&serde_json::to_string(entry.0)?);
+                    out.push(':');
+                    out.push_str(entry.2.get());
+                }
+                out.push('}');
+            }
+            ParamMode::ByPosition => {
+                if values.is_empty() {
+                    return Ok(None);
+                }
+                while values.last().is_some_and(omitted) {
+                    values.pop();
+                }
+                out.push('[');
+                for (index, (_, _, value)) in values.iter().enumerate() {
+                    if index > 0 {
+                        out.push(',');
+                    }
+                    out.push_str(value.get());
+                }
+                out.push(']');
+            }
+        }
+        RawValue::from_string(out).map(Some)
+    }
+
+    /// The state of a generated client: the connection and a timeout that
+    /// overrides the connection's default.
+    #[derive(Clone, Debug)]
+    pub struct ClientCore {
+        peer: Peer,
+        timeout: Option<Duration>,
+    }
+
+    impl ClientCore {
+        /// A client core over `peer`.
+        pub fn new(peer: Peer) -> Self {
+            ClientCore { peer, timeout: None }
+        }
+
+        /// The connection.
+        pub fn peer(&self) -> &Peer {
+            &self.peer
+        }
+
+        /// The same connection with another timeout for every call.
+        pub fn with_timeout(&self, timeout: Duration) -> Self {
+            ClientCore { peer: self.peer.clone(), timeout: Some(timeout) }
+        }
+
+        /// Calls a method and decodes its result.
+        pub async fn call<T, E>(
+            &self,
+            method: &str,
+            params: Result<Option<Box<RawValue>>, serde_json::Error>,
+            decode_result: Decoder<T>,
+            convert: fn(ErrorObject) -> ClientError<E>,
+        ) -> Result<T, ClientError<E>> {
+            let params = params.map_err(ClientError::Encode)?;
+            let reply = self.peer.call_raw(method, params.as_deref(), self.timeout).await;
+            decode(reply, decode_result, convert)
+        }
+
+        /// Sends a notification.
+        pub async fn notify<E>(
+            &self,
+            method: &str,
+            params: Result<Option<Box<RawValue>>, serde_json::Error>,
+        ) -> Result<(), ClientError<E>> {
+            let params = params.map_err(ClientError::Encode)?;
+            self.peer
+                .notify_raw(method, params.as_deref())
+                .await
+                .map_err(|err| ClientError::typed(err, ClientError::Server))
+        }
+
+        /// A batch on this connection, with this client's timeout.
+        pub fn batch(&self) -> Batch {
+            Batch::new(self.peer.clone(), self.timeout)
+        }
+    }
+
+    impl Batch {
+        /// Adds a generated call to the batch.
+        pub fn typed_call<T, E>(
+            &mut self,
+            method: &str,
+            params: Result<Option<Box<RawValue>>, serde_json::Error>,
+            decode_result: Decoder<T>,
+            convert: fn(ErrorObject) -> ClientError<E>,
+        ) -> BatchReply<T, E> {
+            self.push_call(method, params, decode_result, convert)
+        }
+
+        /// Adds a generated notification to the batch.
+        pub fn typed_notification(&mut self, method: &str, params: Result<Option<Box<RawValue>>, serde_json::Error>) {
+            self.push_notification(method, params)
+        }
+    }
+
+    /// Picks, at the call site, how an error object becomes a
+    /// `ClientError<E>`: through [`FromErrorObject`] when `E` implements
+    /// it, or kept as [`ClientError::Server`] otherwise (autoref
+    /// specialization: the generated code names a concrete `E`).
+    pub struct AppError<E>(PhantomData<fn() -> E>);
+
+    impl<E> AppError<E> {
+        /// The selector for `E`.
+        pub fn new() -> Self {
+            AppError(PhantomData)
+        }
+    }
+
+    impl<E> Default for AppError<E> {
+        fn default() -> Self {
+            Self::new()
+        }
+    }
+
+    /// Chosen when `E: FromErrorObject`.
+    pub trait ViaFromErrorObject<E> {
+        /// The converter for `E`.
+        fn converter(&self) -> fn(ErrorObject) -> ClientError<E>;
+    }
+
+    impl<E: FromErrorObject> ViaFromErrorObject<E> for AppError<E> {
+        fn converter(&self) -> fn(ErrorObject) -> ClientError<E> {
+            |error| match E::from_error_object(&error) {
+                Some(app) => ClientError::App(app),
+                None => ClientError::Server(error),
+            }
+        }
+    }
+
+    /// Chosen otherwise.
+    pub trait ViaServerError<E> {
+        /// The converter for `E`.
+        fn converter(&self) -> fn(ErrorObject) -> ClientError<E>;
+    }
+
+    impl<E> ViaServerError<E> for &AppError<E> {
+        fn converter(&self) -> fn(ErrorObject) -> ClientError<E> {
+            ClientError::Server
+        }
+    }
+
+    /// Picks, at the call site, how a param or result type is encoded and
+    /// decoded: with serde when it implements `Serialize` /
+    /// `DeserializeOwned`, or with an error that says it cannot be
+    /// otherwise. The server only needs the other half of each (it decodes
+    /// params and encodes results), so a trait that serves fine never fails
+    /// to compile because of its client.
+    pub struct Codec<T: ?Sized>(PhantomData<fn() -> PhantomData<T>>);
+
+    impl<T: ?Sized> Codec<T> {
+        /// The selector for `T`.
+        pub fn new() -> Self {
+            Codec(PhantomData)
+        }
+    }
+
+    impl<T: ?Sized> Default for Codec<T> {
+        fn default() -> Self {
+            Self::new()
+        }
+    }
+
+    /// Chosen when `T: Serialize`.
+    pub trait ViaSerialize<T: ?Sized> {
+        /// Encodes a param.
+        fn encode(&self, value: &T) -> Result<Box<RawValue>, serde_json::Error>;
+    }
+
+    impl<T: Serialize + ?Sized> ViaSerialize<T> for Codec<T> {
+        fn encode(&self, value: &T) -> Result<Box<RawValue>, serde_json::Error> {
+            serde_json::value::to_raw_value(value)
+        }
+    }
+
+    /// Chosen otherwise.
+    pub trait ViaNoSerialize<T: ?Sized> {
+        /// Fails: the type cannot be encoded.
+        fn encode(&self, value: &T) -> Result<Box<RawValue>, serde_json::Error>;
+    }
+
+    impl<T: ?Sized> ViaNoSerialize<T> for &Codec<T> {
+        fn encode(&self, _: &T) -> Result<Box<RawValue>, serde_json::Error> {
+            Err(cannot::<T>("encode a param of type", "Serialize"))
+        }
+    }
+
+    /// Chosen when `T: DeserializeOwned`.
+    pub trait ViaDeserialize<T> {
+        /// The decoder of results.
+        fn decoder(&self) -> Decoder<T>;
+    }
+
+    impl<T: DeserializeOwned> ViaDeserialize<T> for Codec<T> {
+        fn decoder(&self) -> Decoder<T> {
+            from_json::<T>
+        }
+    }
+
+    /// Chosen otherwise.
+    pub trait ViaNoDeserialize<T> {
+        /// A decoder that always fails: the type cannot be decoded.
+        fn decoder(&self) -> Decoder<T>;
+    }
+
+    impl<T> ViaNoDeserialize<T> for &Codec<T> {
+        fn decoder(&self) -> Decoder<T> {
+            |_| Err(cannot::<T>("decode a result of type", "DeserializeOwned"))
+        }
+    }
+
+    #[cold]
+    fn cannot<T: ?Sized>(what: &str, bound: &str) -> serde_json::Error {
+        serde::de::Error::custom(format!(
+            "the client cannot {what} `{}`: it does not implement `{bound}`",
+            std::any::type_name::<T>()
+        ))
+    }
+
+    /// The `Ok` and `Err` types of a method returning a `Result` (or an
+    /// alias of one).
+    pub trait ResultTypes {
+        /// The success type.
+        type Ok;
+        /// The error type.
+        type Err;
+    }
+
+    impl<T, E> ResultTypes for Result<T, E> {
+        type Ok = T;
+        type Err = E;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::support::{encode_params, param, ParamMode};
+    use super::*;
+
+    fn raw(value: serde_json::Value) -> Result<Box<RawValue>, serde_json::Error> {
+        serde_json::value::to_raw_value(&value)
+    }
+
+    fn encoded(mode: ParamMode, params: Vec<support::ParamValue>) -> Option<String> {
+        encode_params(mode, params).unwrap().map(|raw| raw.get().to_owned())
+    }
+
+    #[test]
+    fn by_name_leaves_out_absent_optional_params() {
+        let params = vec![
+            param("name", false, raw(serde_json::json!("Ada"))),
+            param("greeting", true, raw(serde_json::Value::Null)),
+        ];
+        assert_eq!(encoded(ParamMode::ByName, params).as_deref(), Some(r#"{"name":"Ada"}"#));
+    }
+
+    #[test]
+    fn by_position_trims_only_trailing_absent_optional_params() {
+        let params = vec![
+            param("a", true, raw(serde_json::Value::Null)),
+            param("b", false, raw(serde_json::json!(2))),
+            param("c", true, raw(serde_json::Value::Null)),
+        ];
+        assert_eq!(encoded(ParamMode::ByPosition, params).as_deref(), Some("[null,2]"));
+    }
+
+    #[test]
+    fn no_params_sends_no_params_member() {
+        assert_eq!(encoded(ParamMode::ByName, vec![]), None);
+        assert_eq!(encoded(ParamMode::ByPosition, vec![]), None);
+    }
+
+    #[test]
+    fn whole_params_must_be_structured() {
+        let list = vec![param("numbers", false, raw(serde_json::json!([1, 2])))];
+        assert_eq!(encoded(ParamMode::Whole, list).as_deref(), Some("[1,2]"));
+        let scalar = vec![param("n", false, raw(serde_json::json!(5)))];
+        assert!(encode_params(ParamMode::Whole, scalar).is_err());
+        let absent = vec![param("n", true, raw(serde_json::Value::Null))];
+        assert_eq!(encoded(ParamMode::Whole, absent), None);
+    }
+
+    #[test]
+    fn a_param_that_failed_to_encode_fails_the_call() {
+        let failed = Err(serde::ser::Error::custom("no"));
+        assert!(encode_params(ParamMode::ByName, vec![param("x", false, failed)]).is_err());
+    }
+
+    #[test]
+    fn untyped_params_are_arrays_objects_or_nothing() {
+        assert_eq!(encode_any_params(&[1, 2]).unwrap().unwrap().get(), "[1,2]");
+        assert!(encode_any_params(&()).unwrap().is_none());
+        assert!(encode_any_params(&None::<u8>).unwrap().is_none());
+        assert!(encode_any_params(&"text").is_err());
+    }
+}

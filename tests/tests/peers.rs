@@ -1,0 +1,180 @@
+//! Both directions on one connection: a server method that notifies and
+//! calls back its caller during a request, and per-connection data.
+
+mod client_support;
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rpc_runtime::{rpc, ClientError, Context, ErrorObject, Framing, Peer, Server};
+
+/// What the editor (the client side) answers.
+#[rpc(rename_all = "camelCase", namespace = "workspace", namespace_separator = "/")]
+pub trait Editor {
+    /// A configuration value.
+    fn configuration(&self, section: String) -> Result<String, ErrorObject>;
+
+    /// A message for the editor's log.
+    #[rpc(notification, name = "logMessage")]
+    fn log_message(&self, text: String);
+}
+
+/// What the language server answers.
+#[rpc]
+pub trait Language {
+    /// Hover text for `word`, styled as the editor's configuration says.
+    async fn hover(&self, word: String, cx: Context) -> Result<String, ErrorObject>;
+
+    /// Who the connection belongs to.
+    fn whoami(&self, cx: Context) -> Option<String>;
+}
+
+#[derive(Clone, Default)]
+struct EditorImpl {
+    events: Arc<Mutex<Vec<String>>>,
+}
+
+impl Editor for EditorImpl {
+    fn configuration(&self, section: String) -> Result<String, ErrorObject> {
+        self.events.lock().unwrap().push(format!("configuration {section}"));
+        match section.as_str() {
+            "style" => Ok("bold".to_owned()),
+            _ => Err(ErrorObject::new(-32099, format!("no section `{section}`"))),
+        }
+    }
+
+    fn log_message(&self, text: String) {
+        self.events.lock().unwrap().push(format!("log {text}"));
+    }
+}
+
+/// An authenticated identity, set per connection.
+struct User(String);
+
+struct LanguageImpl;
+
+impl Language for LanguageImpl {
+    async fn hover(&self, word: String, cx: Context) -> Result<String, ErrorObject> {
+        let editor = EditorClient::new(cx.peer().expect("a connection").clone());
+        editor.log_message(format!("hovering {word}")).await.map_err(internal)?;
+        let style = editor.configuration("style".to_owned()).await.map_err(internal)?;
+        // The editor's own error comes back as its error object.
+        let missing = editor.configuration("colour".to_owned()).await.unwrap_err();
+        let code = missing.server_error().map_or(0, ErrorObject::code);
+        Ok(format!("{style} {word} ({code})"))
+    }
+
+    fn whoami(&self, cx: Context) -> Option<String> {
+        cx.extension::<User>().map(|user| user.0.clone())
+    }
+}
+
+fn internal<E: std::fmt::Debug + std::fmt::Display>(err: ClientError<E>) -> ErrorObject {
+    ErrorObject::internal_error(format!("calling the editor failed: {err}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_method_calls_back_its_client() {
+    for framing in [Framing::NewlineDelimited, Framing::ContentLength] {
+        let editor = EditorImpl::default();
+        let peer = Peer::builder()
+            .framing(framing)
+            .serve(editor.clone().into_rpc())
+            .in_process(Server::new(LanguageImpl.into_rpc()));
+        let language = LanguageClient::new(peer);
+        let answer = language.hover("main".to_owned()).await.unwrap();
+        assert_eq!(answer, "bold main (-32099)");
+        // The notification and both callbacks arrived before the answer.
+        let events = editor.events.lock().unwrap().clone();
+        assert_eq!(events, ["log hovering main", "configuration style", "configuration colour"]);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn many_requests_call_back_concurrently() {
+    let editor = EditorImpl::default();
+    let peer = Peer::builder().serve(editor.clone().into_rpc()).in_process(Server::new(LanguageImpl.into_rpc()));
+    let language = LanguageClient::new(peer);
+    let calls: Vec<_> = (0..100)
+        .map(|i| {
+            let language = language.clone();
+            tokio::spawn(async move { (i, language.hover(format!("w{i}")).await) })
+        })
+        .collect();
+    for call in calls {
+        let (i, answer) = call.await.unwrap();
+        assert_eq!(answer.unwrap(), format!("bold w{i} (-32099)"));
+    }
+    assert_eq!(editor.events.lock().unwrap().len(), 300);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_without_a_service_answers_callbacks_with_method_not_found() {
+    let peer = Peer::builder().in_process(Server::new(LanguageImpl.into_rpc()));
+    let err = LanguageClient::new(peer).hover("x".to_owned()).await.unwrap_err();
+    let error = err.server_error().expect("an error object").clone();
+    assert!(error.message().contains("calling the editor failed"), "{error}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn per_connection_data_reaches_handlers() {
+    let server = Server::new(LanguageImpl.into_rpc());
+    let (ours, theirs) = tokio::io::duplex(4096);
+    let (their_reader, their_writer) = tokio::io::split(theirs);
+    let cx = Context::new().with_extension(User("ada".to_owned()));
+    tokio::spawn(async move { server.serve_stream(their_reader, their_writer, cx).await });
+    let (reader, writer) = tokio::io::split(ours);
+    let language = LanguageClient::new(Peer::builder().connect(reader, writer));
+    assert_eq!(language.whoami().await.unwrap().as_deref(), Some("ada"));
+
+    // A connection without it sees none.
+    let language = LanguageClient::new(Peer::builder().in_process(Server::new(LanguageImpl.into_rpc())));
+    assert_eq!(language.whoami().await.unwrap(), None);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_stream_finishes_callbacks_then_returns_at_end_of_input() {
+    // The client sends a request and closes its side at once; the server's
+    // callback then fails promptly (nobody can answer), and serve_stream
+    // still answers the request before returning.
+    let server = Server::new(LanguageImpl.into_rpc()).framing(Framing::ContentLength);
+    let request = r#"{"jsonrpc":"2.0","method":"hover","params":["x"],"id":1}"#;
+    let input = format!("Content-Length: {}\r\n\r\n{request}", request.len()).into_bytes();
+    let (writer, mut output) = tokio::io::duplex(64 * 1024);
+    let served = server.serve_stream(&input[..], writer, Context::new());
+    tokio::time::timeout(Duration::from_secs(30), served).await.expect("serve_stream returned").unwrap();
+    let mut bytes = Vec::new();
+    tokio::io::AsyncReadExt::read_to_end(&mut output, &mut bytes).await.unwrap();
+    let text = String::from_utf8(bytes).unwrap();
+    // The log notification was written, then the answer: the configuration
+    // call could not be answered because the input had ended.
+    assert!(text.contains("\"method\":\"workspace/logMessage\""), "{text}");
+    assert!(text.contains("\"id\":1}"), "{text}");
+    assert!(text.contains("the connection closed"), "{text}");
+}
+
+#[test]
+fn the_lsp_pair_example_runs_both_ends() {
+    for framing in ["content-length", "ndjson"] {
+        let output = std::process::Command::new(client_support::example("lsp_pair"))
+            .args(["--framing", framing])
+            .output()
+            .expect("the example runs");
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(output.status.success(), "{}\n{stdout}", String::from_utf8_lossy(&output.stderr));
+        for expected in [
+            "editor <- window/logMessage (3) server: initializing file:///project",
+            "editor -> initialize: ServerInfo { name: \"lsp_pair\", hover: true }",
+            "editor <- textDocument/publishDiagnostics file:///project/main.rs [\"line 1: unfinished work\"]",
+            "editor -> textDocument/hover: Some(\"    // TODO: GREET\")",
+            "editor -> batch: Some(\"FN MAIN() {\") None",
+            "done: the editor saw 4 messages from the server",
+        ] {
+            assert!(stdout.lines().any(|line| line == expected), "missing `{expected}` in:\n{stdout}");
+        }
+        // The server asked for the configuration before answering the hover.
+        let asked = stdout.find("workspace/configuration").unwrap();
+        let answered = stdout.find("textDocument/hover:").unwrap();
+        assert!(asked < answered, "{stdout}");
+    }
+}
