@@ -10,7 +10,6 @@ use crate::attr::{self, DeclaredError, ServiceAttrs, Structure};
 use crate::ctxt::Ctxt;
 
 /// The whole trait.
-#[allow(dead_code)] // docs are read by the catalog renderer
 pub struct Service {
     /// The trait as it will be emitted: `#[rpc]` attributes removed.
     pub item: ItemTrait,
@@ -20,7 +19,6 @@ pub struct Service {
 }
 
 /// One trait method.
-#[allow(dead_code)] // docs and deprecated are read by the catalog renderer
 pub struct Method {
     pub ident: syn::Ident,
     /// Name on the wire, after namespace and renames.
@@ -57,7 +55,6 @@ pub struct Param {
 }
 
 /// What a method returns.
-#[allow(dead_code)] // the types are read by the client and catalog renderers
 pub enum Output {
     /// Nothing (`()`), answered with `null`.
     Unit,
@@ -74,7 +71,8 @@ impl Method {
     }
 }
 
-/// Reads the trait; returns `None` only if nothing useful can be built.
+/// Reads the trait into the model, recording every problem in `cx`; the
+/// model is built even then, so that the trait can still be emitted.
 pub fn parse_service(cx: &Ctxt, attrs: ServiceAttrs, mut item: ItemTrait) -> Service {
     // Each rule: the user code it rejects is in the message.
     if !item.generics.params.is_empty() {

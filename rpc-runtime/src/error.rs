@@ -20,7 +20,8 @@ pub const INVALID_PARAMS: i64 = -32602;
 pub const INTERNAL_ERROR: i64 = -32603;
 /// Implementation-defined server error: a per-connection limit was hit.
 pub const SERVER_OVERLOADED: i64 = -32000;
-/// Implementation-defined server error: the request was cancelled.
+/// The request was cancelled (LSP's `RequestCancelled`; outside the ranges
+/// JSON-RPC 2.0 reserves, as LSP defines it).
 pub const REQUEST_CANCELLED: i64 = -32800;
 
 /// A JSON-RPC 2.0 error object: `{"code": .., "message": .., "data": ..}`.

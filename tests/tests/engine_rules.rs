@@ -890,3 +890,94 @@ async fn connections_served_by_serve_listener_run_independently() {
         serving.abort();
     }
 }
+
+// ---------------------------------------------------------------------------
+// Documented trade-offs and defaults.
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_notification_method_called_with_an_id_is_answered_null() {
+    // The spec requires an answer to every request with an id, whatever the
+    // method was declared as.
+    for wire in Wire::BOTH {
+        let mut calc = Calculator::spawn(wire);
+        assert_eq!(calc.conn.call(req("notify_hello", "[7]", "1")).await, result("null", "1"), "{wire:?}");
+        assert_eq!(calc.conn.call(req("update", "[1,2]", r#""u""#)).await, result("null", r#""u""#), "{wire:?}");
+        assert!(calc.finish().await.status.success());
+    }
+}
+
+/// A plain method that blocks its thread until another connection lets it go.
+#[rpc]
+pub trait Turnstile {
+    /// Blocks (a plain `fn`, run inline) until `release` is called.
+    fn hold(&self) -> bool;
+    /// Lets `hold` go.
+    fn release(&self) -> bool;
+    /// Counts a call.
+    fn tick(&self) -> u32;
+    /// How many `tick`s have run.
+    fn ticks(&self) -> u32;
+    /// Whether `hold` is blocking.
+    fn holding(&self) -> bool;
+}
+
+#[derive(Default)]
+struct TurnstileService {
+    holding: std::sync::atomic::AtomicBool,
+    released: std::sync::Mutex<bool>,
+    wake: std::sync::Condvar,
+    ticks: std::sync::atomic::AtomicU32,
+}
+
+impl Turnstile for TurnstileService {
+    fn hold(&self) -> bool {
+        self.holding.store(true, std::sync::atomic::Ordering::SeqCst);
+        let mut released = self.released.lock().unwrap();
+        while !*released {
+            released = self.wake.wait(released).unwrap();
+        }
+        true
+    }
+    fn release(&self) -> bool {
+        *self.released.lock().unwrap() = true;
+        self.wake.notify_all();
+        true
+    }
+    fn tick(&self) -> u32 {
+        self.ticks.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1
+    }
+    fn ticks(&self) -> u32 {
+        self.ticks.load(std::sync::atomic::Ordering::SeqCst)
+    }
+    fn holding(&self) -> bool {
+        self.holding.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_plain_method_runs_inline_and_holds_up_its_own_connection_only() {
+    // README: plain `fn` methods run on the connection's reader, so a slow
+    // one holds up later requests on that connection (and no other).
+    let server = Server::new(TurnstileService::default().into_rpc());
+    let (mut held, _) = serve_in_process(server.clone(), Wire::Ndjson);
+    let (mut other, _) = serve_in_process(server, Wire::Ndjson);
+    held.send(req("hold", "[]", "1")).await;
+    while other.call(req("holding", "[]", "0")).await != result("true", "0") {
+        tokio::task::yield_now().await;
+    }
+    held.send(req("tick", "[]", "2")).await;
+    // The other connection is served meanwhile, and sees that `tick`, sent
+    // after `hold` on the held connection, has not run.
+    assert_eq!(other.call(req("ticks", "[]", "3")).await, result("0", "3"));
+    assert_eq!(other.call(req("release", "[]", "4")).await, result("true", "4"));
+    assert_eq!(held.recv().await, result("true", "1"));
+    assert_eq!(held.recv().await, result("1", "2"));
+}
+
+#[test]
+fn the_documented_default_limits() {
+    let limits = Limits::default();
+    assert_eq!(limits.max_message_size, 10 * 1024 * 1024);
+    assert_eq!(limits.max_batch_len, 1_000);
+    assert_eq!(limits.max_concurrent_requests, 1_024);
+}
