@@ -20,6 +20,7 @@ use tokio::net::{TcpStream, ToSocketAddrs};
 use tokio::process::{Child, Command};
 use tokio::sync::{mpsc, oneshot, Semaphore};
 use tokio::task::JoinHandle;
+use tokio::time::Instant;
 
 use crate::client::{Batch, ClientError};
 use crate::context::Context;
@@ -318,17 +319,18 @@ impl Peer {
         let (tx, reply) = oneshot::channel();
         let id = shared.register(tx)?;
         let mut guard = CallGuard { shared, id, sent: false, done: false, reason: "the caller gave up" };
-        shared.send(request_bytes(method, params, Some(id))).await?;
+        // The limit covers the whole call: waiting for room in the outbox
+        // (the other side may have stopped reading) and for the answer.
+        let limit = timeout.or(shared.options.timeout);
+        let deadline = limit.map(|limit| (Instant::now() + limit, limit));
+        within(deadline, shared.send(request_bytes(method, params, Some(id)))).await??;
         guard.sent = true;
-        let reply = match timeout.or(shared.options.timeout) {
-            None => reply.await,
-            Some(limit) => match tokio::time::timeout(limit, reply).await {
-                Ok(reply) => reply,
-                Err(_) => {
-                    guard.reason = "timed out";
-                    return Err(ClientError::Timeout(limit));
-                }
-            },
+        let reply = match within(deadline, reply).await {
+            Ok(reply) => reply,
+            Err(timed_out) => {
+                guard.reason = "timed out";
+                return Err(timed_out);
+            }
         };
         guard.done = true;
         // A dropped sender means the connection closed under us.
@@ -337,21 +339,39 @@ impl Peer {
 
     /// Sends notification `method` with raw JSON params; returns once it
     /// was written to the transport.
+    /// Waits at most the connection's default timeout, if any (see
+    /// [`PeerBuilder::timeout`]); past it the result is
+    /// [`ClientError::Timeout`] and the notification may or may not be
+    /// written later.
     pub async fn notify_raw(&self, method: &str, params: Option<&RawValue>) -> Result<(), ClientError> {
-        self.write_and_wait(request_bytes(method, params, None)).await
+        self.write_and_wait(request_bytes(method, params, None), self.shared.options.timeout).await
     }
 
-    /// Queues `bytes` and waits until the writer flushed them.
-    pub(crate) async fn write_and_wait(&self, bytes: Vec<u8>) -> Result<(), ClientError> {
-        let (tx, rx) = oneshot::channel();
-        let outgoing = Outgoing { bytes, written: Some(tx) };
-        self.shared.outbox.send(outgoing).await.map_err(|_| self.shared.closed_error())?;
-        rx.await.map_err(|_| self.shared.closed_error())
+    /// Queues `bytes` and waits until the writer flushed them, at most
+    /// `timeout` in all (waiting for room in the outbox included).
+    pub(crate) async fn write_and_wait(&self, bytes: Vec<u8>, timeout: Option<Duration>) -> Result<(), ClientError> {
+        let deadline = timeout.map(|limit| (Instant::now() + limit, limit));
+        let shared = &*self.shared;
+        within(deadline, async {
+            let (tx, rx) = oneshot::channel();
+            let outgoing = Outgoing { bytes, written: Some(tx) };
+            shared.outbox.send(outgoing).await.map_err(|_| shared.closed_error())?;
+            rx.await.map_err(|_| shared.closed_error())
+        })
+        .await?
     }
 
     /// Registers one call of a batch (sent later by [`Batch::send`]).
     pub(crate) fn register_call(&self, reply: oneshot::Sender<Reply>) -> Result<u64, ClientError> {
         self.shared.register(reply)
+    }
+
+    /// Removes a call registered by [`Peer::register_call`] and fails it
+    /// with `err`.
+    pub(crate) fn fail_call(&self, id: u64, err: ClientError) {
+        if let Some(reply) = lock(&self.shared.calls).pending.remove(&id) {
+            let _ = reply.send(Err(err));
+        }
     }
 
     /// Removes a call registered by [`Peer::register_call`] that was not sent.
@@ -439,6 +459,18 @@ pub(crate) fn track(future: MethodFuture, guard: Option<InflightGuard>) -> Metho
 /// `"\u0061"` do not.
 fn id_key(raw: &str) -> Option<String> {
     serde_json::from_str::<serde_json::Value>(raw).ok().map(|value| value.to_string())
+}
+
+/// Runs `future` until `deadline` (an instant and the limit it came
+/// from); past it, [`ClientError::Timeout`] with that limit.
+async fn within<F: std::future::Future>(
+    deadline: Option<(Instant, Duration)>,
+    future: F,
+) -> Result<F::Output, ClientError> {
+    match deadline {
+        None => Ok(future.await),
+        Some((at, limit)) => tokio::time::timeout_at(at, future).await.map_err(|_| ClientError::Timeout(limit)),
+    }
 }
 
 fn json_string(text: &str) -> String {

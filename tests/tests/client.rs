@@ -506,3 +506,30 @@ async fn a_batch_reply_times_out_and_cancels_like_a_call() {
     // connection carries on.
     assert_eq!(client.with_timeout(Duration::from_secs(60)).pokes().await.unwrap(), vec![1]);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_timeout_bounds_the_wait_to_send_when_the_other_side_stops_reading() {
+    // The other side never reads: the writer blocks, then the outbox fills.
+    let (ours, _theirs) = tokio::io::duplex(64);
+    let peer = {
+        let (reader, writer) = tokio::io::split(ours);
+        Peer::builder().timeout(Duration::from_millis(50)).connect(reader, writer)
+    };
+    let padding = "x".repeat(1024);
+    let mut calls = tokio::task::JoinSet::new();
+    for _ in 0..3000 {
+        let (peer, padding) = (peer.clone(), padding.clone());
+        calls.spawn(async move { peer.call::<i64, _>("add", [padding]).await });
+    }
+    let results = eventually(calls.join_all()).await;
+    assert!(results.iter().all(|result| matches!(result, Err(ClientError::Timeout(_)))));
+    // The outbox is still full: notifications and batches time out too.
+    let notified = eventually(peer.notify("log", ["hello"])).await;
+    assert!(matches!(notified, Err(ClientError::Timeout(_))), "{notified:?}");
+    let mut batch = peer.batch();
+    let reply = batch.call::<i64, _>("add", [1, 2]);
+    let sent = eventually(batch.send()).await;
+    assert!(matches!(sent, Err(ClientError::Timeout(_))), "{sent:?}");
+    assert!(matches!(eventually(reply).await, Err(ClientError::Timeout(_))));
+    assert!(!peer.is_closed());
+}
