@@ -138,7 +138,8 @@ struct Shared {
     /// Requests this side is running, by normalized id, for cancellation.
     inflight: Mutex<HashMap<String, Arc<Signal>>>,
     options: PeerOptions,
-    /// Asks the reader to stop (close(), last handle dropped, writer died).
+    /// Asks the reader to stop (close(), last handle dropped, writer died);
+    /// running handlers see it as cancellation ([`Context::cancelled`]).
     stop: Signal,
     /// Raised once the connection takes no more calls.
     closed: Signal,
@@ -414,6 +415,12 @@ impl Peer {
         self.shared.options.timeout
     }
 
+    /// Raised once nobody can receive answers on this connection (closed,
+    /// last handle dropped, writing failed); never on end of input.
+    pub(crate) fn stopped(&self) -> &Signal {
+        &self.shared.stop
+    }
+
     /// Registers an incoming request for cancellation, if enabled.
     pub(crate) fn track_request(&self, id: &str) -> Option<(Arc<Signal>, InflightGuard)> {
         self.shared.options.cancellation.method()?;
@@ -640,6 +647,9 @@ struct ShutdownOnDrop(Arc<Shared>);
 impl Drop for ShutdownOnDrop {
     fn drop(&mut self) {
         self.0.close(Closed::Clean);
+        // Handlers still running (a dropped `serve_stream`) can no longer
+        // be answered: let them see it.
+        self.0.stop.raise();
         self.0.shutdown.raise();
     }
 }
