@@ -6,6 +6,7 @@
 //! responses go to the outgoing call waiting for their id. One writer task
 //! owns the stream's write half; everything else queues messages for it.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::io;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -700,9 +701,7 @@ impl Connection {
             let mut out = Vec::new();
             match frame {
                 Frame::Message(message) => {
-                    if self.route(&message) {
-                        continue;
-                    }
+                    let Some(message) = self.route(&message) else { continue };
                     if let Some(pending) = self.engine.process(&message, &self.cx, &mut out) {
                         // Every waiting entry of a batch takes a slot, so that
                         // batching cannot get around the limit.
@@ -763,48 +762,69 @@ impl Connection {
     }
 
     /// Takes responses (to our calls) and cancellation notifications off
-    /// the incoming stream; everything else goes to the engine.
-    fn route(&self, message: &[u8]) -> bool {
+    /// the incoming stream; returns what is left for the engine, if
+    /// anything.
+    fn route<'m>(&self, message: &'m [u8]) -> Option<Cow<'m, [u8]>> {
         let cancel_method = self.shared.options.cancellation.method();
         let maybe_response = contains(message, b"\"result\"") || contains(message, b"\"error\"");
         let maybe_cancel = cancel_method.is_some_and(|method| contains(message, method.as_bytes()));
+        let engine = Some(Cow::Borrowed(message));
         if !maybe_response && !maybe_cancel {
-            return false;
+            return engine;
         }
-        let Ok(text) = std::str::from_utf8(message) else { return false };
+        let Ok(text) = std::str::from_utf8(message) else { return engine };
         if text.trim_start().starts_with('[') {
-            return maybe_response && self.route_batch(text);
+            return if maybe_response {
+                self.route_batch(text).map_or(engine, |rest| rest.map(Cow::Owned))
+            } else {
+                engine
+            };
         }
-        let Ok(probe) = serde_json::from_str::<Probe<'_>>(text) else { return false };
+        let Ok(probe) = serde_json::from_str::<Probe<'_>>(text) else { return engine };
         if probe.is_response() {
             self.deliver(&probe);
-            return true;
+            return None;
         }
         match (cancel_method, probe.method_name()) {
             (Some(cancel), Some(method))
                 if probe.id.is_none() && method == cancel && self.engine.router().spec(cancel).is_none() =>
             {
                 self.cancel_incoming(probe.params);
-                true
+                None
             }
-            _ => false,
+            _ => engine,
         }
     }
 
-    /// A batch made only of responses answers a batch of ours.
-    fn route_batch(&self, text: &str) -> bool {
-        let Ok(entries) = serde_json::from_str::<Vec<&RawValue>>(text) else { return false };
-        let probes: Option<Vec<Probe<'_>>> = entries
-            .iter()
-            .map(|entry| serde_json::from_str::<Probe<'_>>(entry.get()).ok().filter(Probe::is_response))
-            .collect();
-        match probes {
-            Some(probes) if !probes.is_empty() => {
-                probes.iter().for_each(|probe| self.deliver(probe));
-                true
+    /// Delivers the responses of a batch (answers to a batch of ours, or
+    /// mixed with requests by a peer that both answers and asks). `None`
+    /// when there are none (the batch goes to the engine as it is);
+    /// otherwise what is left for the engine: the other entries as a batch
+    /// (answered as an array, even of one), or nothing.
+    fn route_batch(&self, text: &str) -> Option<Option<Vec<u8>>> {
+        let entries = serde_json::from_str::<Vec<&RawValue>>(text).ok()?;
+        let mut rest = Vec::new();
+        let mut delivered = false;
+        for entry in entries {
+            match serde_json::from_str::<Probe<'_>>(entry.get()).ok().filter(Probe::is_response) {
+                Some(probe) => {
+                    self.deliver(&probe);
+                    delivered = true;
+                }
+                None => {
+                    rest.push(if rest.is_empty() { b'[' } else { b',' });
+                    rest.extend_from_slice(entry.get().as_bytes());
+                }
             }
-            _ => false,
         }
+        if !delivered {
+            return None;
+        }
+        if rest.is_empty() {
+            return Some(None);
+        }
+        rest.push(b']');
+        Some(Some(rest))
     }
 
     fn deliver(&self, probe: &Probe<'_>) {

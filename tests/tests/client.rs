@@ -533,3 +533,32 @@ async fn a_timeout_bounds_the_wait_to_send_when_the_other_side_stops_reading() {
     assert!(matches!(eventually(reply).await, Err(ClientError::Timeout(_))));
     assert!(!peer.is_closed());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_mixing_responses_and_requests_resolves_the_calls_and_answers_the_requests() {
+    let (ours, theirs) = tokio::io::duplex(4096);
+    let peer = {
+        let (reader, writer) = tokio::io::split(ours);
+        Peer::builder().connect(reader, writer)
+    };
+    let call = {
+        let peer = peer.clone();
+        tokio::spawn(async move { peer.call::<i64, _>("add", [1, 2]).await })
+    };
+    let (their_reader, mut their_writer) = tokio::io::split(theirs);
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let mut lines = tokio::io::BufReader::new(their_reader).lines();
+    let request: Value = serde_json::from_str(&eventually(lines.next_line()).await.unwrap().unwrap()).unwrap();
+    let id = &request["id"];
+    let mixed = format!(
+        "[{{\"jsonrpc\":\"2.0\",\"result\":3,\"id\":{id}}},{{\"jsonrpc\":\"2.0\",\"method\":\"ping\",\"id\":\"p\"}}]\n"
+    );
+    their_writer.write_all(mixed.as_bytes()).await.unwrap();
+    assert_eq!(eventually(call).await.unwrap().unwrap(), 3);
+    // The request left is still a batch: answered as an array of one.
+    let answer: Value = serde_json::from_str(&eventually(lines.next_line()).await.unwrap().unwrap()).unwrap();
+    let entries = answer.as_array().expect("an array");
+    assert_eq!(entries.len(), 1, "{answer}");
+    assert_eq!(entries[0]["id"], "p");
+    assert_eq!(entries[0]["error"]["code"], METHOD_NOT_FOUND);
+}
