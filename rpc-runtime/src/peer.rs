@@ -836,8 +836,11 @@ impl Connection {
                 Err(err) => Err(ClientError::Decode(err)),
             },
             _ => {
-                tracing::warn!(id = id.get(), "dropped a response with both `result` and `error`");
-                return;
+                // Neither may be trusted, but the call must not hang.
+                tracing::warn!(id = id.get(), "a response has both `result` and `error`");
+                Err(ClientError::Decode(serde::de::Error::custom(
+                    "invalid response: it has both `result` and `error` (JSON-RPC 2.0 allows exactly one)",
+                )))
             }
         };
         if id.get() == "null" {

@@ -562,3 +562,27 @@ async fn a_batch_mixing_responses_and_requests_resolves_the_calls_and_answers_th
     assert_eq!(entries[0]["id"], "p");
     assert_eq!(entries[0]["error"]["code"], METHOD_NOT_FOUND);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_response_with_both_result_and_error_fails_its_call() {
+    let (ours, theirs) = tokio::io::duplex(4096);
+    let peer = {
+        let (reader, writer) = tokio::io::split(ours);
+        Peer::builder().connect(reader, writer)
+    };
+    let call = {
+        let peer = peer.clone();
+        tokio::spawn(async move { peer.call::<i64, _>("add", [1, 2]).await })
+    };
+    let (their_reader, mut their_writer) = tokio::io::split(theirs);
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let mut lines = tokio::io::BufReader::new(their_reader).lines();
+    let request: Value = serde_json::from_str(&eventually(lines.next_line()).await.unwrap().unwrap()).unwrap();
+    let id = &request["id"];
+    let both = format!("{{\"jsonrpc\":\"2.0\",\"result\":3,\"error\":{{\"code\":1,\"message\":\"m\"}},\"id\":{id}}}\n");
+    their_writer.write_all(both.as_bytes()).await.unwrap();
+    let err = eventually(call).await.unwrap().unwrap_err();
+    assert!(matches!(err, ClientError::Decode(_)), "{err:?}");
+    assert!(err.to_string().contains("both `result` and `error`"), "{err}");
+    assert!(!peer.is_closed());
+}
