@@ -463,10 +463,17 @@ pub(crate) fn track(future: MethodFuture, guard: Option<InflightGuard>) -> Metho
     })
 }
 
-/// Ids of any JSON type compare by value: `1` and `1.0` differ, `"a"` and
-/// `"\u0061"` do not.
+/// The key of an id in the table of running requests. Strings compare by
+/// value (`"a"` and `"\u0061"` are one id); numbers by their text, so that
+/// integers beyond 64 bits stay apart (`1` and `1.0` differ too); a tag
+/// keeps `"1"` apart from `1`.
 fn id_key(raw: &str) -> Option<String> {
-    serde_json::from_str::<serde_json::Value>(raw).ok().map(|value| value.to_string())
+    let text = raw.trim();
+    match text.as_bytes().first()? {
+        b'"' => serde_json::from_str::<String>(text).ok().map(|id| format!("s:{id}")),
+        b'-' | b'0'..=b'9' => serde_json::from_str::<serde::de::IgnoredAny>(text).ok().map(|_| format!("n:{text}")),
+        _ => serde_json::from_str::<serde_json::Value>(text).ok().map(|value| format!("v:{value}")),
+    }
 }
 
 /// Runs `future` until `deadline` (an instant and the limit it came
@@ -975,6 +982,13 @@ mod tests {
         assert_eq!(id_key(" 7 "), id_key("7"));
         assert_ne!(id_key("7"), id_key("\"7\""));
         assert_eq!(id_key("not json"), None);
+        assert_eq!(id_key("7x"), None);
+    }
+
+    #[test]
+    fn integer_ids_beyond_64_bits_do_not_collide() {
+        assert_ne!(id_key("12345678901234567890123"), id_key("12345678901234567890124"));
+        assert_ne!(id_key("1"), id_key("1.0"));
     }
 
     #[test]
