@@ -835,7 +835,11 @@ impl Connection {
     }
 
     fn deliver(&self, probe: &Probe<'_>) {
-        let Some(id) = probe.id else { return };
+        let Some(id) = probe.id else {
+            // Answering it would start an exchange of errors about errors.
+            tracing::warn!("dropped a response without an `id`");
+            return;
+        };
         let reply = match (probe.result, probe.error) {
             (Some(result), None) => Ok(result.to_owned()),
             (None, Some(error)) => match serde_json::from_str::<ErrorObject>(error.get()) {
@@ -893,8 +897,10 @@ struct Probe<'a> {
 }
 
 impl Probe<'_> {
+    /// Response-shaped: no `method`, a `result` or an `error`. One without
+    /// an `id` is still taken off the stream (and dropped), not answered.
     fn is_response(&self) -> bool {
-        self.method.is_none() && self.id.is_some() && (self.result.is_some() || self.error.is_some())
+        self.method.is_none() && (self.result.is_some() || self.error.is_some())
     }
 
     fn method_name(&self) -> Option<String> {
@@ -1022,6 +1028,8 @@ mod tests {
         assert!(probe(r#"{"jsonrpc":"2.0","result":null,"id":1}"#));
         assert!(probe(r#"{"jsonrpc":"2.0","error":{"code":1,"message":"m"},"id":1}"#));
         assert!(!probe(r#"{"jsonrpc":"2.0","method":"m","params":{"result":1},"id":1}"#));
-        assert!(!probe(r#"{"jsonrpc":"2.0","result":1}"#));
+        // Without an id it cannot be matched, but it is still a response.
+        assert!(probe(r#"{"jsonrpc":"2.0","result":1}"#));
+        assert!(!probe(r#"{"jsonrpc":"2.0","method":"m","result":1}"#));
     }
 }

@@ -586,3 +586,23 @@ async fn a_response_with_both_result_and_error_fails_its_call() {
     assert!(err.to_string().contains("both `result` and `error`"), "{err}");
     assert!(!peer.is_closed());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_response_without_an_id_is_dropped_not_answered() {
+    let (ours, theirs) = tokio::io::duplex(4096);
+    let _peer = {
+        let (reader, writer) = tokio::io::split(ours);
+        Peer::builder().connect(reader, writer)
+    };
+    let (their_reader, mut their_writer) = tokio::io::split(theirs);
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let mut lines = tokio::io::BufReader::new(their_reader).lines();
+    their_writer.write_all(b"{\"jsonrpc\":\"2.0\",\"result\":1}\n").await.unwrap();
+    their_writer.write_all(b"{\"jsonrpc\":\"2.0\",\"error\":{\"code\":1,\"message\":\"m\"}}\n").await.unwrap();
+    their_writer.write_all(b"[{\"jsonrpc\":\"2.0\",\"result\":2}]\n").await.unwrap();
+    their_writer.write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"ping\",\"id\":\"after\"}\n").await.unwrap();
+    // The first thing written back answers the request that came after.
+    let answer: Value = serde_json::from_str(&eventually(lines.next_line()).await.unwrap().unwrap()).unwrap();
+    assert_eq!(answer["id"], "after", "{answer}");
+    assert_eq!(answer["error"]["code"], METHOD_NOT_FOUND);
+}
