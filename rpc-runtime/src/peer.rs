@@ -13,7 +13,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use serde::de::Deserializer;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
@@ -25,7 +24,7 @@ use tokio::time::Instant;
 
 use crate::client::{Batch, ClientError};
 use crate::context::Context;
-use crate::engine::{Engine, Limits};
+use crate::engine::{write_error, Engine, Limits};
 use crate::error::{ErrorObject, INVALID_REQUEST, PARSE_ERROR, REQUEST_CANCELLED, SERVER_OVERLOADED};
 use crate::framing::{Frame, FrameReader, Framing};
 use crate::router::{MethodFuture, Router};
@@ -156,14 +155,12 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 impl Shared {
     /// Fails every pending call and refuses new ones.
     fn close(&self, reason: Closed) {
-        let pending = {
+        let (pending, reason) = {
             let mut calls = lock(&self.calls);
-            if calls.closed.is_none() {
-                calls.closed = Some(reason);
-            }
-            std::mem::take(&mut calls.pending)
+            // The first reason stays.
+            let reason = calls.closed.get_or_insert(reason).clone();
+            (std::mem::take(&mut calls.pending), reason)
         };
-        let reason = lock(&self.calls).closed.clone().unwrap_or(Closed::Clean);
         for (_, reply) in pending {
             let _ = reply.send(Err(reason.error()));
         }
@@ -884,15 +881,15 @@ impl Connection {
 /// The members that tell a response from a request.
 #[derive(Deserialize)]
 struct Probe<'a> {
-    #[serde(borrow, default, deserialize_with = "present")]
+    #[serde(borrow, default, deserialize_with = "crate::engine::present")]
     method: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "present")]
+    #[serde(borrow, default, deserialize_with = "crate::engine::present")]
     params: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "present")]
+    #[serde(borrow, default, deserialize_with = "crate::engine::present")]
     id: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "present")]
+    #[serde(borrow, default, deserialize_with = "crate::engine::present")]
     result: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "present")]
+    #[serde(borrow, default, deserialize_with = "crate::engine::present")]
     error: Option<&'a RawValue>,
 }
 
@@ -908,11 +905,6 @@ impl Probe<'_> {
     }
 }
 
-/// Keeps `"result": null` (present) apart from a missing member.
-fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<&'de RawValue>, D::Error> {
-    <&'de RawValue>::deserialize(deserializer).map(Some)
-}
-
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     !needle.is_empty() && haystack.windows(needle.len()).any(|window| window == needle)
 }
@@ -924,10 +916,10 @@ fn overloaded(limit: usize) -> ErrorObject {
     )
 }
 
+/// An error answer to a message whose id could not be read.
 fn error_response(error: &ErrorObject) -> Vec<u8> {
-    let mut out = b"{\"jsonrpc\":\"2.0\",\"error\":".to_vec();
-    let _ = serde_json::to_writer(&mut out, error);
-    out.extend_from_slice(b",\"id\":null}");
+    let mut out = Vec::new();
+    write_error(&mut out, "null", error);
     out
 }
 
