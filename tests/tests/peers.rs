@@ -200,20 +200,31 @@ impl Waiter for WaiterImpl {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stopping_the_connection_cancels_running_handlers_without_cancellation_configured() {
     use tokio::io::AsyncWriteExt;
-    for stop in ["close", "drop the last handle"] {
+    for stop in ["close", "drop the last handle", "a write failure"] {
         let (events, mut seen) = tokio::sync::mpsc::unbounded_channel();
-        let (ours, theirs) = tokio::io::duplex(4096);
-        let peer = {
-            let (reader, writer) = tokio::io::split(ours);
-            Peer::builder().serve(WaiterImpl(events).into_rpc()).connect(reader, writer)
-        };
-        let (_their_reader, mut their_writer) = tokio::io::split(theirs);
+        // One pipe each way, so that the way back can break alone.
+        let (their_writer, reader) = tokio::io::duplex(4096);
+        let (writer, their_reader) = tokio::io::duplex(4096);
+        let mut their_writer = their_writer;
+        let peer = Peer::builder().serve(WaiterImpl(events).into_rpc()).connect(reader, writer);
         their_writer.write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"wait\",\"id\":1}\n").await.unwrap();
         assert_eq!(eventually(seen.recv()).await, Some("started"));
-        match stop {
-            "close" => peer.close(),
-            _ => drop(peer),
-        }
+        let _peer = match stop {
+            "close" => {
+                peer.close();
+                Some(peer)
+            }
+            "drop the last handle" => {
+                drop(peer);
+                None
+            }
+            _ => {
+                // Nobody reads the answers any more; the next one fails to write.
+                drop(their_reader);
+                their_writer.write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"nope\",\"id\":2}\n").await.unwrap();
+                Some(peer)
+            }
+        };
         assert_eq!(eventually(seen.recv()).await, Some("cancelled"), "after {stop}");
     }
 }
