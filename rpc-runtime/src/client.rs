@@ -262,7 +262,9 @@ impl Batch {
 
     /// Sends every entry as one batch message and returns once it is
     /// written. An empty batch sends nothing. If the connection is closed,
-    /// every reply fails with that error too.
+    /// every reply fails with that error too. Writing waits at most the
+    /// batch's timeout (see below); past it, the send and every reply fail
+    /// with [`ClientError::Timeout`].
     pub async fn send(self) -> Result<(), ClientError> {
         if self.entries.is_empty() {
             return Ok(());
@@ -288,9 +290,13 @@ impl Batch {
             message.extend_from_slice(&request_bytes(&entry.method, entry.params.as_deref(), id));
         }
         message.push(b']');
-        let written = self.peer.write_and_wait(message).await;
-        if written.is_err() {
-            registered.iter().for_each(|id| self.peer.forget_call(*id));
+        let written = self.peer.write_and_wait(message, self.timeout).await;
+        if let Err(err) = &written {
+            // A timed-out send fails the replies with the same timeout.
+            registered.iter().for_each(|id| match err {
+                ClientError::Timeout(limit) => self.peer.fail_call(*id, ClientError::Timeout(*limit)),
+                _ => self.peer.forget_call(*id),
+            });
         }
         written
     }
@@ -501,8 +507,9 @@ pub mod support {
             params: Result<Option<Box<RawValue>>, serde_json::Error>,
         ) -> Result<(), ClientError<E>> {
             let params = params.map_err(ClientError::Encode)?;
+            let timeout = self.timeout.or(self.peer.default_timeout());
             self.peer
-                .notify_raw(method, params.as_deref())
+                .write_and_wait(request_bytes(method, params.as_deref(), None), timeout)
                 .await
                 .map_err(|err| ClientError::typed(err, ClientError::Server))
         }

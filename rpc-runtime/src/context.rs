@@ -86,19 +86,34 @@ impl Context {
     }
 
     /// Whether the caller cancelled this request (see
-    /// [`crate::Cancellation`]). Always `false` when cancellation is not
-    /// enabled on the connection.
+    /// [`crate::Cancellation`]), or the connection stopped so that nobody
+    /// can receive the answer: closed with [`Peer::close`], its last handle
+    /// dropped, or writing to it failed. The end of the caller's input is
+    /// not a cancellation: running requests finish and are answered.
     pub fn is_cancelled(&self) -> bool {
         self.cancel.as_ref().is_some_and(|signal| signal.is_raised())
+            || self.peer.as_ref().is_some_and(|peer| peer.stopped().is_raised())
     }
 
-    /// Completes when the caller cancels this request; never completes when
-    /// cancellation is not enabled. Use it in a `tokio::select!` to stop
+    /// Completes when [`Context::is_cancelled`] becomes true; never
+    /// completes outside a connection. Use it in a `tokio::select!` to stop
     /// long work early.
     pub async fn cancelled(&self) {
-        match &self.cancel {
-            Some(signal) => signal.raised().await,
-            None => std::future::pending().await,
+        let request = async {
+            match &self.cancel {
+                Some(signal) => signal.raised().await,
+                None => std::future::pending().await,
+            }
+        };
+        let connection = async {
+            match &self.peer {
+                Some(peer) => peer.stopped().raised().await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            () = request => {}
+            () = connection => {}
         }
     }
 

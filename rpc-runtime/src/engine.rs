@@ -98,7 +98,7 @@ struct IdOnly<'a> {
 }
 
 /// Keeps `"id": null` (present) apart from a missing id.
-fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<&'de RawValue>, D::Error> {
+pub(crate) fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<&'de RawValue>, D::Error> {
     <&'de RawValue>::deserialize(deserializer).map(Some)
 }
 
@@ -449,7 +449,7 @@ fn write_response(out: &mut Vec<u8>, id: &str, result: &MethodResult) {
     }
 }
 
-fn write_error(out: &mut Vec<u8>, id: &str, error: &ErrorObject) {
+pub(crate) fn write_error(out: &mut Vec<u8>, id: &str, error: &ErrorObject) {
     out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"error\":");
     // Serializing an ErrorObject into a Vec cannot fail: code, string, raw JSON.
     let _ = serde_json::to_writer(&mut *out, error);

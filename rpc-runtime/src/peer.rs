@@ -6,13 +6,13 @@
 //! responses go to the outgoing call waiting for their id. One writer task
 //! owns the stream's write half; everything else queues messages for it.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::io;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use serde::de::Deserializer;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
@@ -20,10 +20,11 @@ use tokio::net::{TcpStream, ToSocketAddrs};
 use tokio::process::{Child, Command};
 use tokio::sync::{mpsc, oneshot, Semaphore};
 use tokio::task::JoinHandle;
+use tokio::time::Instant;
 
 use crate::client::{Batch, ClientError};
 use crate::context::Context;
-use crate::engine::{Engine, Limits};
+use crate::engine::{write_error, Engine, Limits};
 use crate::error::{ErrorObject, INVALID_REQUEST, PARSE_ERROR, REQUEST_CANCELLED, SERVER_OVERLOADED};
 use crate::framing::{Frame, FrameReader, Framing};
 use crate::router::{MethodFuture, Router};
@@ -137,7 +138,8 @@ struct Shared {
     /// Requests this side is running, by normalized id, for cancellation.
     inflight: Mutex<HashMap<String, Arc<Signal>>>,
     options: PeerOptions,
-    /// Asks the reader to stop (close(), last handle dropped, writer died).
+    /// Asks the reader to stop (close(), last handle dropped, writer died);
+    /// running handlers see it as cancellation ([`Context::cancelled`]).
     stop: Signal,
     /// Raised once the connection takes no more calls.
     closed: Signal,
@@ -153,14 +155,12 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 impl Shared {
     /// Fails every pending call and refuses new ones.
     fn close(&self, reason: Closed) {
-        let pending = {
+        let (pending, reason) = {
             let mut calls = lock(&self.calls);
-            if calls.closed.is_none() {
-                calls.closed = Some(reason);
-            }
-            std::mem::take(&mut calls.pending)
+            // The first reason stays.
+            let reason = calls.closed.get_or_insert(reason).clone();
+            (std::mem::take(&mut calls.pending), reason)
         };
-        let reason = lock(&self.calls).closed.clone().unwrap_or(Closed::Clean);
         for (_, reply) in pending {
             let _ = reply.send(Err(reason.error()));
         }
@@ -318,17 +318,18 @@ impl Peer {
         let (tx, reply) = oneshot::channel();
         let id = shared.register(tx)?;
         let mut guard = CallGuard { shared, id, sent: false, done: false, reason: "the caller gave up" };
-        shared.send(request_bytes(method, params, Some(id))).await?;
+        // The limit covers the whole call: waiting for room in the outbox
+        // (the other side may have stopped reading) and for the answer.
+        let limit = timeout.or(shared.options.timeout);
+        let deadline = limit.map(|limit| (Instant::now() + limit, limit));
+        within(deadline, shared.send(request_bytes(method, params, Some(id)))).await??;
         guard.sent = true;
-        let reply = match timeout.or(shared.options.timeout) {
-            None => reply.await,
-            Some(limit) => match tokio::time::timeout(limit, reply).await {
-                Ok(reply) => reply,
-                Err(_) => {
-                    guard.reason = "timed out";
-                    return Err(ClientError::Timeout(limit));
-                }
-            },
+        let reply = match within(deadline, reply).await {
+            Ok(reply) => reply,
+            Err(timed_out) => {
+                guard.reason = "timed out";
+                return Err(timed_out);
+            }
         };
         guard.done = true;
         // A dropped sender means the connection closed under us.
@@ -337,21 +338,39 @@ impl Peer {
 
     /// Sends notification `method` with raw JSON params; returns once it
     /// was written to the transport.
+    /// Waits at most the connection's default timeout, if any (see
+    /// [`PeerBuilder::timeout`]); past it the result is
+    /// [`ClientError::Timeout`] and the notification may or may not be
+    /// written later.
     pub async fn notify_raw(&self, method: &str, params: Option<&RawValue>) -> Result<(), ClientError> {
-        self.write_and_wait(request_bytes(method, params, None)).await
+        self.write_and_wait(request_bytes(method, params, None), self.shared.options.timeout).await
     }
 
-    /// Queues `bytes` and waits until the writer flushed them.
-    pub(crate) async fn write_and_wait(&self, bytes: Vec<u8>) -> Result<(), ClientError> {
-        let (tx, rx) = oneshot::channel();
-        let outgoing = Outgoing { bytes, written: Some(tx) };
-        self.shared.outbox.send(outgoing).await.map_err(|_| self.shared.closed_error())?;
-        rx.await.map_err(|_| self.shared.closed_error())
+    /// Queues `bytes` and waits until the writer flushed them, at most
+    /// `timeout` in all (waiting for room in the outbox included).
+    pub(crate) async fn write_and_wait(&self, bytes: Vec<u8>, timeout: Option<Duration>) -> Result<(), ClientError> {
+        let deadline = timeout.map(|limit| (Instant::now() + limit, limit));
+        let shared = &*self.shared;
+        within(deadline, async {
+            let (tx, rx) = oneshot::channel();
+            let outgoing = Outgoing { bytes, written: Some(tx) };
+            shared.outbox.send(outgoing).await.map_err(|_| shared.closed_error())?;
+            rx.await.map_err(|_| shared.closed_error())
+        })
+        .await?
     }
 
     /// Registers one call of a batch (sent later by [`Batch::send`]).
     pub(crate) fn register_call(&self, reply: oneshot::Sender<Reply>) -> Result<u64, ClientError> {
         self.shared.register(reply)
+    }
+
+    /// Removes a call registered by [`Peer::register_call`] and fails it
+    /// with `err`.
+    pub(crate) fn fail_call(&self, id: u64, err: ClientError) {
+        if let Some(reply) = lock(&self.shared.calls).pending.remove(&id) {
+            let _ = reply.send(Err(err));
+        }
     }
 
     /// Removes a call registered by [`Peer::register_call`] that was not sent.
@@ -392,6 +411,12 @@ impl Peer {
     /// The connection-wide default timeout for calls, if any.
     pub fn default_timeout(&self) -> Option<Duration> {
         self.shared.options.timeout
+    }
+
+    /// Raised once nobody can receive answers on this connection (closed,
+    /// last handle dropped, writing failed); never on end of input.
+    pub(crate) fn stopped(&self) -> &Signal {
+        &self.shared.stop
     }
 
     /// Registers an incoming request for cancellation, if enabled.
@@ -435,10 +460,29 @@ pub(crate) fn track(future: MethodFuture, guard: Option<InflightGuard>) -> Metho
     })
 }
 
-/// Ids of any JSON type compare by value: `1` and `1.0` differ, `"a"` and
-/// `"\u0061"` do not.
+/// The key of an id in the table of running requests. Strings compare by
+/// value (`"a"` and `"\u0061"` are one id); numbers by their text, so that
+/// integers beyond 64 bits stay apart (`1` and `1.0` differ too); a tag
+/// keeps `"1"` apart from `1`.
 fn id_key(raw: &str) -> Option<String> {
-    serde_json::from_str::<serde_json::Value>(raw).ok().map(|value| value.to_string())
+    let text = raw.trim();
+    match text.as_bytes().first()? {
+        b'"' => serde_json::from_str::<String>(text).ok().map(|id| format!("s:{id}")),
+        b'-' | b'0'..=b'9' => serde_json::from_str::<serde::de::IgnoredAny>(text).ok().map(|_| format!("n:{text}")),
+        _ => serde_json::from_str::<serde_json::Value>(text).ok().map(|value| format!("v:{value}")),
+    }
+}
+
+/// Runs `future` until `deadline` (an instant and the limit it came
+/// from); past it, [`ClientError::Timeout`] with that limit.
+async fn within<F: std::future::Future>(
+    deadline: Option<(Instant, Duration)>,
+    future: F,
+) -> Result<F::Output, ClientError> {
+    match deadline {
+        None => Ok(future.await),
+        Some((at, limit)) => tokio::time::timeout_at(at, future).await.map_err(|_| ClientError::Timeout(limit)),
+    }
 }
 
 fn json_string(text: &str) -> String {
@@ -608,6 +652,9 @@ struct ShutdownOnDrop(Arc<Shared>);
 impl Drop for ShutdownOnDrop {
     fn drop(&mut self) {
         self.0.close(Closed::Clean);
+        // Handlers still running (a dropped `serve_stream`) can no longer
+        // be answered: let them see it.
+        self.0.stop.raise();
         self.0.shutdown.raise();
     }
 }
@@ -658,9 +705,7 @@ impl Connection {
             let mut out = Vec::new();
             match frame {
                 Frame::Message(message) => {
-                    if self.route(&message) {
-                        continue;
-                    }
+                    let Some(message) = self.route(&message) else { continue };
                     if let Some(pending) = self.engine.process(&message, &self.cx, &mut out) {
                         // Every waiting entry of a batch takes a slot, so that
                         // batching cannot get around the limit.
@@ -721,52 +766,77 @@ impl Connection {
     }
 
     /// Takes responses (to our calls) and cancellation notifications off
-    /// the incoming stream; everything else goes to the engine.
-    fn route(&self, message: &[u8]) -> bool {
+    /// the incoming stream; returns what is left for the engine, if
+    /// anything.
+    fn route<'m>(&self, message: &'m [u8]) -> Option<Cow<'m, [u8]>> {
         let cancel_method = self.shared.options.cancellation.method();
         let maybe_response = contains(message, b"\"result\"") || contains(message, b"\"error\"");
         let maybe_cancel = cancel_method.is_some_and(|method| contains(message, method.as_bytes()));
+        let engine = Some(Cow::Borrowed(message));
         if !maybe_response && !maybe_cancel {
-            return false;
+            return engine;
         }
-        let Ok(text) = std::str::from_utf8(message) else { return false };
+        let Ok(text) = std::str::from_utf8(message) else { return engine };
         if text.trim_start().starts_with('[') {
-            return maybe_response && self.route_batch(text);
+            return if maybe_response {
+                self.route_batch(text).map_or(engine, |rest| rest.map(Cow::Owned))
+            } else {
+                engine
+            };
         }
-        let Ok(probe) = serde_json::from_str::<Probe<'_>>(text) else { return false };
+        let Ok(probe) = serde_json::from_str::<Probe<'_>>(text) else { return engine };
         if probe.is_response() {
             self.deliver(&probe);
-            return true;
+            return None;
         }
         match (cancel_method, probe.method_name()) {
             (Some(cancel), Some(method))
                 if probe.id.is_none() && method == cancel && self.engine.router().spec(cancel).is_none() =>
             {
                 self.cancel_incoming(probe.params);
-                true
+                None
             }
-            _ => false,
+            _ => engine,
         }
     }
 
-    /// A batch made only of responses answers a batch of ours.
-    fn route_batch(&self, text: &str) -> bool {
-        let Ok(entries) = serde_json::from_str::<Vec<&RawValue>>(text) else { return false };
-        let probes: Option<Vec<Probe<'_>>> = entries
-            .iter()
-            .map(|entry| serde_json::from_str::<Probe<'_>>(entry.get()).ok().filter(Probe::is_response))
-            .collect();
-        match probes {
-            Some(probes) if !probes.is_empty() => {
-                probes.iter().for_each(|probe| self.deliver(probe));
-                true
+    /// Delivers the responses of a batch (answers to a batch of ours, or
+    /// mixed with requests by a peer that both answers and asks). `None`
+    /// when there are none (the batch goes to the engine as it is);
+    /// otherwise what is left for the engine: the other entries as a batch
+    /// (answered as an array, even of one), or nothing.
+    fn route_batch(&self, text: &str) -> Option<Option<Vec<u8>>> {
+        let entries = serde_json::from_str::<Vec<&RawValue>>(text).ok()?;
+        let mut rest = Vec::new();
+        let mut delivered = false;
+        for entry in entries {
+            match serde_json::from_str::<Probe<'_>>(entry.get()).ok().filter(Probe::is_response) {
+                Some(probe) => {
+                    self.deliver(&probe);
+                    delivered = true;
+                }
+                None => {
+                    rest.push(if rest.is_empty() { b'[' } else { b',' });
+                    rest.extend_from_slice(entry.get().as_bytes());
+                }
             }
-            _ => false,
         }
+        if !delivered {
+            return None;
+        }
+        if rest.is_empty() {
+            return Some(None);
+        }
+        rest.push(b']');
+        Some(Some(rest))
     }
 
     fn deliver(&self, probe: &Probe<'_>) {
-        let Some(id) = probe.id else { return };
+        let Some(id) = probe.id else {
+            // Answering it would start an exchange of errors about errors.
+            tracing::warn!("dropped a response without an `id`");
+            return;
+        };
         let reply = match (probe.result, probe.error) {
             (Some(result), None) => Ok(result.to_owned()),
             (None, Some(error)) => match serde_json::from_str::<ErrorObject>(error.get()) {
@@ -774,8 +844,11 @@ impl Connection {
                 Err(err) => Err(ClientError::Decode(err)),
             },
             _ => {
-                tracing::warn!(id = id.get(), "dropped a response with both `result` and `error`");
-                return;
+                // Neither may be trusted, but the call must not hang.
+                tracing::warn!(id = id.get(), "a response has both `result` and `error`");
+                Err(ClientError::Decode(serde::de::Error::custom(
+                    "invalid response: it has both `result` and `error` (JSON-RPC 2.0 allows exactly one)",
+                )))
             }
         };
         if id.get() == "null" {
@@ -808,31 +881,28 @@ impl Connection {
 /// The members that tell a response from a request.
 #[derive(Deserialize)]
 struct Probe<'a> {
-    #[serde(borrow, default, deserialize_with = "present")]
+    #[serde(borrow, default, deserialize_with = "crate::engine::present")]
     method: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "present")]
+    #[serde(borrow, default, deserialize_with = "crate::engine::present")]
     params: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "present")]
+    #[serde(borrow, default, deserialize_with = "crate::engine::present")]
     id: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "present")]
+    #[serde(borrow, default, deserialize_with = "crate::engine::present")]
     result: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "present")]
+    #[serde(borrow, default, deserialize_with = "crate::engine::present")]
     error: Option<&'a RawValue>,
 }
 
 impl Probe<'_> {
+    /// Response-shaped: no `method`, a `result` or an `error`. One without
+    /// an `id` is still taken off the stream (and dropped), not answered.
     fn is_response(&self) -> bool {
-        self.method.is_none() && self.id.is_some() && (self.result.is_some() || self.error.is_some())
+        self.method.is_none() && (self.result.is_some() || self.error.is_some())
     }
 
     fn method_name(&self) -> Option<String> {
         self.method.and_then(|raw| serde_json::from_str(raw.get()).ok())
     }
-}
-
-/// Keeps `"result": null` (present) apart from a missing member.
-fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<&'de RawValue>, D::Error> {
-    <&'de RawValue>::deserialize(deserializer).map(Some)
 }
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
@@ -846,10 +916,10 @@ fn overloaded(limit: usize) -> ErrorObject {
     )
 }
 
+/// An error answer to a message whose id could not be read.
 fn error_response(error: &ErrorObject) -> Vec<u8> {
-    let mut out = b"{\"jsonrpc\":\"2.0\",\"error\":".to_vec();
-    let _ = serde_json::to_writer(&mut out, error);
-    out.extend_from_slice(b",\"id\":null}");
+    let mut out = Vec::new();
+    write_error(&mut out, "null", error);
     out
 }
 
@@ -910,6 +980,13 @@ mod tests {
         assert_eq!(id_key(" 7 "), id_key("7"));
         assert_ne!(id_key("7"), id_key("\"7\""));
         assert_eq!(id_key("not json"), None);
+        assert_eq!(id_key("7x"), None);
+    }
+
+    #[test]
+    fn integer_ids_beyond_64_bits_do_not_collide() {
+        assert_ne!(id_key("12345678901234567890123"), id_key("12345678901234567890124"));
+        assert_ne!(id_key("1"), id_key("1.0"));
     }
 
     #[test]
@@ -943,6 +1020,8 @@ mod tests {
         assert!(probe(r#"{"jsonrpc":"2.0","result":null,"id":1}"#));
         assert!(probe(r#"{"jsonrpc":"2.0","error":{"code":1,"message":"m"},"id":1}"#));
         assert!(!probe(r#"{"jsonrpc":"2.0","method":"m","params":{"result":1},"id":1}"#));
-        assert!(!probe(r#"{"jsonrpc":"2.0","result":1}"#));
+        // Without an id it cannot be matched, but it is still a response.
+        assert!(probe(r#"{"jsonrpc":"2.0","result":1}"#));
+        assert!(!probe(r#"{"jsonrpc":"2.0","method":"m","result":1}"#));
     }
 }

@@ -506,3 +506,103 @@ async fn a_batch_reply_times_out_and_cancels_like_a_call() {
     // connection carries on.
     assert_eq!(client.with_timeout(Duration::from_secs(60)).pokes().await.unwrap(), vec![1]);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_timeout_bounds_the_wait_to_send_when_the_other_side_stops_reading() {
+    // The other side never reads: the writer blocks, then the outbox fills.
+    let (ours, _theirs) = tokio::io::duplex(64);
+    let peer = {
+        let (reader, writer) = tokio::io::split(ours);
+        Peer::builder().timeout(Duration::from_millis(50)).connect(reader, writer)
+    };
+    let padding = "x".repeat(1024);
+    let mut calls = tokio::task::JoinSet::new();
+    for _ in 0..3000 {
+        let (peer, padding) = (peer.clone(), padding.clone());
+        calls.spawn(async move { peer.call::<i64, _>("add", [padding]).await });
+    }
+    let results = eventually(calls.join_all()).await;
+    assert!(results.iter().all(|result| matches!(result, Err(ClientError::Timeout(_)))));
+    // The outbox is still full: notifications and batches time out too.
+    let notified = eventually(peer.notify("log", ["hello"])).await;
+    assert!(matches!(notified, Err(ClientError::Timeout(_))), "{notified:?}");
+    let mut batch = peer.batch();
+    let reply = batch.call::<i64, _>("add", [1, 2]);
+    let sent = eventually(batch.send()).await;
+    assert!(matches!(sent, Err(ClientError::Timeout(_))), "{sent:?}");
+    assert!(matches!(eventually(reply).await, Err(ClientError::Timeout(_))));
+    assert!(!peer.is_closed());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_mixing_responses_and_requests_resolves_the_calls_and_answers_the_requests() {
+    let (ours, theirs) = tokio::io::duplex(4096);
+    let peer = {
+        let (reader, writer) = tokio::io::split(ours);
+        Peer::builder().connect(reader, writer)
+    };
+    let call = {
+        let peer = peer.clone();
+        tokio::spawn(async move { peer.call::<i64, _>("add", [1, 2]).await })
+    };
+    let (their_reader, mut their_writer) = tokio::io::split(theirs);
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let mut lines = tokio::io::BufReader::new(their_reader).lines();
+    let request: Value = serde_json::from_str(&eventually(lines.next_line()).await.unwrap().unwrap()).unwrap();
+    let id = &request["id"];
+    let mixed = format!(
+        "[{{\"jsonrpc\":\"2.0\",\"result\":3,\"id\":{id}}},{{\"jsonrpc\":\"2.0\",\"method\":\"ping\",\"id\":\"p\"}}]\n"
+    );
+    their_writer.write_all(mixed.as_bytes()).await.unwrap();
+    assert_eq!(eventually(call).await.unwrap().unwrap(), 3);
+    // The request left is still a batch: answered as an array of one.
+    let answer: Value = serde_json::from_str(&eventually(lines.next_line()).await.unwrap().unwrap()).unwrap();
+    let entries = answer.as_array().expect("an array");
+    assert_eq!(entries.len(), 1, "{answer}");
+    assert_eq!(entries[0]["id"], "p");
+    assert_eq!(entries[0]["error"]["code"], METHOD_NOT_FOUND);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_response_with_both_result_and_error_fails_its_call() {
+    let (ours, theirs) = tokio::io::duplex(4096);
+    let peer = {
+        let (reader, writer) = tokio::io::split(ours);
+        Peer::builder().connect(reader, writer)
+    };
+    let call = {
+        let peer = peer.clone();
+        tokio::spawn(async move { peer.call::<i64, _>("add", [1, 2]).await })
+    };
+    let (their_reader, mut their_writer) = tokio::io::split(theirs);
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let mut lines = tokio::io::BufReader::new(their_reader).lines();
+    let request: Value = serde_json::from_str(&eventually(lines.next_line()).await.unwrap().unwrap()).unwrap();
+    let id = &request["id"];
+    let both = format!("{{\"jsonrpc\":\"2.0\",\"result\":3,\"error\":{{\"code\":1,\"message\":\"m\"}},\"id\":{id}}}\n");
+    their_writer.write_all(both.as_bytes()).await.unwrap();
+    let err = eventually(call).await.unwrap().unwrap_err();
+    assert!(matches!(err, ClientError::Decode(_)), "{err:?}");
+    assert!(err.to_string().contains("both `result` and `error`"), "{err}");
+    assert!(!peer.is_closed());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_response_without_an_id_is_dropped_not_answered() {
+    let (ours, theirs) = tokio::io::duplex(4096);
+    let _peer = {
+        let (reader, writer) = tokio::io::split(ours);
+        Peer::builder().connect(reader, writer)
+    };
+    let (their_reader, mut their_writer) = tokio::io::split(theirs);
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let mut lines = tokio::io::BufReader::new(their_reader).lines();
+    their_writer.write_all(b"{\"jsonrpc\":\"2.0\",\"result\":1}\n").await.unwrap();
+    their_writer.write_all(b"{\"jsonrpc\":\"2.0\",\"error\":{\"code\":1,\"message\":\"m\"}}\n").await.unwrap();
+    their_writer.write_all(b"[{\"jsonrpc\":\"2.0\",\"result\":2}]\n").await.unwrap();
+    their_writer.write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"ping\",\"id\":\"after\"}\n").await.unwrap();
+    // The first thing written back answers the request that came after.
+    let answer: Value = serde_json::from_str(&eventually(lines.next_line()).await.unwrap().unwrap()).unwrap();
+    assert_eq!(answer["id"], "after", "{answer}");
+    assert_eq!(answer["error"]["code"], METHOD_NOT_FOUND);
+}

@@ -178,3 +178,59 @@ fn the_lsp_pair_example_runs_both_ends() {
         assert!(asked < answered, "{stdout}");
     }
 }
+
+/// A handler that waits until it is cancelled.
+#[rpc]
+pub trait Waiter {
+    /// Reports that it started, waits for cancellation, reports it.
+    async fn wait(&self, cx: Context) -> bool;
+}
+
+struct WaiterImpl(tokio::sync::mpsc::UnboundedSender<&'static str>);
+
+impl Waiter for WaiterImpl {
+    async fn wait(&self, cx: Context) -> bool {
+        let _ = self.0.send("started");
+        cx.cancelled().await;
+        let _ = self.0.send(if cx.is_cancelled() { "cancelled" } else { "woken but not cancelled" });
+        true
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stopping_the_connection_cancels_running_handlers_without_cancellation_configured() {
+    use tokio::io::AsyncWriteExt;
+    for stop in ["close", "drop the last handle", "a write failure"] {
+        let (events, mut seen) = tokio::sync::mpsc::unbounded_channel();
+        // One pipe each way, so that the way back can break alone.
+        let (their_writer, reader) = tokio::io::duplex(4096);
+        let (writer, their_reader) = tokio::io::duplex(4096);
+        let mut their_writer = their_writer;
+        let peer = Peer::builder().serve(WaiterImpl(events).into_rpc()).connect(reader, writer);
+        their_writer.write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"wait\",\"id\":1}\n").await.unwrap();
+        assert_eq!(eventually(seen.recv()).await, Some("started"));
+        let _peer = match stop {
+            "close" => {
+                peer.close();
+                Some(peer)
+            }
+            "drop the last handle" => {
+                drop(peer);
+                None
+            }
+            _ => {
+                // Nobody reads the answers any more; the next one fails to write.
+                drop(their_reader);
+                their_writer.write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"nope\",\"id\":2}\n").await.unwrap();
+                Some(peer)
+            }
+        };
+        assert_eq!(eventually(seen.recv()).await, Some("cancelled"), "after {stop}");
+    }
+}
+
+/// Waits for something the test knows will happen; the limit only turns a
+/// bug into a failure instead of a hang.
+async fn eventually<T>(future: impl std::future::Future<Output = T>) -> T {
+    tokio::time::timeout(Duration::from_secs(30), future).await.expect("the event never happened")
+}
