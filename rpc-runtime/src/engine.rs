@@ -4,6 +4,7 @@
 
 use std::borrow::Cow;
 use std::future::Future;
+use std::ops::Range;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -16,7 +17,7 @@ use serde_json::value::RawValue;
 
 use crate::context::Context;
 use crate::error::{ErrorObject, INVALID_REQUEST};
-use crate::router::{panicked, MethodFuture, MethodOutcome, MethodResult, Router};
+use crate::router::{panicked, Called, MethodFuture, MethodResult, Router};
 
 /// Limits that protect a server from oversized or abusive input.
 #[derive(Clone, Debug)]
@@ -61,6 +62,9 @@ const NULL_ID: &str = "null";
 /// it away with [`PendingResponse::reject`] when a limit is hit.
 pub struct PendingResponse {
     shape: PendingShape,
+    /// For a batch, the responses already written, back to back; its done
+    /// entries point into it.
+    body: Vec<u8>,
 }
 
 enum PendingShape {
@@ -69,8 +73,9 @@ enum PendingShape {
 }
 
 enum BatchEntry {
-    /// Response bytes, or nothing for a notification.
-    Done(Option<Vec<u8>>),
+    /// Where the response is in the pending response's `body`, or nothing
+    /// for a notification.
+    Done(Option<Range<usize>>),
     Pending {
         id: OwnedId,
         method: Box<str>,
@@ -160,14 +165,10 @@ impl Engine {
                 return None;
             }
         };
-        match self.dispatch(envelope, cx) {
-            Dispatched::Answer(id, result) => {
-                write_response(out, &id, &result);
-                None
-            }
-            Dispatched::Silent => None,
+        match self.dispatch(envelope, cx, out) {
+            Dispatched::Written => None,
             Dispatched::Pending { id, method, future } => {
-                Some(PendingResponse { shape: PendingShape::Single { id, method, future } })
+                Some(PendingResponse { shape: PendingShape::Single { id, method, future }, body: Vec::new() })
             }
         }
     }
@@ -193,87 +194,111 @@ impl Engine {
             write_error(out, NULL_ID, &error);
             return None;
         }
-        let mut results = Vec::with_capacity(entries.len());
+        // Responses are written straight into `out` as `[a,b,...`; should
+        // an entry wait on an `async` method, what was written becomes the
+        // pending answer's body instead.
+        let start = out.len();
+        let mut results = Vec::new();
         let mut any_pending = false;
         for entry in entries {
+            let mark = out.len();
+            out.push(if mark == start { b'[' } else { b',' });
+            let piece_start = out.len();
             let dispatched = match serde_json::from_str::<Envelope<'_>>(entry.get()) {
-                Ok(envelope) => self.dispatch(envelope, cx),
+                Ok(envelope) => self.dispatch(envelope, cx, out),
                 Err(_) => {
-                    Dispatched::Answer(Cow::Borrowed(id_of_broken(entry.get())), Err(ErrorObject::invalid_request()))
+                    write_error(out, id_of_broken(entry.get()), &ErrorObject::invalid_request());
+                    Dispatched::Written
                 }
             };
-            results.push(match dispatched {
-                Dispatched::Answer(id, result) => {
-                    let mut piece = Vec::new();
-                    write_response(&mut piece, &id, &result);
-                    BatchEntry::Done(Some(piece))
+            let result = match dispatched {
+                Dispatched::Written if out.len() == piece_start => {
+                    out.truncate(mark);
+                    BatchEntry::Done(None)
                 }
-                Dispatched::Silent => BatchEntry::Done(None),
+                Dispatched::Written => BatchEntry::Done(Some(piece_start - start..out.len() - start)),
                 Dispatched::Pending { id, method, future } => {
+                    out.truncate(mark);
                     any_pending = true;
                     BatchEntry::Pending { id, method, future }
                 }
-            });
+            };
+            if any_pending || !matches!(result, BatchEntry::Done(None)) {
+                results.push(result);
+            }
         }
         if any_pending {
-            return Some(PendingResponse { shape: PendingShape::Batch(results) });
+            let body = out.split_off(start);
+            return Some(PendingResponse { shape: PendingShape::Batch(results), body });
         }
-        let pieces = results.into_iter().filter_map(|entry| match entry {
-            BatchEntry::Done(piece) => piece,
-            BatchEntry::Pending { .. } => None,
-        });
-        write_batch(out, pieces);
+        if out.len() > start {
+            out.push(b']');
+        }
         None
     }
 
-    fn dispatch<'a>(&self, envelope: Envelope<'a>, cx: &Context) -> Dispatched<'a> {
+    /// Runs one request, appending its response (if any) to `out`.
+    fn dispatch(&self, envelope: Envelope<'_>, cx: &Context, out: &mut Vec<u8>) -> Dispatched {
         // An id of the wrong type cannot be echoed: the answer carries null.
         let id = match envelope.id {
             None => None,
             Some(raw) if is_valid_id(raw) => Some(raw.get()),
-            Some(_) => return Dispatched::invalid(None),
+            Some(_) => return Dispatched::invalid(out, None),
         };
         let version_ok =
             envelope.jsonrpc.is_some_and(|v| v.get() == "\"2.0\"" || decode_str(v).as_deref() == Some("2.0"));
         let Some(method) = envelope.method.and_then(decode_str).filter(|_| version_ok) else {
-            return Dispatched::invalid(id);
+            return Dispatched::invalid(out, id);
         };
         if let Some(params) = envelope.params {
             if !matches!(params.get().as_bytes().first(), Some(b'[' | b'{')) {
-                return Dispatched::invalid(id);
+                return Dispatched::invalid(out, id);
             }
         }
+        // The result is encoded in place, right after the response's head.
+        let start = out.len();
+        out.extend_from_slice(RESULT_HEAD);
         let (cx, inflight) = cx.for_request(id);
-        let Some(outcome) = self.router.call(&method, envelope.params, &cx) else {
-            return match id {
-                Some(id) => Dispatched::Answer(Cow::Borrowed(id), Err(ErrorObject::method_not_found())),
-                None => Dispatched::Silent,
-            };
-        };
-        match (outcome, id) {
-            (MethodOutcome::Ready(result), Some(id)) => Dispatched::Answer(Cow::Borrowed(id), result),
-            (MethodOutcome::Ready(Err(err)), None) => {
-                tracing::debug!(method = &*method, error = %err, "notification failed");
-                Dispatched::Silent
+        let called = self.router.call_into(&method, envelope.params, &cx, out);
+        match (called, id) {
+            (Some(Called::Written), Some(id)) => write_response_tail(out, id),
+            (None, Some(id)) => {
+                out.truncate(start);
+                write_error(out, id, &ErrorObject::method_not_found());
             }
-            (MethodOutcome::Ready(Ok(_)), None) => Dispatched::Silent,
-            (MethodOutcome::Pending(future), id) => {
+            (Some(Called::Failed(err)), Some(id)) => {
+                out.truncate(start);
+                write_error(out, id, &err);
+            }
+            (Some(Called::Failed(err)), None) => {
+                out.truncate(start);
+                tracing::debug!(method = &*method, error = %err, "notification failed");
+            }
+            (Some(Called::Written) | None, None) => out.truncate(start),
+            (Some(Called::Pending(future)), id) => {
+                out.truncate(start);
                 let future = crate::peer::track(future, inflight);
-                Dispatched::Pending { id: id.map(Into::into), method: method.into(), future }
+                return Dispatched::Pending { id: id.map(Into::into), method: method.into(), future };
             }
         }
+        Dispatched::Written
     }
 }
 
-enum Dispatched<'a> {
-    Answer(Cow<'a, str>, MethodResult),
-    Silent,
-    Pending { id: OwnedId, method: Box<str>, future: MethodFuture },
+enum Dispatched {
+    /// The response, if there is one, was appended to the buffer.
+    Written,
+    Pending {
+        id: OwnedId,
+        method: Box<str>,
+        future: MethodFuture,
+    },
 }
 
-impl<'a> Dispatched<'a> {
-    fn invalid(id: Option<&'a str>) -> Self {
-        Dispatched::Answer(Cow::Borrowed(id.unwrap_or(NULL_ID)), Err(ErrorObject::invalid_request()))
+impl Dispatched {
+    fn invalid(out: &mut Vec<u8>, id: Option<&str>) -> Self {
+        write_error(out, id.unwrap_or(NULL_ID), &ErrorObject::invalid_request());
+        Dispatched::Written
     }
 }
 
@@ -312,25 +337,26 @@ impl PendingResponse {
                         BatchEntry::Pending { id, method, future } => Ok((id, method, tokio::spawn(future))),
                     });
                 }
-                let mut pieces = Vec::with_capacity(tasks.len());
                 for task in tasks {
                     match task {
-                        Err(piece) => pieces.push(piece),
+                        Err(piece) => push_piece(&mut out, piece.map(|range| &self.body[range])),
                         Ok((id, method, handle)) => {
                             let result = match handle.await {
                                 Ok(result) => result,
                                 Err(err) if err.is_panic() => Err(panicked(&method, &*err.into_panic())),
                                 Err(_) => Err(ErrorObject::internal_error("Internal error: the request was aborted")),
                             };
-                            pieces.push(id.map(|id| {
+                            if let Some(id) = id {
                                 let mut piece = Vec::new();
                                 write_response(&mut piece, &id, &result);
-                                piece
-                            }));
+                                push_piece(&mut out, Some(&piece));
+                            }
                         }
                     }
                 }
-                write_batch(&mut out, pieces.into_iter().flatten());
+                if !out.is_empty() {
+                    out.push(b']');
+                }
             }
         }
         out
@@ -348,15 +374,20 @@ impl PendingResponse {
                 }
             }
             PendingShape::Batch(entries) => {
-                let pieces = entries.into_iter().filter_map(|entry| match entry {
-                    BatchEntry::Done(piece) => piece,
-                    BatchEntry::Pending { id, .. } => id.map(|id| {
-                        let mut piece = Vec::new();
-                        write_error(&mut piece, &id, error);
-                        piece
-                    }),
-                });
-                write_batch(&mut out, pieces);
+                for entry in entries {
+                    match entry {
+                        BatchEntry::Done(piece) => push_piece(&mut out, piece.map(|range| &self.body[range])),
+                        BatchEntry::Pending { id: Some(id), .. } => {
+                            let mut piece = Vec::new();
+                            write_error(&mut piece, &id, error);
+                            push_piece(&mut out, Some(&piece));
+                        }
+                        BatchEntry::Pending { id: None, .. } => {}
+                    }
+                }
+                if !out.is_empty() {
+                    out.push(b']');
+                }
             }
         }
         out
@@ -436,17 +467,25 @@ fn decode_str(raw: &RawValue) -> Option<Cow<'_, str>> {
     de.deserialize_str(crate::params::CowStr).ok()
 }
 
+/// What a success response starts with, up to its result.
+const RESULT_HEAD: &[u8] = b"{\"jsonrpc\":\"2.0\",\"result\":";
+
 fn write_response(out: &mut Vec<u8>, id: &str, result: &MethodResult) {
     match result {
         Ok(value) => {
-            out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"result\":");
+            out.extend_from_slice(RESULT_HEAD);
             out.extend_from_slice(value.get().as_bytes());
-            out.extend_from_slice(b",\"id\":");
-            out.extend_from_slice(id.as_bytes());
-            out.push(b'}');
+            write_response_tail(out, id);
         }
         Err(error) => write_error(out, id, error),
     }
+}
+
+/// Closes a success response whose result is already written.
+fn write_response_tail(out: &mut Vec<u8>, id: &str) {
+    out.extend_from_slice(b",\"id\":");
+    out.extend_from_slice(id.as_bytes());
+    out.push(b'}');
 }
 
 pub(crate) fn write_error(out: &mut Vec<u8>, id: &str, error: &ErrorObject) {
@@ -458,16 +497,13 @@ pub(crate) fn write_error(out: &mut Vec<u8>, id: &str, error: &ErrorObject) {
     out.push(b'}');
 }
 
-/// Writes `[a,b,...]`, or nothing at all when there are no pieces (an
-/// all-notification batch).
-fn write_batch(out: &mut Vec<u8>, pieces: impl Iterator<Item = Vec<u8>>) {
-    let start = out.len();
-    for piece in pieces {
-        out.push(if out.len() == start { b'[' } else { b',' });
-        out.extend_from_slice(&piece);
-    }
-    if out.len() > start {
-        out.push(b']');
+/// Appends one batch response to `out`, which holds `[a,b,...` so far (or
+/// nothing); a notification's `None` adds nothing. The caller closes with `]`
+/// when anything was written (an all-notification batch sends nothing).
+fn push_piece(out: &mut Vec<u8>, piece: Option<&[u8]>) {
+    if let Some(piece) = piece {
+        out.push(if out.is_empty() { b'[' } else { b',' });
+        out.extend_from_slice(piece);
     }
 }
 

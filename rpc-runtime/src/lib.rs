@@ -91,7 +91,7 @@ pub mod __private {
     pub use crate::error::ErrorObject;
     pub use crate::params::{MethodSpec, ParamSpec, ParamStructure, Params};
     pub use crate::peer::Peer;
-    pub use crate::router::{IntoMethodResult, MethodOutcome, Router};
+    pub use crate::router::{IntoMethodResult, MethodFuture, MethodOutcome, Router};
     pub use serde::de::DeserializeOwned;
     pub use serde::Serialize;
 
@@ -136,6 +136,54 @@ pub mod __private {
         F: Fn(Params<'_>, &Context) -> Result<MethodOutcome, ErrorObject> + Send + Sync + 'static,
     {
         if let Err(err) = router.register(spec, handler) {
+            unreachable!("#[rpc] checked method names at compile time: {err}");
+        }
+    }
+
+    /// What a direct handler returns: `None` when the result was written
+    /// into the response buffer, or the future of an `async` method.
+    pub type Direct = Result<Option<MethodFuture>, ErrorObject>;
+
+    /// Writes the result of a plain method returning `T` into `out`.
+    #[inline]
+    pub fn ready_into<T: Serialize>(out: &mut Vec<u8>, value: T) -> Direct {
+        crate::router::encode_into(out, &value).map(|()| None)
+    }
+
+    /// Writes the result of a plain method returning `Result<T, E>` into `out`.
+    #[inline]
+    pub fn ready_result_into<R: IntoMethodResult>(out: &mut Vec<u8>, value: R) -> Direct {
+        value.encode_into(out).map(|()| None)
+    }
+
+    /// The future of an `async` method returning `T`, for a direct handler.
+    #[inline]
+    pub fn pending_into<F, T>(future: F) -> Direct
+    where
+        F: Future<Output = T> + Send + 'static,
+        T: Serialize,
+    {
+        Ok(Some(Box::pin(async move { crate::router::encode(&future.await) })))
+    }
+
+    /// The future of an `async` method returning `Result<T, E>`, for a
+    /// direct handler.
+    #[inline]
+    pub fn pending_result_into<F, R>(future: F) -> Direct
+    where
+        F: Future<Output = R> + Send + 'static,
+        R: IntoMethodResult,
+    {
+        Ok(Some(Box::pin(async move { future.await.into_method_result() })))
+    }
+
+    /// Registers a generated method whose ready results are encoded straight
+    /// into the response buffer; cannot fail (see [`register`]).
+    pub fn register_direct<F>(router: &mut Router, spec: &'static MethodSpec, handler: F)
+    where
+        F: Fn(Params<'_>, &Context, &mut Vec<u8>) -> Direct + Send + Sync + 'static,
+    {
+        if let Err(err) = router.register_direct(spec, handler) {
             unreachable!("#[rpc] checked method names at compile time: {err}");
         }
     }

@@ -74,15 +74,15 @@ fn register(service: &Service, method: &Method) -> TokenStream {
         Output::Unit => Span::call_site(),
     };
     let outcome = match (method.is_async, &method.output) {
-        (false, Output::Result(_)) => quote!(#private::ready_result(#call)),
-        (false, _) => quote!(#private::ready(#call)),
+        (false, Output::Result(_)) => quote!(#private::ready_result_into(__out, #call)),
+        (false, _) => quote!(#private::ready_into(__out, #call)),
         (true, Output::Result(_)) => quote! {{
             let __this = ::core::clone::Clone::clone(&__this);
-            #private::pending_result(async move { #call.await })
+            #private::pending_result_into(async move { #call.await })
         }},
         (true, _) => quote! {{
             let __this = ::core::clone::Clone::clone(&__this);
-            #private::pending(async move { #call.await })
+            #private::pending_into(async move { #call.await })
         }},
     };
     let outcome = respan(outcome, span);
@@ -90,7 +90,7 @@ fn register(service: &Service, method: &Method) -> TokenStream {
         {
             static __SPEC: #private::MethodSpec = #spec;
             let __this = ::core::clone::Clone::clone(&__this);
-            #private::register(&mut __router, &__SPEC, move |__params: #private::Params<'_>, __cx: &#private::Context| {
+            #private::register_direct(&mut __router, &__SPEC, move |__params: #private::Params<'_>, __cx: &#private::Context, __out: &mut ::std::vec::Vec<u8>| {
                 #(#decode)*
                 #outcome
             });
