@@ -72,7 +72,43 @@ pub struct Params<'a> {
 enum Slots<'a> {
     Whole,
     /// One entry per declared parameter; `None` when absent.
-    Split(Vec<Option<&'a RawValue>>),
+    Split(SlotBuf<'a>),
+}
+
+/// Most methods declare few parameters: up to this many are split without
+/// a heap allocation.
+const INLINE_SLOTS: usize = 6;
+
+/// One slot per declared parameter, inline when there are few.
+enum SlotBuf<'a> {
+    Inline([Option<&'a RawValue>; INLINE_SLOTS]),
+    Heap(Vec<Option<&'a RawValue>>),
+}
+
+impl<'a> SlotBuf<'a> {
+    /// `len` empty slots.
+    fn new(len: usize) -> Self {
+        if len <= INLINE_SLOTS {
+            SlotBuf::Inline([None; INLINE_SLOTS])
+        } else {
+            SlotBuf::Heap(vec![None; len])
+        }
+    }
+
+    /// Slot `index`, which must be below the length given to `new`.
+    fn slot(&mut self, index: usize) -> &mut Option<&'a RawValue> {
+        match self {
+            SlotBuf::Inline(slots) => &mut slots[index],
+            SlotBuf::Heap(slots) => &mut slots[index],
+        }
+    }
+
+    fn get(&self, index: usize) -> Option<&'a RawValue> {
+        match self {
+            SlotBuf::Inline(slots) => slots[index],
+            SlotBuf::Heap(slots) => slots[index],
+        }
+    }
 }
 
 impl<'a> Params<'a> {
@@ -84,7 +120,7 @@ impl<'a> Params<'a> {
             return Ok(Params { spec, raw, slots: Slots::Whole });
         }
         let slots = match raw {
-            None => vec![None; spec.params.len()],
+            None => SlotBuf::new(spec.params.len()),
             Some(raw) => match first_byte(raw) {
                 b'[' => {
                     if spec.structure == ParamStructure::ByName {
@@ -110,7 +146,7 @@ impl<'a> Params<'a> {
     pub fn decode<T: DeserializeOwned>(&self, index: usize) -> Result<T, ErrorObject> {
         let param = &self.spec.params[index];
         let raw = match &self.slots {
-            Slots::Split(slots) => slots[index],
+            Slots::Split(slots) => slots.get(index),
             Slots::Whole => self.raw,
         };
         match raw {
@@ -166,32 +202,35 @@ fn strip_position(err: &serde_json::Error) -> String {
     }
 }
 
-fn split_positional<'a>(
-    raw: &'a RawValue,
-    spec: &'static MethodSpec,
-) -> Result<Vec<Option<&'a RawValue>>, ErrorObject> {
+fn split_positional<'a>(raw: &'a RawValue, spec: &'static MethodSpec) -> Result<SlotBuf<'a>, ErrorObject> {
     struct Positional<'s> {
         spec: &'s MethodSpec,
     }
     impl<'de> Visitor<'de> for Positional<'_> {
-        type Value = Result<Vec<Option<&'de RawValue>>, ErrorObject>;
+        type Value = Result<SlotBuf<'de>, ErrorObject>;
         fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
             f.write_str("an array of params")
         }
         fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
             let declared = self.spec.params.len();
-            let mut slots = Vec::with_capacity(declared);
-            while let Some(value) = seq.next_element::<&'de RawValue>()? {
-                slots.push(Some(value));
+            let mut slots = SlotBuf::new(declared);
+            let mut given = 0;
+            while given < declared {
+                match seq.next_element::<&'de RawValue>()? {
+                    Some(value) => *slots.slot(given) = Some(value),
+                    None => return Ok(Ok(slots)),
+                }
+                given += 1;
             }
-            if slots.len() > declared && !self.spec.allow_extra {
+            while seq.next_element::<IgnoredAny>()?.is_some() {
+                given += 1;
+            }
+            if given > declared && !self.spec.allow_extra {
                 return Ok(Err(ErrorObject::invalid_params(format!(
-                    "too many params: method `{}` takes at most {declared}, got {}",
-                    self.spec.name,
-                    slots.len()
+                    "too many params: method `{}` takes at most {declared}, got {given}",
+                    self.spec.name
                 ))));
             }
-            slots.resize(declared, None);
             Ok(Ok(slots))
         }
     }
@@ -200,24 +239,24 @@ fn split_positional<'a>(
         .unwrap_or_else(|err| Err(ErrorObject::invalid_params(format!("malformed params: {err}"))))
 }
 
-fn split_named<'a>(raw: &'a RawValue, spec: &'static MethodSpec) -> Result<Vec<Option<&'a RawValue>>, ErrorObject> {
+fn split_named<'a>(raw: &'a RawValue, spec: &'static MethodSpec) -> Result<SlotBuf<'a>, ErrorObject> {
     /// Stops the walk with an error of ours, kept in `problem`.
     struct Named<'s> {
         spec: &'s MethodSpec,
         problem: &'s mut Option<ErrorObject>,
     }
     impl<'de> Visitor<'de> for Named<'_> {
-        type Value = Vec<Option<&'de RawValue>>;
+        type Value = SlotBuf<'de>;
         fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
             f.write_str("an object of params")
         }
         fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-            let mut slots = vec![None; self.spec.params.len()];
+            let mut slots = SlotBuf::new(self.spec.params.len());
             while let Some(key) = map.next_key_seed(KeySeed)? {
                 match self.spec.params.iter().position(|p| p.name == key) {
                     Some(index) => {
                         let value = map.next_value::<&'de RawValue>()?;
-                        if slots[index].replace(value).is_some() {
+                        if slots.slot(index).replace(value).is_some() {
                             *self.problem = Some(ErrorObject::invalid_params(format!(
                                 "parameter `{key}` of method `{}` is given twice",
                                 self.spec.name
