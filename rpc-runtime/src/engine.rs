@@ -463,6 +463,14 @@ fn is_valid_id(raw: &RawValue) -> bool {
 }
 
 fn decode_str(raw: &RawValue) -> Option<Cow<'_, str>> {
+    // `raw` is valid JSON, so a string without a backslash is exactly the
+    // text between its quotes (no parser needed).
+    let text = raw.get();
+    if let Some(inner) = text.strip_prefix('"').and_then(|rest| rest.strip_suffix('"')) {
+        if !inner.contains('\\') {
+            return Some(Cow::Borrowed(inner));
+        }
+    }
     let mut de = serde_json::Deserializer::from_str(raw.get());
     de.deserialize_str(crate::params::CowStr).ok()
 }
