@@ -25,7 +25,8 @@ pub mod ours;
 pub const VERSION: u32 = 7;
 
 /// The ~1 KB object of the echo case.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, rpc_runtime::schemars::JsonSchema)]
+#[schemars(crate = "rpc_runtime::schemars")]
 pub struct Record {
     /// A numeric key.
     pub id: u64,
@@ -38,7 +39,8 @@ pub struct Record {
 }
 
 /// One entry of a [`Record`].
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, rpc_runtime::schemars::JsonSchema)]
+#[schemars(crate = "rpc_runtime::schemars")]
 pub struct Item {
     /// The entry's key.
     pub key: String,
