@@ -206,7 +206,19 @@ struct ServerProcess {
 impl ServerProcess {
     fn start(target: Target) -> ServerProcess {
         let exe = std::env::current_exe().expect("own executable");
-        let mut child = Command::new(exe)
+        // LOAD_SERVER_WRAPPER runs the server under a profiler, e.g.
+        // "valgrind --tool=callgrind" (its CPU time then means little).
+        let wrapper = std::env::var("LOAD_SERVER_WRAPPER").unwrap_or_default();
+        let mut command = wrapper.split_whitespace();
+        let mut child = match command.next() {
+            Some(program) => {
+                let mut c = Command::new(program);
+                c.args(command).arg(exe);
+                c
+            }
+            None => Command::new(exe),
+        };
+        let mut child = child
             .args(["serve", target.name()])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
