@@ -39,9 +39,12 @@ impl Framing {
                 out.extend_from_slice(message);
                 // Raw newlines can only be insignificant whitespace inside
                 // JSON (strings escape them), so blanking them is lossless.
-                for byte in &mut out[start..] {
-                    if *byte == b'\n' || *byte == b'\r' {
-                        *byte = b' ';
+                // Usually there are none: search fast, rewrite only then.
+                if memchr::memchr2(b'\n', b'\r', message).is_some() {
+                    for byte in &mut out[start..] {
+                        if *byte == b'\n' || *byte == b'\r' {
+                            *byte = b' ';
+                        }
                     }
                 }
                 out.push(b'\n');
@@ -211,7 +214,7 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
         let mut skipped = 0usize;
         loop {
             let from = self.pos + scanned;
-            if let Some(offset) = self.buf[from..].iter().position(|&b| b == b'\n') {
+            if let Some(offset) = memchr::memchr(b'\n', &self.buf[from..]) {
                 let end = from + offset;
                 let start = self.pos;
                 self.pos = end + 1;
