@@ -174,11 +174,28 @@ fn structure_error(spec: &MethodSpec, got: &str) -> ErrorObject {
 
 #[cold]
 fn decode_error(spec: &MethodSpec, param: &ParamSpec, err: &serde_json::Error) -> ErrorObject {
-    let what = if spec.whole { "params".to_owned() } else { format!("parameter `{}`", param.name) };
-    let reason = strip_position(err);
+    use std::fmt::Write;
+    // Built in one buffer: `invalid <what> of method `<name>`: <reason>[ (expected <type>)]`.
+    let mut message = String::with_capacity(128);
+    message.push_str("invalid ");
+    if spec.whole {
+        message.push_str("params");
+    } else {
+        let _ = write!(message, "parameter `{}`", param.name);
+    }
+    let _ = write!(message, " of method `{}`: ", spec.name);
+    let reason = message.len();
+    let _ = write!(message, "{err}");
+    // serde_json appends "at line 1 column 7", which points into the
+    // parameter's own slice and would only confuse a caller.
+    if let Some(pos) = message[reason..].rfind(" at line ") {
+        message.truncate(reason + pos);
+    }
     // serde usually says what it expected; add the declared type otherwise.
-    let hint = if reason.contains("expected") { String::new() } else { format!(" (expected {})", param.ty) };
-    ErrorObject::invalid_params(format!("invalid {what} of method `{}`: {reason}{hint}", spec.name))
+    if !message[reason..].contains("expected") {
+        let _ = write!(message, " (expected {})", param.ty);
+    }
+    ErrorObject::invalid_params(message)
 }
 
 #[cold]
@@ -190,16 +207,6 @@ fn missing_error(spec: &MethodSpec, param: &ParamSpec) -> ErrorObject {
         "missing required parameter `{}` ({}) of method `{}`",
         param.name, param.ty, spec.name
     ))
-}
-
-/// serde_json appends "at line 1 column 7", which points into the parameter's
-/// own slice and would only confuse a caller.
-fn strip_position(err: &serde_json::Error) -> String {
-    let text = err.to_string();
-    match text.rfind(" at line ") {
-        Some(pos) => text[..pos].to_owned(),
-        None => text,
-    }
 }
 
 fn split_positional<'a>(raw: &'a RawValue, spec: &'static MethodSpec) -> Result<SlotBuf<'a>, ErrorObject> {
