@@ -93,7 +93,10 @@ fn handle_single(message: &[u8], out: &mut Vec<u8>) {
             parsed.map(|(a, b)| write_result(out, &a.wrapping_add(b), reply_id))
         }
         "version" => match params {
-            Some("[]" | "{}") | None => Ok(write_result(out, &VERSION, reply_id)),
+            Some("[]" | "{}") | None => {
+                write_result(out, &VERSION, reply_id);
+                Ok(())
+            }
             Some(_) => Err(serde::de::Error::custom("version takes no params")),
         },
         "echo" => {
