@@ -4,7 +4,7 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use serde::de::{DeserializeOwned, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::{DeserializeOwned, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::value::RawValue;
 
 use crate::error::ErrorObject;
@@ -71,7 +71,7 @@ pub struct Params<'a> {
 
 enum Slots<'a> {
     Whole,
-    /// One entry per declared parameter; `None` when absent.
+    /// One entry per declared parameter (its JSON text); `None` when absent.
     Split(SlotBuf<'a>),
 }
 
@@ -81,8 +81,8 @@ const INLINE_SLOTS: usize = 6;
 
 /// One slot per declared parameter, inline when there are few.
 enum SlotBuf<'a> {
-    Inline([Option<&'a RawValue>; INLINE_SLOTS]),
-    Heap(Vec<Option<&'a RawValue>>),
+    Inline([Option<&'a str>; INLINE_SLOTS]),
+    Heap(Vec<Option<&'a str>>),
 }
 
 impl<'a> SlotBuf<'a> {
@@ -96,14 +96,14 @@ impl<'a> SlotBuf<'a> {
     }
 
     /// Slot `index`, which must be below the length given to `new`.
-    fn slot(&mut self, index: usize) -> &mut Option<&'a RawValue> {
+    fn slot(&mut self, index: usize) -> &mut Option<&'a str> {
         match self {
             SlotBuf::Inline(slots) => &mut slots[index],
             SlotBuf::Heap(slots) => &mut slots[index],
         }
     }
 
-    fn get(&self, index: usize) -> Option<&'a RawValue> {
+    fn get(&self, index: usize) -> Option<&'a str> {
         match self {
             SlotBuf::Inline(slots) => slots[index],
             SlotBuf::Heap(slots) => slots[index],
@@ -147,10 +147,10 @@ impl<'a> Params<'a> {
         let param = &self.spec.params[index];
         let raw = match &self.slots {
             Slots::Split(slots) => slots.get(index),
-            Slots::Whole => self.raw,
+            Slots::Whole => self.raw.map(RawValue::get),
         };
         match raw {
-            Some(raw) => serde_json::from_str(raw.get()).map_err(|err| decode_error(self.spec, param, &err)),
+            Some(text) => serde_json::from_str(text).map_err(|err| decode_error(self.spec, param, &err)),
             None if param.optional || self.spec.whole => {
                 serde_json::from_str("null").map_err(|_| missing_error(self.spec, param))
             }
@@ -210,40 +210,65 @@ fn missing_error(spec: &MethodSpec, param: &ParamSpec) -> ErrorObject {
 }
 
 fn split_positional<'a>(raw: &'a RawValue, spec: &'static MethodSpec) -> Result<SlotBuf<'a>, ErrorObject> {
-    struct Positional<'s> {
-        spec: &'s MethodSpec,
-    }
-    impl<'de> Visitor<'de> for Positional<'_> {
-        type Value = Result<SlotBuf<'de>, ErrorObject>;
-        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.write_str("an array of params")
+    let declared = spec.params.len();
+    let mut slots = SlotBuf::new(declared);
+    let given = for_each_element(raw.get(), |index, element| {
+        if index < declared {
+            *slots.slot(index) = Some(element);
         }
-        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-            let declared = self.spec.params.len();
-            let mut slots = SlotBuf::new(declared);
-            let mut given = 0;
-            while given < declared {
-                match seq.next_element::<&'de RawValue>()? {
-                    Some(value) => *slots.slot(given) = Some(value),
-                    None => return Ok(Ok(slots)),
+    })
+    .ok_or_else(|| ErrorObject::invalid_params("malformed params: expected an array"))?;
+    if given > declared && !spec.allow_extra {
+        return Err(ErrorObject::invalid_params(format!(
+            "too many params: method `{}` takes at most {declared}, got {given}",
+            spec.name
+        )));
+    }
+    Ok(slots)
+}
+
+/// Calls `each(index, text)` for every element of a JSON array and returns
+/// how many there are (`None` if `array` is not an array).
+///
+/// `array` is the text of a `RawValue`, so it is valid JSON already: this
+/// only has to find the top-level commas, jumping over strings (with
+/// memchr) and counting brackets, instead of parsing every element a second
+/// time before it is decoded. Nesting depth is a counter, not recursion.
+fn for_each_element<'a>(array: &'a str, mut each: impl FnMut(usize, &'a str)) -> Option<usize> {
+    let array = array.trim_ascii();
+    let inner = array.strip_prefix('[')?.strip_suffix(']')?;
+    if inner.trim_ascii().is_empty() {
+        return Some(0);
+    }
+    let bytes = inner.as_bytes();
+    let (mut depth, mut start, mut count, mut i) = (0usize, 0usize, 0usize, 0usize);
+    while i < bytes.len() {
+        match bytes[i] {
+            b'"' => {
+                // Past the closing quote; an escape is a backslash and one
+                // ASCII character (`\uXXXX` continues with hex digits).
+                i += 1;
+                while let Some(offset) = bytes.get(i..).and_then(|rest| memchr::memchr2(b'"', b'\\', rest)) {
+                    i += offset;
+                    if bytes[i] == b'"' {
+                        break;
+                    }
+                    i += 2;
                 }
-                given += 1;
             }
-            while seq.next_element::<IgnoredAny>()?.is_some() {
-                given += 1;
+            b'[' | b'{' => depth += 1,
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            b',' if depth == 0 => {
+                each(count, inner[start..i].trim_ascii());
+                count += 1;
+                start = i + 1;
             }
-            if given > declared && !self.spec.allow_extra {
-                return Ok(Err(ErrorObject::invalid_params(format!(
-                    "too many params: method `{}` takes at most {declared}, got {given}",
-                    self.spec.name
-                ))));
-            }
-            Ok(Ok(slots))
+            _ => {}
         }
+        i += 1;
     }
-    let mut de = serde_json::Deserializer::from_str(raw.get());
-    de.deserialize_seq(Positional { spec })
-        .unwrap_or_else(|err| Err(ErrorObject::invalid_params(format!("malformed params: {err}"))))
+    each(count, inner[start..].trim_ascii());
+    Some(count + 1)
 }
 
 fn split_named<'a>(raw: &'a RawValue, spec: &'static MethodSpec) -> Result<SlotBuf<'a>, ErrorObject> {
@@ -263,7 +288,7 @@ fn split_named<'a>(raw: &'a RawValue, spec: &'static MethodSpec) -> Result<SlotB
                 match self.spec.params.iter().position(|p| p.name == key) {
                     Some(index) => {
                         let value = map.next_value::<&'de RawValue>()?;
-                        if slots.slot(index).replace(value).is_some() {
+                        if slots.slot(index).replace(value.get()).is_some() {
                             *self.problem = Some(ErrorObject::invalid_params(format!(
                                 "parameter `{key}` of method `{}` is given twice",
                                 self.spec.name
@@ -327,5 +352,45 @@ impl<'de> Visitor<'de> for CowStr {
     }
     fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
         Ok(Cow::Owned(v.to_owned()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The elements `for_each_element` finds, next to serde_json's own split.
+    fn both_ways(array: &str) -> (Vec<String>, Vec<String>) {
+        let mut ours = Vec::new();
+        let count = for_each_element(array, |index, text| {
+            assert_eq!(index, ours.len());
+            ours.push(text.to_owned());
+        });
+        assert_eq!(count, Some(ours.len()));
+        let theirs: Vec<&RawValue> = serde_json::from_str(array).unwrap();
+        (ours, theirs.iter().map(|raw| raw.get().to_owned()).collect())
+    }
+
+    #[test]
+    fn elements_are_split_like_serde_json_does() {
+        for array in [
+            "[]",
+            "[ ]",
+            "[1]",
+            "[ 1 , 2 ,3 ]",
+            r#"["a,b", "c\"d,", "e\\", "\\\"", "\u00e9,\n"]"#,
+            r#"[[1,[2,3]],{"k":[4,{"l":","}],"m":"]"},"}",null]"#,
+            "[\"héllo, wörld\", {\"ключ\": \"значение, да\"}, -1.5e3, true, false]",
+            "\n[\t{}\n,\r[] ]",
+        ] {
+            let (ours, theirs) = both_ways(array);
+            assert_eq!(ours, theirs, "{array}");
+        }
+    }
+
+    #[test]
+    fn not_an_array_is_refused() {
+        assert_eq!(for_each_element("{\"a\":1}", |_, _| {}), None);
+        assert_eq!(for_each_element("\"[1]\"", |_, _| {}), None);
     }
 }
