@@ -231,8 +231,8 @@ fn split_positional<'a>(raw: &'a RawValue, spec: &'static MethodSpec) -> Result<
 /// how many there are (`None` if `array` is not an array).
 ///
 /// `array` is the text of a `RawValue`, so it is valid JSON already: this
-/// only has to find the top-level commas, jumping over strings (with
-/// memchr) and counting brackets, instead of parsing every element a second
+/// only has to find the top-level commas, skipping over strings and
+/// counting brackets, instead of parsing every element a second
 /// time before it is decoded. Nesting depth is a counter, not recursion.
 fn for_each_element<'a>(array: &'a str, mut each: impl FnMut(usize, &'a str)) -> Option<usize> {
     let array = array.trim_ascii();
@@ -245,15 +245,17 @@ fn for_each_element<'a>(array: &'a str, mut each: impl FnMut(usize, &'a str)) ->
     while i < bytes.len() {
         match bytes[i] {
             b'"' => {
-                // Past the closing quote; an escape is a backslash and one
+                // To the closing quote; an escape is a backslash and one
                 // ASCII character (`\uXXXX` continues with hex digits).
+                // Strings in params are mostly short: a plain loop beats
+                // memchr's setup here.
                 i += 1;
-                while let Some(offset) = bytes.get(i..).and_then(|rest| memchr::memchr2(b'"', b'\\', rest)) {
-                    i += offset;
-                    if bytes[i] == b'"' {
-                        break;
+                while let Some(&byte) = bytes.get(i) {
+                    match byte {
+                        b'"' => break,
+                        b'\\' => i += 2,
+                        _ => i += 1,
                     }
-                    i += 2;
                 }
             }
             b'[' | b'{' => depth += 1,
