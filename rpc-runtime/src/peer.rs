@@ -770,8 +770,7 @@ impl Connection {
     /// anything.
     fn route<'m>(&self, message: &'m [u8]) -> Option<Cow<'m, [u8]>> {
         let cancel_method = self.shared.options.cancellation.method();
-        let maybe_response = contains(message, b"\"result\"") || contains(message, b"\"error\"");
-        let maybe_cancel = cancel_method.is_some_and(|method| contains(message, method.as_bytes()));
+        let (maybe_response, maybe_cancel) = probe_keys(message, cancel_method);
         let engine = Some(Cow::Borrowed(message));
         if !maybe_response && !maybe_cancel {
             return engine;
@@ -905,8 +904,32 @@ impl Probe<'_> {
     }
 }
 
-fn contains(haystack: &[u8], needle: &[u8]) -> bool {
-    !needle.is_empty() && haystack.windows(needle.len()).any(|window| window == needle)
+/// Whether `message` may be a response (it has a `"result"` or `"error"`
+/// string) and whether it may be a cancellation (a string starts with the
+/// cancel method's name), in one pass over its quotes. Run on every
+/// incoming message, so it must cost little next to the engine.
+fn probe_keys(message: &[u8], cancel_method: Option<&str>) -> (bool, bool) {
+    let cancel_method = cancel_method.map(str::as_bytes).filter(|method| !method.is_empty());
+    let cancel_first = cancel_method.and_then(|method| method.first().copied());
+    let (mut response, mut cancel) = (false, false);
+    // A plain loop: messages are short and quotes frequent, so memchr's
+    // per-call setup would cost more than it saves. The byte after a quote
+    // decides which comparison, if any, is worth making.
+    for (quote, _) in message.iter().enumerate().filter(|(_, &byte)| byte == b'"') {
+        let rest = &message[quote + 1..];
+        match rest.first().copied() {
+            Some(b'r') if rest.starts_with(b"result\"") => response = true,
+            Some(b'e') if rest.starts_with(b"error\"") => response = true,
+            first if first.is_some() && first == cancel_first => {
+                cancel |= cancel_method.is_some_and(|method| rest.starts_with(method));
+            }
+            _ => {}
+        }
+        if response && (cancel || cancel_method.is_none()) {
+            break;
+        }
+    }
+    (response, cancel)
 }
 
 fn overloaded(limit: usize) -> ErrorObject {
@@ -1023,5 +1046,27 @@ mod tests {
         // Without an id it cannot be matched, but it is still a response.
         assert!(probe(r#"{"jsonrpc":"2.0","result":1}"#));
         assert!(!probe(r#"{"jsonrpc":"2.0","method":"m","result":1}"#));
+    }
+}
+
+#[cfg(test)]
+mod probe_tests {
+    use super::probe_keys;
+
+    #[test]
+    fn responses_and_cancellations_are_spotted_by_their_strings() {
+        let cancel = Some("$/cancelRequest");
+        let cases: [(&str, (bool, bool)); 6] = [
+            (r#"{"jsonrpc":"2.0","method":"add","params":[1,2],"id":1}"#, (false, false)),
+            (r#"{"jsonrpc":"2.0","result":3,"id":1}"#, (true, false)),
+            (r#"{"jsonrpc":"2.0","error":{"code":-1,"message":"m"},"id":1}"#, (true, false)),
+            (r#"{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":4}}"#, (false, true)),
+            (r#"{"jsonrpc":"2.0","method":"say","params":["a \"result\" in text"],"id":2}"#, (false, false)),
+            (r#"[{"jsonrpc":"2.0","result":1,"id":1},{"jsonrpc":"2.0","method":"$/cancelRequest"}]"#, (true, true)),
+        ];
+        for (message, expected) in cases {
+            assert_eq!(probe_keys(message.as_bytes(), cancel), expected, "{message}");
+        }
+        assert_eq!(probe_keys(br#"{"method":"$/cancelRequest"}"#, None), (false, false));
     }
 }
