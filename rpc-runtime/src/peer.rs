@@ -8,9 +8,12 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::future::{poll_fn, Future};
 use std::io;
+use std::pin::pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::Poll;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -124,6 +127,8 @@ struct Outgoing {
     bytes: Vec<u8>,
     /// Told once the bytes were handed to the transport and flushed.
     written: Option<oneshot::Sender<()>>,
+    /// `bytes` are already framed (several responses back to back).
+    framed: bool,
 }
 
 struct Calls {
@@ -172,7 +177,12 @@ impl Shared {
     }
 
     async fn send(&self, bytes: Vec<u8>) -> Result<(), ClientError> {
-        self.outbox.send(Outgoing { bytes, written: None }).await.map_err(|_| self.closed_error())
+        self.outbox.send(Outgoing { bytes, written: None, framed: false }).await.map_err(|_| self.closed_error())
+    }
+
+    /// Queues responses that are framed already.
+    async fn send_framed(&self, bytes: Vec<u8>) -> Result<(), ClientError> {
+        self.outbox.send(Outgoing { bytes, written: None, framed: true }).await.map_err(|_| self.closed_error())
     }
 
     /// Registers a call whose answer goes to `reply`; fails if the
@@ -207,7 +217,7 @@ impl Shared {
         if let Some(bytes) = self.options.cancellation.notification(id, reason) {
             // Drop cannot wait: queue it now, or give up with a log line
             // if the writer is that far behind.
-            if let Err(err) = self.outbox.try_send(Outgoing { bytes, written: None }) {
+            if let Err(err) = self.outbox.try_send(Outgoing { bytes, written: None, framed: false }) {
                 tracing::debug!(id, error = %err, "could not queue a cancellation notification");
             }
         }
@@ -353,7 +363,7 @@ impl Peer {
         let shared = &*self.shared;
         within(deadline, async {
             let (tx, rx) = oneshot::channel();
-            let outgoing = Outgoing { bytes, written: Some(tx) };
+            let outgoing = Outgoing { bytes, written: Some(tx), framed: false };
             shared.outbox.send(outgoing).await.map_err(|_| shared.closed_error())?;
             rx.await.map_err(|_| shared.closed_error())
         })
@@ -691,18 +701,43 @@ impl Connection {
         let mut frames = FrameReader::new(reader, self.framing, limits.max_message_size);
         let permits = limits.max_concurrent_requests.min(u32::MAX as usize).min(Semaphore::MAX_PERMITS);
         let slots = Arc::new(Semaphore::new(permits));
+        // Answers ready at once are framed into `ready` and handed to the
+        // writer together when no further frame is already buffered (or 64
+        // KiB piled up), so a burst of pipelined requests costs one channel
+        // send and one write; `out` is reused from message to message.
+        let mut ready = Vec::new();
+        let mut out = Vec::new();
         let read_result = loop {
-            let frame = tokio::select! {
-                biased;
-                () = shared.stop.raised() => break Ok(()),
-                frame = frames.next_frame() => frame,
+            let frame = {
+                let mut next = pin!(frames.next_frame());
+                // With answers waiting, poll the reader once: a frame that is
+                // already buffered is taken at once (unless asked to stop);
+                // only when it would wait are the answers handed over.
+                let polled = if ready.is_empty() || shared.stop.is_raised() {
+                    Poll::Pending
+                } else {
+                    poll_fn(|task| Poll::Ready(next.as_mut().poll(task))).await
+                };
+                match polled {
+                    Poll::Ready(frame) => frame,
+                    Poll::Pending => {
+                        if !ready.is_empty() && shared.send_framed(std::mem::take(&mut ready)).await.is_err() {
+                            break Ok(()); // the writer is gone: nobody can hear us
+                        }
+                        tokio::select! {
+                            biased;
+                            () = shared.stop.raised() => break Ok(()),
+                            frame = next => frame,
+                        }
+                    }
+                }
             };
             let frame = match frame {
                 Ok(Some(frame)) => frame,
                 Ok(None) => break Ok(()),
                 Err(err) => break Err(err),
             };
-            let mut out = Vec::new();
+            out.clear();
             match frame {
                 Frame::Message(message) => {
                     let Some(message) = self.route(&message) else { continue };
@@ -748,10 +783,16 @@ impl Connection {
                     out = error_response(&ErrorObject::new(PARSE_ERROR, format!("Parse error: {reason}")));
                 }
             }
-            if !out.is_empty() && shared.send(out).await.is_err() {
-                break Ok(()); // the writer is gone: nobody can hear us
+            if !out.is_empty() {
+                self.framing.encode(&out, &mut ready);
+                if ready.len() >= WRITE_BATCH_BYTES && shared.send_framed(std::mem::take(&mut ready)).await.is_err() {
+                    break Ok(()); // the writer is gone: nobody can hear us
+                }
             }
         };
+        if !ready.is_empty() {
+            let _ = shared.send_framed(ready).await;
+        }
         // Nothing more can be answered: fail outgoing calls now, so that a
         // handler waiting on one finishes promptly.
         shared.close(match &read_result {
@@ -967,7 +1008,11 @@ async fn write_loop<W: AsyncWrite + Unpin>(
         buf.clear();
         let mut next = Some(first);
         while let Some(message) = next.take() {
-            framing.encode(&message.bytes, &mut buf);
+            if message.framed {
+                buf.extend_from_slice(&message.bytes);
+            } else {
+                framing.encode(&message.bytes, &mut buf);
+            }
             acks.extend(message.written);
             if buf.len() < WRITE_BATCH_BYTES {
                 next = inbox.try_recv().ok();
