@@ -6,8 +6,8 @@ methods), with an implementation and a function that builds the server, in
 four variants that differ only in the macro on the trait:
 
   plain         no macro (the baseline: what the trait costs by itself)
-  ours          #[rpc] from rpc-runtime (server + OpenRPC catalog)
-  ours_server   #[rpc(catalog = false)] (server only)
+  ours          #[rpc] from rpc-runtime (server, typed client, OpenRPC catalog)
+  ours_server   #[rpc(catalog = false)] (server and typed client)
   jsonrpsee     jsonrpsee 0.26 #[rpc(server, client)]
 
 Usage: gen.py OUT_DIR RPC_RUNTIME_PATH
