@@ -95,6 +95,39 @@ struct Envelope<'a> {
     id: Option<&'a RawValue>,
 }
 
+/// A single message as a connection reads it: a request's members plus
+/// those that make it a response (see [`Engine::process_incoming`]).
+#[derive(Deserialize)]
+struct PeerEnvelope<'a> {
+    #[serde(borrow, default, deserialize_with = "present")]
+    jsonrpc: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    method: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    params: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    id: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    result: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    error: Option<&'a RawValue>,
+}
+
+/// What [`Engine::process_incoming`] made of a message.
+pub(crate) enum Incoming<'m> {
+    /// A request or notification, handled as [`Engine::process`] does.
+    Handled(Option<PendingResponse>),
+    /// A response (no `method`; a `result` or an `error`), for the
+    /// outgoing call with its id.
+    Response { id: Option<&'m RawValue>, result: Option<&'m RawValue>, error: Option<&'m RawValue> },
+    /// A notification calling the connection's cancellation method (which
+    /// the router does not serve), with its params.
+    Cancel(Option<&'m RawValue>),
+    /// A batch, or a message that does not decode as an object: nothing was
+    /// done, the caller routes it the general way.
+    Other,
+}
+
 /// Used when the envelope as a whole does not decode, to still echo the id.
 #[derive(Deserialize)]
 struct IdOnly<'a> {
@@ -156,6 +189,34 @@ impl Engine {
         }
     }
 
+    /// [`Engine::process`] for a connection that also receives responses
+    /// and cancellations: a single message is decoded once, and either
+    /// dispatched or handed back as a response or a cancellation, so that
+    /// the common case (a request) costs no separate look at the message.
+    pub(crate) fn process_incoming<'m>(
+        &self,
+        message: &'m [u8],
+        cx: &Context,
+        out: &mut Vec<u8>,
+        cancel_method: Option<&str>,
+    ) -> Incoming<'m> {
+        let Ok(text) = std::str::from_utf8(message) else { return Incoming::Other };
+        if text.bytes().find(|b| !b.is_ascii_whitespace()) == Some(b'[') {
+            return Incoming::Other;
+        }
+        let Ok(envelope) = serde_json::from_str::<PeerEnvelope<'m>>(text) else { return Incoming::Other };
+        let PeerEnvelope { jsonrpc, method, params, id, result, error } = envelope;
+        if method.is_none() && (result.is_some() || error.is_some()) {
+            return Incoming::Response { id, result, error };
+        }
+        if let (Some(cancel), None, Some(method)) = (cancel_method, id, method) {
+            if decode_str(method).is_some_and(|name| name == cancel) && self.router.spec(cancel).is_none() {
+                return Incoming::Cancel(params);
+            }
+        }
+        Incoming::Handled(self.dispatch_single(Envelope { jsonrpc, method, params, id }, cx, out))
+    }
+
     fn process_single(&self, text: &str, cx: &Context, out: &mut Vec<u8>) -> Option<PendingResponse> {
         let envelope = match serde_json::from_str::<Envelope<'_>>(text) {
             Ok(envelope) => envelope,
@@ -165,6 +226,10 @@ impl Engine {
                 return None;
             }
         };
+        self.dispatch_single(envelope, cx, out)
+    }
+
+    fn dispatch_single(&self, envelope: Envelope<'_>, cx: &Context, out: &mut Vec<u8>) -> Option<PendingResponse> {
         match self.dispatch(envelope, cx, out) {
             Dispatched::Written => None,
             Dispatched::Pending { id, method, future } => {

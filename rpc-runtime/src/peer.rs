@@ -27,7 +27,7 @@ use tokio::time::Instant;
 
 use crate::client::{Batch, ClientError};
 use crate::context::Context;
-use crate::engine::{write_error, Engine, Limits};
+use crate::engine::{write_error, Engine, Incoming, Limits};
 use crate::error::{ErrorObject, INVALID_REQUEST, PARSE_ERROR, REQUEST_CANCELLED, SERVER_OVERLOADED};
 use crate::framing::{Frame, FrameReader, Framing};
 use crate::router::{MethodFuture, Router};
@@ -740,8 +740,23 @@ impl Connection {
             out.clear();
             match frame {
                 Frame::Message(message) => {
-                    let Some(message) = self.route(&message) else { continue };
-                    if let Some(pending) = self.engine.process(&message, &self.cx, &mut out) {
+                    let cancel = shared.options.cancellation.method();
+                    let pending = match self.engine.process_incoming(&message, &self.cx, &mut out, cancel) {
+                        Incoming::Handled(pending) => pending,
+                        Incoming::Response { id, result, error } => {
+                            self.deliver(id, result, error);
+                            continue;
+                        }
+                        Incoming::Cancel(params) => {
+                            self.cancel_incoming(params);
+                            continue;
+                        }
+                        Incoming::Other => {
+                            let Some(message) = self.route(&message) else { continue };
+                            self.engine.process(&message, &self.cx, &mut out)
+                        }
+                    };
+                    if let Some(pending) = pending {
                         // Every waiting entry of a batch takes a slot, so that
                         // batching cannot get around the limit.
                         let wanted = u32::try_from(pending.calls()).ok();
@@ -808,7 +823,8 @@ impl Connection {
 
     /// Takes responses (to our calls) and cancellation notifications off
     /// the incoming stream; returns what is left for the engine, if
-    /// anything.
+    /// anything. The general way, for what [`Engine::process_incoming`]
+    /// leaves (batches, and messages that do not decode as one object).
     fn route<'m>(&self, message: &'m [u8]) -> Option<Cow<'m, [u8]>> {
         let cancel_method = self.shared.options.cancellation.method();
         let (maybe_response, maybe_cancel) = probe_keys(message, cancel_method);
@@ -826,7 +842,7 @@ impl Connection {
         }
         let Ok(probe) = serde_json::from_str::<Probe<'_>>(text) else { return engine };
         if probe.is_response() {
-            self.deliver(&probe);
+            self.deliver(probe.id, probe.result, probe.error);
             return None;
         }
         match (cancel_method, probe.method_name()) {
@@ -852,7 +868,7 @@ impl Connection {
         for entry in entries {
             match serde_json::from_str::<Probe<'_>>(entry.get()).ok().filter(Probe::is_response) {
                 Some(probe) => {
-                    self.deliver(&probe);
+                    self.deliver(probe.id, probe.result, probe.error);
                     delivered = true;
                 }
                 None => {
@@ -871,13 +887,15 @@ impl Connection {
         Some(Some(rest))
     }
 
-    fn deliver(&self, probe: &Probe<'_>) {
-        let Some(id) = probe.id else {
+    /// Hands a response (its `id`, `result` and `error` members) to the
+    /// call waiting for it.
+    fn deliver(&self, id: Option<&RawValue>, result: Option<&RawValue>, error: Option<&RawValue>) {
+        let Some(id) = id else {
             // Answering it would start an exchange of errors about errors.
             tracing::warn!("dropped a response without an `id`");
             return;
         };
-        let reply = match (probe.result, probe.error) {
+        let reply = match (result, error) {
             (Some(result), None) => Ok(result.to_owned()),
             (None, Some(error)) => match serde_json::from_str::<ErrorObject>(error.get()) {
                 Ok(error) => Err(ClientError::Server(error)),
@@ -947,8 +965,9 @@ impl Probe<'_> {
 
 /// Whether `message` may be a response (it has a `"result"` or `"error"`
 /// string) and whether it may be a cancellation (a string starts with the
-/// cancel method's name), in one pass over its quotes. Run on every
-/// incoming message, so it must cost little next to the engine.
+/// cancel method's name), in one pass over its quotes. Run on the
+/// messages [`Engine::process_incoming`] leaves to [`Connection::route`]
+/// (batches, mostly), before any of them is parsed.
 fn probe_keys(message: &[u8], cancel_method: Option<&str>) -> (bool, bool) {
     let cancel_method = cancel_method.map(str::as_bytes).filter(|method| !method.is_empty());
     let cancel_first = cancel_method.and_then(|method| method.first().copied());
