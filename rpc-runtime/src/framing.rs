@@ -4,6 +4,7 @@
 //! `Content-Length` headers (LSP and DAP base protocol).
 
 use std::io;
+use std::ops::Range;
 use std::str::FromStr;
 
 use tokio::io::{AsyncRead, AsyncReadExt};
@@ -74,6 +75,26 @@ pub enum Frame {
     Malformed(String),
 }
 
+/// A [`Frame`] whose message is borrowed from the reader's buffer.
+pub(crate) enum BorrowedFrame<'a> {
+    /// A complete message (not yet parsed as JSON).
+    Message(&'a [u8]),
+    /// As [`Frame::TooLarge`].
+    TooLarge {
+        /// Its size in bytes, when the framing tells it.
+        size: Option<usize>,
+    },
+    /// As [`Frame::Malformed`].
+    Malformed(String),
+}
+
+/// A frame as found: a message is where it is in the reader's buffer.
+enum RawFrame {
+    Message(Range<usize>),
+    TooLarge(Option<usize>),
+    Malformed(String),
+}
+
 /// Longest accepted header line in `Content-Length` framing.
 const MAX_HEADER_LINE: usize = 8 * 1024;
 const READ_CHUNK: usize = 64 * 1024;
@@ -107,28 +128,47 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
 
     /// The next frame, or `None` at end of stream.
     pub async fn next_frame(&mut self) -> io::Result<Option<Frame>> {
+        Ok(self.next_raw().await?.map(|frame| match frame {
+            RawFrame::Message(range) => Frame::Message(self.buf[range].to_vec()),
+            RawFrame::TooLarge(size) => Frame::TooLarge { size },
+            RawFrame::Malformed(reason) => Frame::Malformed(reason),
+        }))
+    }
+
+    /// The next frame, with a message borrowed from the reader's buffer
+    /// instead of copied (valid until the next read), or `None` at end of
+    /// stream.
+    pub(crate) async fn next_borrowed(&mut self) -> io::Result<Option<BorrowedFrame<'_>>> {
+        Ok(self.next_raw().await?.map(|frame| match frame {
+            RawFrame::Message(range) => BorrowedFrame::Message(&self.buf[range]),
+            RawFrame::TooLarge(size) => BorrowedFrame::TooLarge { size },
+            RawFrame::Malformed(reason) => BorrowedFrame::Malformed(reason),
+        }))
+    }
+
+    async fn next_raw(&mut self) -> io::Result<Option<RawFrame>> {
         match self.framing {
             Framing::NewlineDelimited => self.next_line_frame().await,
             Framing::ContentLength => self.next_header_frame().await,
         }
     }
 
-    async fn next_line_frame(&mut self) -> io::Result<Option<Frame>> {
+    async fn next_line_frame(&mut self) -> io::Result<Option<RawFrame>> {
         loop {
             let (start, end) = match self.next_line(self.max_message_size).await? {
                 Line::Complete { start, end } => (start, end),
-                Line::TooLong { size } => return Ok(Some(Frame::TooLarge { size: Some(size) })),
+                Line::TooLong { size } => return Ok(Some(RawFrame::TooLarge(Some(size)))),
                 Line::Eof { rest: Some((start, end)) } => (start, end),
                 Line::Eof { rest: None } => return Ok(None),
             };
-            let line = trim_ascii(&self.buf[start..end]);
-            if !line.is_empty() {
-                return Ok(Some(Frame::Message(line.to_vec())));
+            let (start, end) = trim_range(&self.buf, start, end);
+            if start < end {
+                return Ok(Some(RawFrame::Message(start..end)));
             }
         }
     }
 
-    async fn next_header_frame(&mut self) -> io::Result<Option<Frame>> {
+    async fn next_header_frame(&mut self) -> io::Result<Option<RawFrame>> {
         let mut length: Option<Result<usize, String>> = None;
         let mut seen_header = false;
         let mut problem: Option<String> = None;
@@ -194,10 +234,10 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
             if !self.skip(length).await? {
                 return Ok(None);
             }
-            return Ok(Some(Frame::TooLarge { size: Some(length) }));
+            return Ok(Some(RawFrame::TooLarge(Some(length))));
         }
         match self.take(length).await? {
-            Some(body) => Ok(Some(Frame::Message(body))),
+            Some(body) => Ok(Some(RawFrame::Message(body))),
             None => {
                 tracing::warn!(length, "stream ended inside a message body");
                 Ok(None)
@@ -243,14 +283,15 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
         }
     }
 
-    /// Takes exactly `n` bytes, or `None` if the stream ends first.
-    async fn take(&mut self, n: usize) -> io::Result<Option<Vec<u8>>> {
+    /// Takes exactly `n` bytes (where they are in the buffer, until the
+    /// next read), or `None` if the stream ends first.
+    async fn take(&mut self, n: usize) -> io::Result<Option<Range<usize>>> {
         while self.buf.len() - self.pos < n {
             if !self.fill().await? {
                 return Ok(None);
             }
         }
-        let body = self.buf[self.pos..self.pos + n].to_vec();
+        let body = self.pos..self.pos + n;
         self.pos += n;
         Ok(Some(body))
     }
@@ -322,9 +363,18 @@ fn find_ascii_case_insensitive(haystack: &[u8], needle: &[u8]) -> Option<usize> 
 }
 
 #[cold]
-fn malformed(reason: String) -> Frame {
+fn malformed(reason: String) -> RawFrame {
     tracing::warn!(%reason, "malformed message header");
-    Frame::Malformed(reason)
+    RawFrame::Malformed(reason)
+}
+
+/// `buf[start..end]` without leading and trailing ASCII whitespace, as a
+/// range of `buf`.
+fn trim_range(buf: &[u8], start: usize, end: usize) -> (usize, usize) {
+    let line = &buf[start..end];
+    let head = line.iter().position(|b| !b.is_ascii_whitespace()).unwrap_or(line.len());
+    let tail = line.iter().rposition(|b| !b.is_ascii_whitespace()).map_or(head, |i| i + 1);
+    (start + head, start + tail)
 }
 
 fn trim_ascii(bytes: &[u8]) -> &[u8] {

@@ -29,7 +29,7 @@ use crate::client::{Batch, ClientError};
 use crate::context::Context;
 use crate::engine::{write_error, Engine, Incoming, Limits};
 use crate::error::{ErrorObject, INVALID_REQUEST, PARSE_ERROR, REQUEST_CANCELLED, SERVER_OVERLOADED};
-use crate::framing::{Frame, FrameReader, Framing};
+use crate::framing::{BorrowedFrame, FrameReader, Framing};
 use crate::router::{MethodFuture, Router};
 use crate::server::Server;
 use crate::signal::Signal;
@@ -709,7 +709,7 @@ impl Connection {
         let mut out = Vec::new();
         let read_result = loop {
             let frame = {
-                let mut next = pin!(frames.next_frame());
+                let mut next = pin!(frames.next_borrowed());
                 // With answers waiting, poll the reader once: a frame that is
                 // already buffered is taken at once (unless asked to stop);
                 // only when it would wait are the answers handed over.
@@ -739,9 +739,9 @@ impl Connection {
             };
             out.clear();
             match frame {
-                Frame::Message(message) => {
+                BorrowedFrame::Message(message) => {
                     let cancel = shared.options.cancellation.method();
-                    let pending = match self.engine.process_incoming(&message, &self.cx, &mut out, cancel) {
+                    let pending = match self.engine.process_incoming(message, &self.cx, &mut out, cancel) {
                         Incoming::Handled(pending) => pending,
                         Incoming::Response { id, result, error } => {
                             self.deliver(id, result, error);
@@ -752,7 +752,7 @@ impl Connection {
                             continue;
                         }
                         Incoming::Other => {
-                            let Some(message) = self.route(&message) else { continue };
+                            let Some(message) = self.route(message) else { continue };
                             self.engine.process(&message, &self.cx, &mut out)
                         }
                     };
@@ -785,7 +785,7 @@ impl Connection {
                         }
                     }
                 }
-                Frame::TooLarge { size } => {
+                BorrowedFrame::TooLarge { size } => {
                     let size = size.map_or_else(|| "more than".to_owned(), |s| s.to_string());
                     let message = format!(
                         "Invalid Request: message of {size} bytes exceeds the limit of {} bytes",
@@ -794,7 +794,7 @@ impl Connection {
                     tracing::warn!("{message}");
                     out = error_response(&ErrorObject::new(INVALID_REQUEST, message));
                 }
-                Frame::Malformed(reason) => {
+                BorrowedFrame::Malformed(reason) => {
                     out = error_response(&ErrorObject::new(PARSE_ERROR, format!("Parse error: {reason}")));
                 }
             }
