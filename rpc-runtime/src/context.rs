@@ -120,18 +120,26 @@ impl Context {
     /// The context of one request with id `id` (raw JSON, `None` for a
     /// notification): registers it for cancellation when the connection
     /// has cancellation enabled. Borrows `self` otherwise, so plain
-    /// servers pay nothing.
+    /// servers pay nothing: the check is inlined into the caller, the
+    /// registration is not.
+    #[inline]
     pub(crate) fn for_request(&self, id: Option<&str>) -> (Cow<'_, Context>, Option<InflightGuard>) {
         match (&self.peer, id) {
-            (Some(peer), Some(id)) => match peer.track_request(id) {
-                Some((signal, guard)) => {
-                    let mut cx = self.clone();
-                    cx.cancel = Some(signal);
-                    (Cow::Owned(cx), Some(guard))
-                }
-                None => (Cow::Borrowed(self), None),
-            },
+            (Some(peer), Some(id)) if peer.tracks_requests() => self.for_tracked_request(peer, id),
             _ => (Cow::Borrowed(self), None),
+        }
+    }
+
+    /// The registering half of [`Context::for_request`].
+    #[inline(never)]
+    fn for_tracked_request(&self, peer: &Peer, id: &str) -> (Cow<'_, Context>, Option<InflightGuard>) {
+        match peer.track_request(id) {
+            Some((signal, guard)) => {
+                let mut cx = self.clone();
+                cx.cancel = Some(signal);
+                (Cow::Owned(cx), Some(guard))
+            }
+            None => (Cow::Borrowed(self), None),
         }
     }
 }

@@ -429,6 +429,13 @@ impl Peer {
         &self.shared.stop
     }
 
+    /// Whether incoming requests are registered for cancellation (see
+    /// [`Peer::track_request`]).
+    #[inline]
+    pub(crate) fn tracks_requests(&self) -> bool {
+        self.shared.options.cancellation != Cancellation::None
+    }
+
     /// Registers an incoming request for cancellation, if enabled.
     pub(crate) fn track_request(&self, id: &str) -> Option<(Arc<Signal>, InflightGuard)> {
         self.shared.options.cancellation.method()?;
