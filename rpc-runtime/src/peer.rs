@@ -728,7 +728,7 @@ impl Connection {
                 match polled {
                     Poll::Ready(frame) => frame,
                     Poll::Pending => {
-                        if !ready.is_empty() && shared.send_framed(std::mem::take(&mut ready)).await.is_err() {
+                        if !ready.is_empty() && shared.send_framed(take_burst(&mut ready)).await.is_err() {
                             break Ok(()); // the writer is gone: nobody can hear us
                         }
                         tokio::select! {
@@ -807,7 +807,7 @@ impl Connection {
             }
             if !out.is_empty() {
                 self.framing.encode(&out, &mut ready);
-                if ready.len() >= WRITE_BATCH_BYTES && shared.send_framed(std::mem::take(&mut ready)).await.is_err() {
+                if ready.len() >= WRITE_BATCH_BYTES && shared.send_framed(take_burst(&mut ready)).await.is_err() {
                     break Ok(()); // the writer is gone: nobody can hear us
                 }
             }
@@ -997,6 +997,14 @@ fn probe_keys(message: &[u8], cancel_method: Option<&str>) -> (bool, bool) {
         }
     }
     (response, cancel)
+}
+
+/// Takes the answers framed so far, leaving an empty buffer as large as
+/// that burst (up to the write batch size), so that the next burst of
+/// about the same size is framed without growing its buffer step by step.
+fn take_burst(ready: &mut Vec<u8>) -> Vec<u8> {
+    let capacity = ready.capacity().min(WRITE_BATCH_BYTES);
+    std::mem::replace(ready, Vec::with_capacity(capacity))
 }
 
 fn overloaded(limit: usize) -> ErrorObject {
