@@ -38,17 +38,7 @@ impl Framing {
             Framing::NewlineDelimited => {
                 let start = out.len();
                 out.extend_from_slice(message);
-                // Raw newlines can only be insignificant whitespace inside
-                // JSON (strings escape them), so blanking them is lossless.
-                // Usually there are none: search fast, rewrite only then.
-                if memchr::memchr2(b'\n', b'\r', message).is_some() {
-                    for byte in &mut out[start..] {
-                        if *byte == b'\n' || *byte == b'\r' {
-                            *byte = b' ';
-                        }
-                    }
-                }
-                out.push(b'\n');
+                Self::end_line(out, start);
             }
             Framing::ContentLength => {
                 out.extend_from_slice(b"Content-Length: ");
@@ -57,6 +47,22 @@ impl Framing {
                 out.extend_from_slice(message);
             }
         }
+    }
+
+    /// Makes `out[start..]`, one message, a newline-delimited frame in
+    /// place (what [`Framing::encode`] does after copying the message).
+    pub(crate) fn end_line(out: &mut Vec<u8>, start: usize) {
+        // Raw newlines can only be insignificant whitespace inside JSON
+        // (strings escape them), so blanking them is lossless. Usually
+        // there are none: search fast, rewrite only then.
+        if memchr::memchr2(b'\n', b'\r', &out[start..]).is_some() {
+            for byte in &mut out[start..] {
+                if *byte == b'\n' || *byte == b'\r' {
+                    *byte = b' ';
+                }
+            }
+        }
+        out.push(b'\n');
     }
 }
 

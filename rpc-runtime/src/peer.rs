@@ -714,6 +714,7 @@ impl Connection {
         // send and one write; `out` is reused from message to message.
         let mut ready = Vec::new();
         let mut out = Vec::new();
+        let in_place = self.framing == Framing::NewlineDelimited;
         let read_result = loop {
             let frame = {
                 let mut next = pin!(frames.next_borrowed());
@@ -745,10 +746,15 @@ impl Connection {
                 Err(err) => break Err(err),
             };
             out.clear();
+            // With newline framing, ready answers are written straight into
+            // `ready` and finished into a line there; with headers, which
+            // go first, they go through `out`.
+            let mark = ready.len();
+            let answers = if in_place { &mut ready } else { &mut out };
             match frame {
                 BorrowedFrame::Message(message) => {
                     let cancel = shared.options.cancellation.method();
-                    let pending = match self.engine.process_incoming(message, &self.cx, &mut out, cancel) {
+                    let pending = match self.engine.process_incoming(message, &self.cx, answers, cancel) {
                         Incoming::Handled(pending) => pending,
                         Incoming::Response { id, result, error } => {
                             self.deliver(id, result, error);
@@ -760,7 +766,7 @@ impl Connection {
                         }
                         Incoming::Other => {
                             let Some(message) = self.route(message) else { continue };
-                            self.engine.process(&message, &self.cx, &mut out)
+                            self.engine.process(&message, &self.cx, answers)
                         }
                     };
                     if let Some(pending) = pending {
@@ -804,6 +810,9 @@ impl Connection {
                 BorrowedFrame::Malformed(reason) => {
                     out = error_response(&ErrorObject::new(PARSE_ERROR, format!("Parse error: {reason}")));
                 }
+            }
+            if ready.len() > mark {
+                Framing::end_line(&mut ready, mark);
             }
             if !out.is_empty() {
                 self.framing.encode(&out, &mut ready);
