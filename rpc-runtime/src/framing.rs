@@ -152,6 +152,27 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
         }))
     }
 
+    /// The next message, if a complete one is already buffered; `None`
+    /// when [`FrameReader::next_borrowed`] must read (or has anything
+    /// else to report: an oversized line, headers). Newline framing only.
+    pub(crate) fn next_buffered(&mut self) -> Option<BorrowedFrame<'_>> {
+        if self.framing != Framing::NewlineDelimited {
+            return None;
+        }
+        loop {
+            let offset = memchr::memchr(b'\n', &self.buf[self.pos..])?;
+            let (start, end) = (self.pos, self.pos + offset);
+            if offset > self.max_message_size {
+                return None; // left for next_borrowed to skip and report
+            }
+            self.pos = end + 1;
+            let (start, end) = trim_range(&self.buf, start, end);
+            if start < end {
+                return Some(BorrowedFrame::Message(&self.buf[start..end]));
+            }
+        }
+    }
+
     async fn next_raw(&mut self) -> io::Result<Option<RawFrame>> {
         match self.framing {
             Framing::NewlineDelimited => self.next_line_frame().await,
@@ -484,6 +505,25 @@ mod tests {
     async fn truncated_input_ends_without_a_frame() {
         assert!(frames(Framing::ContentLength, b"Content-Length: 10\r\n\r\n{}", 100).await.is_empty());
         assert!(frames(Framing::ContentLength, b"Content-Len", 100).await.is_empty());
+    }
+
+    #[tokio::test]
+    async fn buffered_lines_are_taken_without_reading_and_oversized_ones_left_to_the_reader() {
+        let input: &[u8] = b"{\"a\":1}\n\n  \n{\"b\":2}\r\n0123456789\n{\"c\":3}\n{\"d\"";
+        let mut reader = FrameReader::new(input, Framing::NewlineDelimited, 8);
+        assert!(reader.next_buffered().is_none(), "nothing is read yet");
+        assert!(matches!(reader.next_borrowed().await.unwrap(), Some(BorrowedFrame::Message(b"{\"a\":1}"))));
+        assert!(matches!(reader.next_buffered(), Some(BorrowedFrame::Message(b"{\"b\":2}"))));
+        assert!(reader.next_buffered().is_none(), "an oversized line is not taken");
+        let skipped = reader.next_borrowed().await.unwrap();
+        assert!(matches!(skipped, Some(BorrowedFrame::TooLarge { size: Some(10) })));
+        assert!(matches!(reader.next_buffered(), Some(BorrowedFrame::Message(b"{\"c\":3}"))));
+        assert!(reader.next_buffered().is_none(), "an unfinished line waits for more input");
+        assert!(matches!(reader.next_borrowed().await.unwrap(), Some(BorrowedFrame::Message(b"{\"d\""))));
+        assert!(reader.next_borrowed().await.unwrap().is_none());
+        let mut headers = FrameReader::new(&b"Content-Length: 2\r\n\r\n{}"[..], Framing::ContentLength, 8);
+        assert!(matches!(headers.next_borrowed().await.unwrap(), Some(BorrowedFrame::Message(b"{}"))));
+        assert!(headers.next_buffered().is_none());
     }
 
     #[test]

@@ -716,7 +716,12 @@ impl Connection {
         let mut out = Vec::new();
         let in_place = self.framing == Framing::NewlineDelimited;
         let read_result = loop {
-            let frame = {
+            // A complete line already buffered is taken without going
+            // through the reader's future (unless asked to stop).
+            let buffered = if shared.stop.is_raised() { None } else { frames.next_buffered() };
+            let frame = if let Some(frame) = buffered {
+                Ok(Some(frame))
+            } else {
                 let mut next = pin!(frames.next_borrowed());
                 // With answers waiting, poll the reader once: a frame that is
                 // already buffered is taken at once (unless asked to stop);
