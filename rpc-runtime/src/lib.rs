@@ -53,7 +53,7 @@ pub use catalog::{
     Catalog, Components, ContentDescriptor, Draft, ErrorDescriptor, ErrorInfo, Info, MethodInfo, MethodObject, OpenRpc,
     ParamInfo, SchemaFn, ServiceInfo, DISCOVER_METHOD, OPENRPC_VERSION,
 };
-pub use client::{Batch, BatchReply, ClientError, FromErrorObject};
+pub use client::{Batch, BatchReply, Call, ClientError, FromErrorObject, Notification};
 pub use context::Context;
 pub use engine::{Engine, Limits, PendingResponse};
 pub use error::{
@@ -86,7 +86,7 @@ pub mod __private {
         encode_params, param, AppError, ClientCore, Codec, ParamMode, ResultTypes, ViaDeserialize, ViaFromErrorObject,
         ViaNoDeserialize, ViaNoSerialize, ViaSerialize, ViaServerError,
     };
-    pub use crate::client::{Batch, BatchReply, ClientError};
+    pub use crate::client::{Batch, BatchReply, Call, ClientError, Notification};
     pub use crate::context::Context;
     pub use crate::error::ErrorObject;
     pub use crate::params::{MethodSpec, ParamSpec, ParamStructure, Params};

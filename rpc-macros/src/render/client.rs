@@ -1,5 +1,6 @@
-//! The typed client: `<Trait>Client` with one `async` method per trait
-//! method, and `<Trait>Batch` with one queueing method per trait method.
+//! The typed client: `<Trait>Client` with one method per trait method
+//! (a plain `fn` returning the runtime's `Call` future, so that no method
+//! adds a state machine of its own), and `<Trait>Batch` with one queueing method per trait method.
 //! The logic lives in the runtime (`__private`); each generated method only
 //! names its types and encodes its params.
 
@@ -24,8 +25,9 @@ pub fn client(service: &Service) -> TokenStream {
     let batch_fn = helper(service, "batch");
     let send = helper(service, "send");
     let client_doc = format!(
-        " A typed client for [`{trait_ident}`]: one `async` method per trait method, with the same params,\n \
-         returning `Result<T, ClientError<E>>` where `E` is the method's own error type.\n\n \
+        " A typed client for [`{trait_ident}`]: one method per trait method, with the same params, returning\n \
+         a future of `Result<T, ClientError<E>>` where `E` is the method's own error type. Params are\n \
+         encoded when the method is called; the request is sent when the future is first polled.\n\n \
          Params are sent by name (an object), except for methods declared `param_structure = \"by-position\"`\n \
          (an array) and `whole_params` (the value itself). Notifications return once written.\n \
          Build one over any connection: `{client}::{new}(peer)` (helpers whose name a trait method\n \
@@ -218,26 +220,23 @@ fn client_method(service: &Service, method: &Method) -> TokenStream {
             #docs
             ///
             /// A notification: returns once it is written; there is no answer.
-            #vis async fn #ident(&self, #(#args),*) -> ::core::result::Result<(), #private::ClientError> {
+            #vis fn #ident(&self, #(#args),*) -> #private::Notification {
                 #selectors
-                self.__core.notify(#name, #encode).await
+                self.__core.notify(#name, #encode)
             }
         };
     }
     let Types { ok, err } = types(service, method);
     quote! {
         #docs
-        #vis async fn #ident(&self, #(#args),*) -> ::core::result::Result<#ok, #private::ClientError<#err>> {
+        #vis fn #ident(&self, #(#args),*) -> #private::Call<#ok, #err> {
             #selectors
-            let __encoded = #encode;
-            self.__core
-                .call(
-                    #name,
-                    __encoded,
-                    (&#private::Codec::<#ok>::new()).decoder(),
-                    (&#private::AppError::<#err>::new()).converter(),
-                )
-                .await
+            self.__core.call(
+                #name,
+                #encode,
+                (&#private::Codec::<#ok>::new()).decoder(),
+                (&#private::AppError::<#err>::new()).converter(),
+            )
         }
     }
 }
