@@ -97,6 +97,44 @@ pub mod __private {
 
     use std::future::Future;
 
+    use crate::catalog::SchemaFn;
+
+    /// A [`MethodSpec`], written positionally (keeps the expansion short).
+    #[allow(clippy::fn_params_excessive_bools)]
+    pub const fn spec(
+        name: &'static str,
+        params: &'static [ParamSpec],
+        structure: ParamStructure,
+        allow_extra: bool,
+        whole: bool,
+        notification: bool,
+    ) -> MethodSpec {
+        MethodSpec { name, params, structure, allow_extra, whole, notification }
+    }
+
+    /// A [`ParamSpec`], written positionally.
+    pub const fn param_spec(name: &'static str, ty: &'static str, optional: bool) -> ParamSpec {
+        ParamSpec { name, ty, optional }
+    }
+
+    /// A [`MethodInfo`], written positionally.
+    pub const fn method_info(
+        spec: &'static MethodSpec,
+        summary: Option<&'static str>,
+        description: Option<&'static str>,
+        params: &'static [ParamInfo],
+        result: Option<SchemaFn>,
+        deprecated: bool,
+        errors: &'static [ErrorInfo],
+    ) -> MethodInfo {
+        MethodInfo { spec, summary, description, params, result, deprecated, errors }
+    }
+
+    /// A [`ParamInfo`], written positionally.
+    pub const fn param_info(description: Option<&'static str>, schema: SchemaFn) -> ParamInfo {
+        ParamInfo { description, schema }
+    }
+
     /// The outcome of a plain method returning `T`.
     #[inline]
     pub fn ready<T: Serialize>(value: T) -> Result<MethodOutcome, ErrorObject> {
