@@ -46,8 +46,24 @@ pub fn client(service: &Service) -> TokenStream {
             __core: #private::ClientCore,
         }
 
+        #[doc = #batch_doc]
+        #vis struct #batch {
+            __batch: #private::Batch,
+        }
+
+        // One block for both impls, so that the selector traits are
+        // imported once rather than in every method.
+        const _: () = {
+        #[allow(unused_imports)]
+        use #krate::__private as __rpc;
+        #[allow(unused_imports)]
+        use __rpc::{
+            ViaDeserialize as _, ViaFromErrorObject as _, ViaNoDeserialize as _, ViaNoSerialize as _,
+            ViaSerialize as _, ViaServerError as _,
+        };
+
         #[automatically_derived]
-        #[allow(clippy::all, deprecated, unused_imports)]
+        #[allow(clippy::all, deprecated)]
         impl #client {
             /// A client that calls over `peer`.
             #vis fn #new(peer: #private::Peer) -> Self {
@@ -74,19 +90,14 @@ pub fn client(service: &Service) -> TokenStream {
         }
 
         #[automatically_derived]
-        impl ::core::convert::From<#private::Peer> for #client {
-            fn from(peer: #private::Peer) -> Self {
+        impl ::core::convert::From<__rpc::Peer> for #client {
+            fn from(peer: __rpc::Peer) -> Self {
                 #client::#new(peer)
             }
         }
 
-        #[doc = #batch_doc]
-        #vis struct #batch {
-            __batch: #private::Batch,
-        }
-
         #[automatically_derived]
-        #[allow(clippy::all, deprecated, unused_imports)]
+        #[allow(clippy::all, deprecated)]
         impl #batch {
             /// Sends every queued call and notification as one batch
             /// message; returns once it is written.
@@ -96,6 +107,7 @@ pub fn client(service: &Service) -> TokenStream {
 
             #(#batch_methods)*
         }
+        };
     }
 }
 
@@ -115,9 +127,8 @@ struct Types {
     err: TokenStream,
 }
 
-fn types(service: &Service, method: &Method) -> Types {
-    let krate = &service.attrs.crate_path;
-    let private = quote!(#krate::__private);
+fn types(method: &Method) -> Types {
+    let private = quote!(__rpc);
     match &method.output {
         Output::Unit => Types { ok: quote!(()), err: quote!(#private::ErrorObject) },
         Output::Plain(ty) => Types { ok: owned(ty), err: quote!(#private::ErrorObject) },
@@ -164,9 +175,8 @@ fn result_args(ty: &Type) -> Option<(&Type, &Type)> {
 }
 
 /// The method's params as `name: Type` and the expression that encodes them.
-fn params(service: &Service, method: &Method) -> (Vec<TokenStream>, TokenStream) {
-    let krate = &service.attrs.crate_path;
-    let private = quote!(#krate::__private);
+fn params(method: &Method) -> (Vec<TokenStream>, TokenStream) {
+    let private = quote!(__rpc);
     let mut args = Vec::new();
     let mut values = Vec::new();
     for param in method.wire_params() {
@@ -195,42 +205,27 @@ fn docs(method: &Method) -> TokenStream {
     quote!(#(#[doc = #lines])*)
 }
 
-/// The selector traits the generated bodies call through.
-fn selectors(service: &Service) -> TokenStream {
-    let krate = &service.attrs.crate_path;
-    quote! {
-        use #krate::__private::{
-            ViaDeserialize as _, ViaFromErrorObject as _, ViaNoDeserialize as _, ViaNoSerialize as _,
-            ViaSerialize as _, ViaServerError as _,
-        };
-    }
-}
-
 fn client_method(service: &Service, method: &Method) -> TokenStream {
-    let krate = &service.attrs.crate_path;
-    let private = quote!(#krate::__private);
+    let private = quote!(__rpc);
     let vis = &service.item.vis;
     let ident = &method.ident;
     let name = &method.wire_name;
     let docs = docs(method);
-    let (args, encode) = params(service, method);
-    let selectors = selectors(service);
+    let (args, encode) = params(method);
     if method.notification.is_some() {
         return quote! {
             #docs
             ///
             /// A notification: returns once it is written; there is no answer.
             #vis fn #ident(&self, #(#args),*) -> #private::Notification {
-                #selectors
                 self.__core.notify(#name, #encode)
             }
         };
     }
-    let Types { ok, err } = types(service, method);
+    let Types { ok, err } = types(method);
     quote! {
         #docs
         #vis fn #ident(&self, #(#args),*) -> #private::Call<#ok, #err> {
-            #selectors
             self.__core.call(
                 #name,
                 #encode,
@@ -242,32 +237,28 @@ fn client_method(service: &Service, method: &Method) -> TokenStream {
 }
 
 fn batch_method(service: &Service, method: &Method) -> TokenStream {
-    let krate = &service.attrs.crate_path;
-    let private = quote!(#krate::__private);
+    let private = quote!(__rpc);
     let vis = &service.item.vis;
     let ident = &method.ident;
     let name = &method.wire_name;
     let docs = docs(method);
-    let (args, encode) = params(service, method);
-    let selectors = selectors(service);
+    let (args, encode) = params(method);
     if method.notification.is_some() {
         return quote! {
             #docs
             ///
             /// A notification: queued, never answered.
             #vis fn #ident(&mut self, #(#args),*) {
-                #selectors
                 self.__batch.typed_notification(#name, #encode)
             }
         };
     }
-    let Types { ok, err } = types(service, method);
+    let Types { ok, err } = types(method);
     quote! {
         #docs
         ///
         /// Queued; await the reply after the batch is sent.
         #vis fn #ident(&mut self, #(#args),*) -> #private::BatchReply<#ok, #err> {
-            #selectors
             self.__batch.typed_call(
                 #name,
                 #encode,
