@@ -215,6 +215,23 @@ pub mod __private {
         Ok(Some(Box::pin(async move { future.await.into_method_result() })))
     }
 
+    /// A generated method: a plain function of the service, so that the
+    /// only generic code per method is its own body.
+    pub type MethodFn<S> = fn(&std::sync::Arc<S>, Params<'_>, &Context, &mut Vec<u8>) -> Direct;
+
+    /// Registers a generated method of `service`; the wrapper around
+    /// `handler` is one type per service, not one per method. Cannot fail
+    /// (see [`register`]).
+    pub fn register_method<S: Send + Sync + 'static>(
+        router: &mut Router,
+        spec: &'static MethodSpec,
+        service: &std::sync::Arc<S>,
+        handler: MethodFn<S>,
+    ) {
+        let service = std::sync::Arc::clone(service);
+        register_direct(router, spec, move |params, cx, out| handler(&service, params, cx, out));
+    }
+
     /// Registers a generated method whose ready results are encoded straight
     /// into the response buffer; cannot fail (see [`register`]).
     pub fn register_direct<F>(router: &mut Router, spec: &'static MethodSpec, handler: F)

@@ -100,23 +100,20 @@ fn register(service: &Service, index: usize, method: &Method) -> TokenStream {
         (false, Output::Result(_)) => quote!(#private::ready_result_into(__out, #call)),
         (false, _) => quote!(#private::ready_into(__out, #call)),
         (true, Output::Result(_)) => quote! {{
-            let __this = ::core::clone::Clone::clone(&__this);
+            let __this = ::core::clone::Clone::clone(__this);
             #private::pending_result_into(async move { #call.await })
         }},
         (true, _) => quote! {{
-            let __this = ::core::clone::Clone::clone(&__this);
+            let __this = ::core::clone::Clone::clone(__this);
             #private::pending_into(async move { #call.await })
         }},
     };
     let outcome = respan(outcome, span);
     quote! {
-        {
-            let __this = ::core::clone::Clone::clone(&__this);
-            #private::register_direct(&mut __router, &#specs[#index], move |__params, __cx, __out| {
-                #(#decode)*
-                #outcome
-            });
-        }
+        #private::register_method(&mut __router, &#specs[#index], &__this, |__this, __params, __cx, __out| {
+            #(#decode)*
+            #outcome
+        });
     }
 }
 
