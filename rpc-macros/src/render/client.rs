@@ -217,6 +217,7 @@ fn client_method(service: &Service, method: &Method) -> TokenStream {
             #docs
             ///
             /// A notification: returns once it is written; there is no answer.
+            #[inline]
             #vis fn #ident(&self, #(#args),*) -> #private::Notification {
                 self.__core.notify(#name, #encode)
             }
@@ -225,6 +226,7 @@ fn client_method(service: &Service, method: &Method) -> TokenStream {
     let Types { ok, err } = types(method);
     quote! {
         #docs
+        #[inline]
         #vis fn #ident(&self, #(#args),*) -> #private::Call<#ok, #err> {
             self.__core.call(
                 #name,
@@ -248,6 +250,7 @@ fn batch_method(service: &Service, method: &Method) -> TokenStream {
             #docs
             ///
             /// A notification: queued, never answered.
+            #[inline]
             #vis fn #ident(&mut self, #(#args),*) {
                 self.__batch.typed_notification(#name, #encode)
             }
@@ -258,6 +261,7 @@ fn batch_method(service: &Service, method: &Method) -> TokenStream {
         #docs
         ///
         /// Queued; await the reply after the batch is sent.
+        #[inline]
         #vis fn #ident(&mut self, #(#args),*) -> #private::BatchReply<#ok, #err> {
             self.__batch.typed_call(
                 #name,
