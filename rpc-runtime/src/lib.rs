@@ -100,7 +100,6 @@ pub mod __private {
     use crate::catalog::SchemaFn;
 
     /// A [`MethodSpec`], written positionally (keeps the expansion short).
-    #[allow(clippy::fn_params_excessive_bools)]
     pub const fn spec(
         name: &'static str,
         params: &'static [ParamSpec],
