@@ -41,7 +41,7 @@ pub struct ServiceInfo {
 pub struct MethodInfo {
     /// The same spec the dispatch uses (wire names, optional params, accepted
     /// structure), so the catalog cannot drift from the decoder.
-    pub spec: MethodSpec,
+    pub spec: &'static MethodSpec,
     /// The first paragraph of the doc comment.
     pub summary: Option<&'static str>,
     /// The paragraphs after the first one.
@@ -290,7 +290,7 @@ impl MethodInfo {
     }
 
     fn object(&self, inputs: &mut Generator, outputs: &mut Generator) -> MethodObject {
-        let spec = &self.spec;
+        let spec = self.spec;
         let params = spec
             .params
             .iter()

@@ -358,6 +358,95 @@ impl<T, E> Drop for BatchReply<T, E> {
     }
 }
 
+/// A call of a generated client (`client.method(..)`): await it for the
+/// method's result. Its params were encoded when the method was called;
+/// the request is sent when the call is first polled, and waits at most the
+/// client's timeout (or the connection's default). Dropping it before the
+/// answer abandons the call like any other.
+#[must_use = "a call does nothing until it is awaited"]
+pub struct Call<T, E = ErrorObject> {
+    state: CallState<Reply>,
+    decode: Decoder<T>,
+    convert: fn(ErrorObject) -> ClientError<E>,
+}
+
+/// A notification of a generated client: await it to send it; it resolves
+/// once the message is written (there is no answer).
+#[must_use = "a notification is not sent until it is awaited"]
+pub struct Notification {
+    state: CallState<Result<(), ClientError>>,
+}
+
+/// The request in flight, or why it could not be made (taken on the poll
+/// that reports it).
+enum CallState<O> {
+    Sending(Pin<Box<dyn Future<Output = O> + Send>>),
+    Failed(Option<serde_json::Error>),
+}
+
+impl<O> CallState<O> {
+    /// The outcome of the request, or the error its params failed to
+    /// encode with.
+    fn poll_outcome(&mut self, cx: &mut TaskContext<'_>) -> Poll<Result<O, ClientError>> {
+        match self {
+            CallState::Sending(future) => future.as_mut().poll(cx).map(Ok),
+            CallState::Failed(err) => Poll::Ready(Err(err.take().map_or(ClientError::Closed, ClientError::Encode))),
+        }
+    }
+}
+
+/// One boxed request future shared by every method of every generated
+/// client (so that each method adds no state machine of its own).
+fn start_call(
+    peer: Peer,
+    method: &'static str,
+    params: Option<Box<RawValue>>,
+    timeout: Option<Duration>,
+) -> Pin<Box<dyn Future<Output = Reply> + Send>> {
+    Box::pin(async move { peer.call_raw(method, params.as_deref(), timeout).await })
+}
+
+fn start_notification(
+    peer: Peer,
+    method: &'static str,
+    params: Option<Box<RawValue>>,
+    timeout: Option<Duration>,
+) -> Pin<Box<dyn Future<Output = Result<(), ClientError>> + Send>> {
+    Box::pin(async move { peer.write_and_wait(request_bytes(method, params.as_deref(), None), timeout).await })
+}
+
+impl<T, E> Future for Call<T, E> {
+    type Output = Result<T, ClientError<E>>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Self::Output> {
+        let this = &mut *self;
+        this.state.poll_outcome(cx).map(|outcome| match outcome {
+            Ok(reply) => decode(reply, this.decode, this.convert),
+            Err(err) => Err(ClientError::typed(err, this.convert)),
+        })
+    }
+}
+
+impl Future for Notification {
+    type Output = Result<(), ClientError>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Self::Output> {
+        self.state.poll_outcome(cx).map(|outcome| outcome.and_then(|written| written))
+    }
+}
+
+impl<T, E> fmt::Debug for Call<T, E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Call").finish_non_exhaustive()
+    }
+}
+
+impl fmt::Debug for Notification {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Notification").finish_non_exhaustive()
+    }
+}
+
 /// Decodes a result from its JSON text.
 pub(crate) type Decoder<T> = fn(&str) -> Result<T, serde_json::Error>;
 
@@ -487,31 +576,37 @@ pub mod support {
             ClientCore { peer: self.peer.clone(), timeout: Some(timeout) }
         }
 
-        /// Calls a method and decodes its result.
-        pub async fn call<T, E>(
+        /// Calls a method and decodes its result; nothing is sent until
+        /// the returned [`Call`] is first polled.
+        pub fn call<T, E>(
             &self,
-            method: &str,
+            method: &'static str,
             params: Result<Option<Box<RawValue>>, serde_json::Error>,
             decode_result: Decoder<T>,
             convert: fn(ErrorObject) -> ClientError<E>,
-        ) -> Result<T, ClientError<E>> {
-            let params = params.map_err(ClientError::Encode)?;
-            let reply = self.peer.call_raw(method, params.as_deref(), self.timeout).await;
-            decode(reply, decode_result, convert)
+        ) -> Call<T, E> {
+            let state = match params {
+                Ok(params) => CallState::Sending(start_call(self.peer.clone(), method, params, self.timeout)),
+                Err(err) => CallState::Failed(Some(err)),
+            };
+            Call { state, decode: decode_result, convert }
         }
 
-        /// Sends a notification.
-        pub async fn notify<E>(
+        /// Sends a notification once the returned [`Notification`] is
+        /// first polled.
+        pub fn notify(
             &self,
-            method: &str,
+            method: &'static str,
             params: Result<Option<Box<RawValue>>, serde_json::Error>,
-        ) -> Result<(), ClientError<E>> {
-            let params = params.map_err(ClientError::Encode)?;
-            let timeout = self.timeout.or(self.peer.default_timeout());
-            self.peer
-                .write_and_wait(request_bytes(method, params.as_deref(), None), timeout)
-                .await
-                .map_err(|err| ClientError::typed(err, ClientError::Server))
+        ) -> Notification {
+            let state = match params {
+                Ok(params) => {
+                    let timeout = self.timeout.or(self.peer.default_timeout());
+                    CallState::Sending(start_notification(self.peer.clone(), method, params, timeout))
+                }
+                Err(err) => CallState::Failed(Some(err)),
+            };
+            Notification { state }
         }
 
         /// A batch on this connection, with this client's timeout.

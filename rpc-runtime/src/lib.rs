@@ -53,7 +53,7 @@ pub use catalog::{
     Catalog, Components, ContentDescriptor, Draft, ErrorDescriptor, ErrorInfo, Info, MethodInfo, MethodObject, OpenRpc,
     ParamInfo, SchemaFn, ServiceInfo, DISCOVER_METHOD, OPENRPC_VERSION,
 };
-pub use client::{Batch, BatchReply, ClientError, FromErrorObject};
+pub use client::{Batch, BatchReply, Call, ClientError, FromErrorObject, Notification};
 pub use context::Context;
 pub use engine::{Engine, Limits, PendingResponse};
 pub use error::{
@@ -86,7 +86,7 @@ pub mod __private {
         encode_params, param, AppError, ClientCore, Codec, ParamMode, ResultTypes, ViaDeserialize, ViaFromErrorObject,
         ViaNoDeserialize, ViaNoSerialize, ViaSerialize, ViaServerError,
     };
-    pub use crate::client::{Batch, BatchReply, ClientError};
+    pub use crate::client::{Batch, BatchReply, Call, ClientError, Notification};
     pub use crate::context::Context;
     pub use crate::error::ErrorObject;
     pub use crate::params::{MethodSpec, ParamSpec, ParamStructure, Params};
@@ -96,6 +96,43 @@ pub mod __private {
     pub use serde::Serialize;
 
     use std::future::Future;
+
+    use crate::catalog::SchemaFn;
+
+    /// A [`MethodSpec`], written positionally (keeps the expansion short).
+    pub const fn spec(
+        name: &'static str,
+        params: &'static [ParamSpec],
+        structure: ParamStructure,
+        allow_extra: bool,
+        whole: bool,
+        notification: bool,
+    ) -> MethodSpec {
+        MethodSpec { name, params, structure, allow_extra, whole, notification }
+    }
+
+    /// A [`ParamSpec`], written positionally.
+    pub const fn param_spec(name: &'static str, ty: &'static str, optional: bool) -> ParamSpec {
+        ParamSpec { name, ty, optional }
+    }
+
+    /// A [`MethodInfo`], written positionally.
+    pub const fn method_info(
+        spec: &'static MethodSpec,
+        summary: Option<&'static str>,
+        description: Option<&'static str>,
+        params: &'static [ParamInfo],
+        result: Option<SchemaFn>,
+        deprecated: bool,
+        errors: &'static [ErrorInfo],
+    ) -> MethodInfo {
+        MethodInfo { spec, summary, description, params, result, deprecated, errors }
+    }
+
+    /// A [`ParamInfo`], written positionally.
+    pub const fn param_info(description: Option<&'static str>, schema: SchemaFn) -> ParamInfo {
+        ParamInfo { description, schema }
+    }
 
     /// The outcome of a plain method returning `T`.
     #[inline]
@@ -175,6 +212,23 @@ pub mod __private {
         R: IntoMethodResult,
     {
         Ok(Some(Box::pin(async move { future.await.into_method_result() })))
+    }
+
+    /// A generated method: a plain function of the service, so that the
+    /// only generic code per method is its own body.
+    pub type MethodFn<S> = fn(&std::sync::Arc<S>, Params<'_>, &Context, &mut Vec<u8>) -> Direct;
+
+    /// Registers a generated method of `service`; the wrapper around
+    /// `handler` is one type per service, not one per method. Cannot fail
+    /// (see [`register`]).
+    pub fn register_method<S: Send + Sync + 'static>(
+        router: &mut Router,
+        spec: &'static MethodSpec,
+        service: &std::sync::Arc<S>,
+        handler: MethodFn<S>,
+    ) {
+        let service = std::sync::Arc::clone(service);
+        register_direct(router, spec, move |params, cx, out| handler(&service, params, cx, out));
     }
 
     /// Registers a generated method whose ready results are encoded straight

@@ -606,3 +606,37 @@ async fn a_response_without_an_id_is_dropped_not_answered() {
     assert_eq!(answer["id"], "after", "{answer}");
     assert_eq!(answer["error"]["code"], METHOD_NOT_FOUND);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_is_sent_when_first_polled_and_outlives_its_client() {
+    // A "server" driven by hand, to see the order requests arrive in.
+    let (ours, theirs) = tokio::io::duplex(4096);
+    let peer = {
+        let (reader, writer) = tokio::io::split(ours);
+        Peer::builder().connect(reader, writer)
+    };
+    let client = BankClient::new(peer);
+    let first = client.add(40, 2);
+    let second = client.greet("Ada".to_owned(), None);
+    drop(client);
+    let second = tokio::spawn(second);
+    let (their_reader, mut their_writer) = tokio::io::split(theirs);
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let mut lines = tokio::io::BufReader::new(their_reader).lines();
+    let greet: Value = serde_json::from_str(&eventually(lines.next_line()).await.unwrap().unwrap()).unwrap();
+    // The call made first was not sent: only polling sends.
+    assert_eq!(greet["method"], "greet");
+    assert_eq!(greet["params"], serde_json::json!({ "name": "Ada" }));
+    let first = tokio::spawn(first);
+    let add: Value = serde_json::from_str(&eventually(lines.next_line()).await.unwrap().unwrap()).unwrap();
+    assert_eq!(add["method"], "add");
+    assert_eq!(add["params"], serde_json::json!({ "a": 40, "b": 2 }));
+    for (request, result) in [(&add, serde_json::json!(42)), (&greet, serde_json::json!("Hello, Ada!"))] {
+        let response = serde_json::json!({ "jsonrpc": "2.0", "id": request["id"], "result": result });
+        their_writer.write_all(format!("{response}\n").as_bytes()).await.unwrap();
+    }
+    // Both calls complete although their client was dropped before either
+    // was sent.
+    assert_eq!(eventually(first).await.unwrap().unwrap(), 42);
+    assert_eq!(eventually(second).await.unwrap().unwrap(), "Hello, Ada!");
+}

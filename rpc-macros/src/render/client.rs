@@ -1,5 +1,6 @@
-//! The typed client: `<Trait>Client` with one `async` method per trait
-//! method, and `<Trait>Batch` with one queueing method per trait method.
+//! The typed client: `<Trait>Client` with one method per trait method
+//! (a plain `fn` returning the runtime's `Call` future, so that no method
+//! adds a state machine of its own), and `<Trait>Batch` with one queueing method per trait method.
 //! The logic lives in the runtime (`__private`); each generated method only
 //! names its types and encodes its params.
 
@@ -24,8 +25,9 @@ pub fn client(service: &Service) -> TokenStream {
     let batch_fn = helper(service, "batch");
     let send = helper(service, "send");
     let client_doc = format!(
-        " A typed client for [`{trait_ident}`]: one `async` method per trait method, with the same params,\n \
-         returning `Result<T, ClientError<E>>` where `E` is the method's own error type.\n\n \
+        " A typed client for [`{trait_ident}`]: one method per trait method, with the same params, returning\n \
+         a future of `Result<T, ClientError<E>>` where `E` is the method's own error type. Params are\n \
+         encoded when the method is called; the request is sent when the future is first polled.\n\n \
          Params are sent by name (an object), except for methods declared `param_structure = \"by-position\"`\n \
          (an array) and `whole_params` (the value itself). Notifications return once written.\n \
          Build one over any connection: `{client}::{new}(peer)` (helpers whose name a trait method\n \
@@ -44,8 +46,24 @@ pub fn client(service: &Service) -> TokenStream {
             __core: #private::ClientCore,
         }
 
+        #[doc = #batch_doc]
+        #vis struct #batch {
+            __batch: #private::Batch,
+        }
+
+        // One block for both impls, so that the selector traits are
+        // imported once rather than in every method.
+        const _: () = {
+        #[allow(unused_imports)]
+        use #krate::__private as __rpc;
+        #[allow(unused_imports)]
+        use __rpc::{
+            ViaDeserialize as _, ViaFromErrorObject as _, ViaNoDeserialize as _, ViaNoSerialize as _,
+            ViaSerialize as _, ViaServerError as _,
+        };
+
         #[automatically_derived]
-        #[allow(clippy::all, deprecated, unused_imports)]
+        #[allow(clippy::all, deprecated)]
         impl #client {
             /// A client that calls over `peer`.
             #vis fn #new(peer: #private::Peer) -> Self {
@@ -72,19 +90,14 @@ pub fn client(service: &Service) -> TokenStream {
         }
 
         #[automatically_derived]
-        impl ::core::convert::From<#private::Peer> for #client {
-            fn from(peer: #private::Peer) -> Self {
+        impl ::core::convert::From<__rpc::Peer> for #client {
+            fn from(peer: __rpc::Peer) -> Self {
                 #client::#new(peer)
             }
         }
 
-        #[doc = #batch_doc]
-        #vis struct #batch {
-            __batch: #private::Batch,
-        }
-
         #[automatically_derived]
-        #[allow(clippy::all, deprecated, unused_imports)]
+        #[allow(clippy::all, deprecated)]
         impl #batch {
             /// Sends every queued call and notification as one batch
             /// message; returns once it is written.
@@ -94,6 +107,7 @@ pub fn client(service: &Service) -> TokenStream {
 
             #(#batch_methods)*
         }
+        };
     }
 }
 
@@ -113,9 +127,8 @@ struct Types {
     err: TokenStream,
 }
 
-fn types(service: &Service, method: &Method) -> Types {
-    let krate = &service.attrs.crate_path;
-    let private = quote!(#krate::__private);
+fn types(method: &Method) -> Types {
+    let private = quote!(__rpc);
     match &method.output {
         Output::Unit => Types { ok: quote!(()), err: quote!(#private::ErrorObject) },
         Output::Plain(ty) => Types { ok: owned(ty), err: quote!(#private::ErrorObject) },
@@ -162,9 +175,8 @@ fn result_args(ty: &Type) -> Option<(&Type, &Type)> {
 }
 
 /// The method's params as `name: Type` and the expression that encodes them.
-fn params(service: &Service, method: &Method) -> (Vec<TokenStream>, TokenStream) {
-    let krate = &service.attrs.crate_path;
-    let private = quote!(#krate::__private);
+fn params(method: &Method) -> (Vec<TokenStream>, TokenStream) {
+    let private = quote!(__rpc);
     let mut args = Vec::new();
     let mut values = Vec::new();
     for param in method.wire_params() {
@@ -193,82 +205,64 @@ fn docs(method: &Method) -> TokenStream {
     quote!(#(#[doc = #lines])*)
 }
 
-/// The selector traits the generated bodies call through.
-fn selectors(service: &Service) -> TokenStream {
-    let krate = &service.attrs.crate_path;
-    quote! {
-        use #krate::__private::{
-            ViaDeserialize as _, ViaFromErrorObject as _, ViaNoDeserialize as _, ViaNoSerialize as _,
-            ViaSerialize as _, ViaServerError as _,
-        };
-    }
-}
-
 fn client_method(service: &Service, method: &Method) -> TokenStream {
-    let krate = &service.attrs.crate_path;
-    let private = quote!(#krate::__private);
+    let private = quote!(__rpc);
     let vis = &service.item.vis;
     let ident = &method.ident;
     let name = &method.wire_name;
     let docs = docs(method);
-    let (args, encode) = params(service, method);
-    let selectors = selectors(service);
+    let (args, encode) = params(method);
     if method.notification.is_some() {
         return quote! {
             #docs
             ///
             /// A notification: returns once it is written; there is no answer.
-            #vis async fn #ident(&self, #(#args),*) -> ::core::result::Result<(), #private::ClientError> {
-                #selectors
-                self.__core.notify(#name, #encode).await
+            #[inline]
+            #vis fn #ident(&self, #(#args),*) -> #private::Notification {
+                self.__core.notify(#name, #encode)
             }
         };
     }
-    let Types { ok, err } = types(service, method);
+    let Types { ok, err } = types(method);
     quote! {
         #docs
-        #vis async fn #ident(&self, #(#args),*) -> ::core::result::Result<#ok, #private::ClientError<#err>> {
-            #selectors
-            let __encoded = #encode;
-            self.__core
-                .call(
-                    #name,
-                    __encoded,
-                    (&#private::Codec::<#ok>::new()).decoder(),
-                    (&#private::AppError::<#err>::new()).converter(),
-                )
-                .await
+        #[inline]
+        #vis fn #ident(&self, #(#args),*) -> #private::Call<#ok, #err> {
+            self.__core.call(
+                #name,
+                #encode,
+                (&#private::Codec::<#ok>::new()).decoder(),
+                (&#private::AppError::<#err>::new()).converter(),
+            )
         }
     }
 }
 
 fn batch_method(service: &Service, method: &Method) -> TokenStream {
-    let krate = &service.attrs.crate_path;
-    let private = quote!(#krate::__private);
+    let private = quote!(__rpc);
     let vis = &service.item.vis;
     let ident = &method.ident;
     let name = &method.wire_name;
     let docs = docs(method);
-    let (args, encode) = params(service, method);
-    let selectors = selectors(service);
+    let (args, encode) = params(method);
     if method.notification.is_some() {
         return quote! {
             #docs
             ///
             /// A notification: queued, never answered.
+            #[inline]
             #vis fn #ident(&mut self, #(#args),*) {
-                #selectors
                 self.__batch.typed_notification(#name, #encode)
             }
         };
     }
-    let Types { ok, err } = types(service, method);
+    let Types { ok, err } = types(method);
     quote! {
         #docs
         ///
         /// Queued; await the reply after the batch is sent.
+        #[inline]
         #vis fn #ident(&mut self, #(#args),*) -> #private::BatchReply<#ok, #err> {
-            #selectors
             self.__batch.typed_call(
                 #name,
                 #encode,

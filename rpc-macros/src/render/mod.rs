@@ -14,6 +14,7 @@ use crate::ast::Service;
 pub fn expand(service: &Service) -> TokenStream {
     let into_rpc = server::into_rpc(service);
     let mut tokens = emit_trait(service, into_rpc);
+    tokens.extend(server::specs(service));
     tokens.extend(catalog::catalog(service));
     tokens.extend(client::client(service));
     tokens

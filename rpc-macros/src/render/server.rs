@@ -12,7 +12,7 @@ use crate::attr::Structure;
 pub fn into_rpc(service: &Service) -> Vec<TraitItem> {
     let krate = &service.attrs.crate_path;
     let trait_ident = &service.item.ident;
-    let registrations = service.methods.iter().map(|method| register(service, method));
+    let registrations = service.methods.iter().enumerate().map(|(index, method)| register(service, index, method));
     let doc = format!(
         " Turns this `{trait_ident}` implementation into a [`Router`]({}::Router) that serves all of its methods.",
         quote!(#krate).to_string().replace(' ', "")
@@ -30,6 +30,7 @@ pub fn into_rpc(service: &Service) -> Vec<TraitItem> {
         where
             Self: ::core::marker::Sized,
         {
+            use #krate::__private as __rpc;
             let __this = ::std::sync::Arc::new(self);
             let mut __router = #krate::Router::new();
             #(#registrations)*
@@ -39,16 +40,38 @@ pub fn into_rpc(service: &Service) -> Vec<TraitItem> {
     }]
 }
 
-fn register(service: &Service, method: &Method) -> TokenStream {
+/// The name of the static holding the trait's method specs:
+/// `Calculator` -> `__CALCULATOR_RPC_SPECS`.
+pub fn specs_ident(service: &Service) -> syn::Ident {
+    format_ident!("__{}_RPC_SPECS", service.item.ident.to_string().to_uppercase())
+}
+
+/// One `static` with every method's spec, shared by the dispatch and the
+/// catalog.
+pub fn specs(service: &Service) -> TokenStream {
     let krate = &service.attrs.crate_path;
-    let private = quote!(#krate::__private);
+    let ident = specs_ident(service);
+    let count = service.methods.len();
+    let specs = service.methods.iter().map(method_spec);
+    quote! {
+        #[doc(hidden)]
+        #[allow(deprecated, clippy::all)]
+        static #ident: [#krate::__private::MethodSpec; #count] = {
+            use #krate::__private as __rpc;
+            [#(#specs),*]
+        };
+    }
+}
+
+fn register(service: &Service, index: usize, method: &Method) -> TokenStream {
+    let private = quote!(__rpc);
     let trait_ident = &service.item.ident;
     let ident = &method.ident;
-    let spec = method_spec(service, method);
+    let specs = specs_ident(service);
 
     let mut decode = Vec::new();
     let mut args = Vec::new();
-    let mut index = 0usize;
+    let mut position = 0usize;
     for (i, param) in method.params.iter().enumerate() {
         let var = format_ident!("__arg{}", i);
         let ty = &param.ty;
@@ -60,9 +83,9 @@ fn register(service: &Service, method: &Method) -> TokenStream {
             // Spanned so that a type that is not Deserialize is reported on
             // the user's parameter.
             decode.push(quote_spanned! {ty.span()=>
-                let #var: #ty = __params.decode::<#ty>(#index)?;
+                let #var: #ty = __params.decode::<#ty>(#position)?;
             });
-            index += 1;
+            position += 1;
         }
         args.push(var);
     }
@@ -77,24 +100,20 @@ fn register(service: &Service, method: &Method) -> TokenStream {
         (false, Output::Result(_)) => quote!(#private::ready_result_into(__out, #call)),
         (false, _) => quote!(#private::ready_into(__out, #call)),
         (true, Output::Result(_)) => quote! {{
-            let __this = ::core::clone::Clone::clone(&__this);
+            let __this = ::core::clone::Clone::clone(__this);
             #private::pending_result_into(async move { #call.await })
         }},
         (true, _) => quote! {{
-            let __this = ::core::clone::Clone::clone(&__this);
+            let __this = ::core::clone::Clone::clone(__this);
             #private::pending_into(async move { #call.await })
         }},
     };
     let outcome = respan(outcome, span);
     quote! {
-        {
-            static __SPEC: #private::MethodSpec = #spec;
-            let __this = ::core::clone::Clone::clone(&__this);
-            #private::register_direct(&mut __router, &__SPEC, move |__params: #private::Params<'_>, __cx: &#private::Context, __out: &mut ::std::vec::Vec<u8>| {
-                #(#decode)*
-                #outcome
-            });
-        }
+        #private::register_method(&mut __router, &#specs[#index], &__this, |__this, __params, __cx, __out| {
+            #(#decode)*
+            #outcome
+        });
     }
 }
 
@@ -117,17 +136,15 @@ fn respan(tokens: TokenStream, span: Span) -> TokenStream {
         .collect()
 }
 
-pub(super) fn method_spec(service: &Service, method: &Method) -> TokenStream {
-    let private = {
-        let krate = &service.attrs.crate_path;
-        quote!(#krate::__private)
-    };
+/// `__rpc::spec(..)` of one method (`__rpc` is the `__private` module).
+fn method_spec(method: &Method) -> TokenStream {
+    let private = quote!(__rpc);
     let name = &method.wire_name;
     let params = method.wire_params().map(|param| {
         let name = &param.wire_name;
         let ty = super::type_name(&param.ty);
         let optional = param.optional;
-        quote!(#private::ParamSpec { name: #name, ty: #ty, optional: #optional })
+        quote!(#private::param_spec(#name, #ty, #optional))
     });
     let structure = match method.structure {
         Structure::Either => quote!(Either),
@@ -138,13 +155,6 @@ pub(super) fn method_spec(service: &Service, method: &Method) -> TokenStream {
     let whole = method.whole_params;
     let notification = method.notification.is_some();
     quote! {
-        #private::MethodSpec {
-            name: #name,
-            params: &[#(#params),*],
-            structure: #private::ParamStructure::#structure,
-            allow_extra: #allow_extra,
-            whole: #whole,
-            notification: #notification,
-        }
+        #private::spec(#name, &[#(#params),*], #private::ParamStructure::#structure, #allow_extra, #whole, #notification)
     }
 }
