@@ -83,22 +83,11 @@ enum BatchEntry {
     },
 }
 
+/// A single message's members. `result` and `error` only matter to a
+/// connection, which takes responses off the stream (see
+/// [`Engine::process_incoming`]); the engine itself ignores them.
 #[derive(Deserialize)]
 struct Envelope<'a> {
-    #[serde(borrow, default, deserialize_with = "present")]
-    jsonrpc: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "present")]
-    method: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "present")]
-    params: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "present")]
-    id: Option<&'a RawValue>,
-}
-
-/// A single message as a connection reads it: a request's members plus
-/// those that make it a response (see [`Engine::process_incoming`]).
-#[derive(Deserialize)]
-struct PeerEnvelope<'a> {
     #[serde(borrow, default, deserialize_with = "present")]
     jsonrpc: Option<&'a RawValue>,
     #[serde(borrow, default, deserialize_with = "present")]
@@ -204,17 +193,16 @@ impl Engine {
         if text.bytes().find(|b| !b.is_ascii_whitespace()) == Some(b'[') {
             return Incoming::Other;
         }
-        let Ok(envelope) = serde_json::from_str::<PeerEnvelope<'m>>(text) else { return Incoming::Other };
-        let PeerEnvelope { jsonrpc, method, params, id, result, error } = envelope;
-        if method.is_none() && (result.is_some() || error.is_some()) {
-            return Incoming::Response { id, result, error };
+        let Ok(envelope) = serde_json::from_str::<Envelope<'m>>(text) else { return Incoming::Other };
+        if envelope.method.is_none() && (envelope.result.is_some() || envelope.error.is_some()) {
+            return Incoming::Response { id: envelope.id, result: envelope.result, error: envelope.error };
         }
-        if let (Some(cancel), None, Some(method)) = (cancel_method, id, method) {
+        if let (Some(cancel), None, Some(method)) = (cancel_method, envelope.id, envelope.method) {
             if decode_str(method).is_some_and(|name| name == cancel) && self.router.spec(cancel).is_none() {
-                return Incoming::Cancel(params);
+                return Incoming::Cancel(envelope.params);
             }
         }
-        Incoming::Handled(self.dispatch_single(Envelope { jsonrpc, method, params, id }, cx, out))
+        Incoming::Handled(self.dispatch_single(envelope, cx, out))
     }
 
     fn process_single(&self, text: &str, cx: &Context, out: &mut Vec<u8>) -> Option<PendingResponse> {
