@@ -1,5 +1,5 @@
-//! The `#[rpc]` attribute macro. Use it through `rpc_runtime::rpc`; the
-//! documentation of the attribute and its options lives there.
+//! The `#[rpc]` attribute macro. Use it through `rpc_runtime::rpc`; its
+//! documentation (on the macro) lists the options.
 //!
 //! Layers: `attr`/`ast` parse the trait into a model, `check` applies the
 //! rules that need the whole model, `render` generates code from the model.
@@ -13,8 +13,65 @@ mod render;
 
 use proc_macro::TokenStream;
 
-/// Generates JSON-RPC 2.0 server dispatch (and more) for a trait. See the
-/// `rpc_runtime` crate documentation for the options.
+/// Makes a trait a JSON-RPC 2.0 service.
+///
+/// ```rust,ignore
+/// use rpc_runtime::{rpc, ErrorObject};
+///
+/// /// A calculator.
+/// #[rpc(namespace = "calc", namespace_separator = ".", rename_all = "camelCase")]
+/// pub trait Calculator {
+///     /// Subtracts `subtrahend` from `minuend`.
+///     fn subtract(&self, minuend: i64, subtrahend: i64) -> i64;
+///     /// Trailing `Option` params may be omitted.
+///     async fn greet(&self, name: String, greeting: Option<String>) -> Result<String, ErrorObject>;
+///     /// Never answered.
+///     #[rpc(notification)]
+///     fn did_change(&self, #[rpc(name = "textDocument")] document: String);
+/// }
+/// ```
+///
+/// For a trait `Foo` this generates:
+/// - the trait itself, with `Send + Sync + 'static` added, each `async fn`
+///   turned into `fn .. -> impl Future<Output = T> + Send`, and a provided
+///   `fn into_rpc(self) -> Router` that serves every method;
+/// - `FooClient`, a typed client over a `Peer` (one method per trait method,
+///   returning a future), and `FooBatch` for typed batches;
+/// - `FooCatalog`, whose `catalog()` is the trait's OpenRPC 1.3 description,
+///   with no instance needed (`catalog().document()`).
+///
+/// Methods take `&self` and return `T` or `Result<T, E>` with
+/// `E: Into<ErrorObject>`. Params decode by position (array) and by name
+/// (object); a parameter of type `Context` is injected, not decoded.
+///
+/// Options on the trait, `#[rpc(...)]`:
+/// - `namespace = "eth"`: prefix of every method name (`eth_call`);
+/// - `namespace_separator = "."`: after the namespace (default `_`);
+/// - `rename_all = "camelCase"`: method and param names (`lowercase`,
+///   `UPPERCASE`, `PascalCase`, `camelCase`, `snake_case`,
+///   `SCREAMING_SNAKE_CASE`, `kebab-case`, `SCREAMING-KEBAB-CASE`);
+/// - `crate = "path"`: where `rpc_runtime` is, if renamed or re-exported;
+/// - `title = "..."`, `version = "..."`: the catalog's `info` (default: the
+///   trait name and the crate version);
+/// - `catalog = false`: no catalog (for types without `JsonSchema`).
+///
+/// Options on a method:
+/// - `name = "textDocument/didOpen"`: the wire name (the namespace applies);
+/// - `notification`: never answered; must return `()`;
+/// - `param_structure = "by-name"` or `"by-position"` (default `"either"`);
+/// - `whole_params`: the single parameter receives the whole params value;
+/// - `allow_extra_params`: ignore surplus positional and unknown named
+///   params instead of answering -32602;
+/// - `error(code = -32001, message = "...")`: a declared error, for the
+///   catalog (repeatable).
+///
+/// Options on a parameter: `name = "..."`; `///` doc comments on a
+/// parameter become its description in the catalog.
+///
+/// Misuse (generic methods, `self` by value or `&mut self`, pattern params,
+/// duplicate names after renames, names starting with `rpc.`, a notification
+/// returning a value, unknown keys) is a compile error on the offending code;
+/// the trait is still emitted, so one mistake does not cascade.
 #[proc_macro_attribute]
 pub fn rpc(args: TokenStream, input: TokenStream) -> TokenStream {
     let item = match syn::parse::<syn::ItemTrait>(input.clone()) {

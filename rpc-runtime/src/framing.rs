@@ -114,6 +114,10 @@ pub struct FrameReader<R> {
     buf: Vec<u8>,
     pos: usize,
     eof: bool,
+    /// Bytes of an oversized body still to skip. The frame is reported as
+    /// soon as its header is read, so a peer learns of it (and it is logged)
+    /// without waiting for the whole body to stream past.
+    skip_pending: usize,
 }
 
 /// A line found in the buffer.
@@ -129,7 +133,15 @@ enum Line {
 impl<R: AsyncRead + Unpin> FrameReader<R> {
     /// A reader of `framing` frames, each at most `max_message_size` bytes.
     pub fn new(reader: R, framing: Framing, max_message_size: usize) -> Self {
-        FrameReader { reader, framing, max_message_size, buf: Vec::with_capacity(8 * 1024), pos: 0, eof: false }
+        FrameReader {
+            reader,
+            framing,
+            max_message_size,
+            buf: Vec::with_capacity(8 * 1024),
+            pos: 0,
+            eof: false,
+            skip_pending: 0,
+        }
     }
 
     /// The next frame, or `None` at end of stream.
@@ -196,6 +208,13 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
     }
 
     async fn next_header_frame(&mut self) -> io::Result<Option<RawFrame>> {
+        if self.skip_pending > 0 {
+            let length = std::mem::take(&mut self.skip_pending);
+            if !self.skip(length).await? {
+                tracing::warn!(length, "stream ended inside an oversized message body");
+                return Ok(None);
+            }
+        }
         let mut length: Option<Result<usize, String>> = None;
         let mut seen_header = false;
         let mut problem: Option<String> = None;
@@ -258,9 +277,7 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
             (None, Some(Ok(length))) => length,
         };
         if length > self.max_message_size {
-            if !self.skip(length).await? {
-                return Ok(None);
-            }
+            self.skip_pending = length;
             return Ok(Some(RawFrame::TooLarge(Some(length))));
         }
         match self.take(length).await? {
@@ -524,6 +541,21 @@ mod tests {
         let mut headers = FrameReader::new(&b"Content-Length: 2\r\n\r\n{}"[..], Framing::ContentLength, 8);
         assert!(matches!(headers.next_borrowed().await.unwrap(), Some(BorrowedFrame::Message(b"{}"))));
         assert!(headers.next_buffered().is_none());
+    }
+
+    #[tokio::test]
+    async fn an_oversized_body_is_reported_before_it_has_streamed_past() {
+        // The declared body never arrives in full; the frame is reported
+        // anyway, at once.
+        let (mut client, server) = tokio::io::duplex(1024);
+        let mut reader = FrameReader::new(server, Framing::ContentLength, 100);
+        tokio::io::AsyncWriteExt::write_all(&mut client, b"Content-Length: 18446744073709551615\r\n\r\n{}")
+            .await
+            .unwrap();
+        let frame = reader.next_frame().await.unwrap();
+        assert_eq!(frame, Some(Frame::TooLarge { size: Some(usize::MAX) }));
+        drop(client);
+        assert_eq!(reader.next_frame().await.unwrap(), None);
     }
 
     #[test]

@@ -204,7 +204,7 @@ impl Shared {
             Some(tx) => {
                 let _ = tx.send(reply);
             }
-            None => tracing::warn!(id = id.get(), "dropped a response whose id matches no pending call"),
+            None => tracing::warn!(id = preview(id.get()), "dropped a response whose id matches no pending call"),
         }
     }
 
@@ -924,7 +924,7 @@ impl Connection {
             },
             _ => {
                 // Neither may be trusted, but the call must not hang.
-                tracing::warn!(id = id.get(), "a response has both `result` and `error`");
+                tracing::warn!(id = preview(id.get()), "a response has both `result` and `error`");
                 Err(ClientError::Decode(serde::de::Error::custom(
                     "invalid response: it has both `result` and `error` (JSON-RPC 2.0 allows exactly one)",
                 )))
@@ -950,9 +950,9 @@ impl Connection {
         match lock(&self.shared.inflight).get(&key) {
             Some(signal) => {
                 signal.raise();
-                tracing::debug!(id = key, "request cancelled by the caller");
+                tracing::debug!(id = preview(&key), "request cancelled by the caller");
             }
-            None => tracing::debug!(id = key, "cancellation for a request that is not running"),
+            None => tracing::debug!(id = preview(&key), "cancellation for a request that is not running"),
         }
     }
 }
@@ -1162,4 +1162,14 @@ mod probe_tests {
         }
         assert_eq!(probe_keys(br#"{"method":"$/cancelRequest"}"#, None), (false, false));
     }
+}
+
+/// At most the first 64 bytes of an id from the other side, for logs: a
+/// peer must not be able to fill stderr through its ids.
+fn preview(id: &str) -> &str {
+    let mut end = id.len().min(64);
+    while !id.is_char_boundary(end) {
+        end -= 1;
+    }
+    &id[..end]
 }
