@@ -158,6 +158,43 @@ async fn eventually<T>(future: impl std::future::Future<Output = T>) -> T {
     tokio::time::timeout(Duration::from_secs(30), future).await.expect("the event never happened")
 }
 
+/// The other side of a connection, driven by hand: it reads what our peer
+/// writes, line by line, and writes raw bytes back.
+struct HandDriven {
+    lines: tokio::io::Lines<tokio::io::BufReader<tokio::io::ReadHalf<tokio::io::DuplexStream>>>,
+    writer: tokio::io::WriteHalf<tokio::io::DuplexStream>,
+}
+
+impl HandDriven {
+    /// The next message our peer wrote.
+    async fn next_message(&mut self) -> Value {
+        let line = eventually(self.lines.next_line()).await.unwrap().expect("our side wrote a message");
+        serde_json::from_str(&line).unwrap()
+    }
+
+    /// Writes `bytes` to our peer as they are.
+    async fn write(&mut self, bytes: impl AsRef<[u8]>) {
+        use tokio::io::AsyncWriteExt;
+        self.writer.write_all(bytes.as_ref()).await.unwrap();
+    }
+}
+
+/// A peer (newline framing, no service) and the hand-driven other side.
+fn hand_driven_peer() -> (Peer, HandDriven) {
+    use tokio::io::AsyncBufReadExt;
+    let (ours, theirs) = tokio::io::duplex(4096);
+    let (reader, writer) = tokio::io::split(ours);
+    let (their_reader, their_writer) = tokio::io::split(theirs);
+    let other = HandDriven { lines: tokio::io::BufReader::new(their_reader).lines(), writer: their_writer };
+    (Peer::builder().connect(reader, writer), other)
+}
+
+/// `add(1, 2)` called on `peer` from another task.
+fn spawn_add(peer: &Peer) -> tokio::task::JoinHandle<Result<i64, ClientError>> {
+    let peer = peer.clone();
+    tokio::spawn(async move { peer.call::<i64, _>("add", [1, 2]).await })
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn typed_round_trips_in_both_framings() {
     for framing in [Framing::NewlineDelimited, Framing::ContentLength] {
@@ -336,20 +373,12 @@ async fn a_cancelled_request_is_answered_with_request_cancelled() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn closing_fails_pending_calls_promptly() {
     // A "server" that reads one request and hangs up without answering.
-    let (ours, theirs) = tokio::io::duplex(4096);
-    let peer = {
-        let (reader, writer) = tokio::io::split(ours);
-        Peer::builder().connect(reader, writer)
-    };
+    let (peer, mut other) = hand_driven_peer();
     let client = BankClient::new(peer.clone());
     let call = tokio::spawn(async move { client.slow(60_000).await });
-    let (their_reader, their_writer) = tokio::io::split(theirs);
-    use tokio::io::AsyncBufReadExt;
-    let mut lines = tokio::io::BufReader::new(their_reader).lines();
-    let request = eventually(lines.next_line()).await.unwrap().unwrap();
-    assert!(request.contains("\"slow\""), "{request}");
-    drop(lines);
-    drop(their_writer);
+    let request = other.next_message().await;
+    assert_eq!(request["method"], "slow", "{request}");
+    drop(other);
     let result = eventually(call).await.unwrap();
     assert!(matches!(result, Err(ClientError::Closed)), "{result:?}");
     eventually(peer.closed()).await;
@@ -372,30 +401,15 @@ async fn close_fails_pending_calls() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_response_with_an_unknown_id_is_dropped() {
-    let (ours, theirs) = tokio::io::duplex(4096);
-    let peer = {
-        let (reader, writer) = tokio::io::split(ours);
-        Peer::builder().connect(reader, writer)
-    };
-    let call = {
-        let peer = peer.clone();
-        tokio::spawn(async move { peer.call::<i64, _>("add", [1, 2]).await })
-    };
-    let (their_reader, mut their_writer) = tokio::io::split(theirs);
-    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
-    let mut lines = tokio::io::BufReader::new(their_reader).lines();
-    let request: Value = serde_json::from_str(&eventually(lines.next_line()).await.unwrap().unwrap()).unwrap();
-    let id = &request["id"];
+    let (peer, mut other) = hand_driven_peer();
+    let call = spawn_add(&peer);
+    let id = other.next_message().await["id"].clone();
     // Junk first: unknown ids of every type, a batch of them, a bad error.
-    their_writer.write_all(b"{\"jsonrpc\":\"2.0\",\"result\":1,\"id\":999999}\n").await.unwrap();
-    their_writer.write_all(b"{\"jsonrpc\":\"2.0\",\"result\":1,\"id\":\"x\"}\n").await.unwrap();
-    their_writer.write_all(b"[{\"jsonrpc\":\"2.0\",\"result\":1,\"id\":-5}]\n").await.unwrap();
-    their_writer
-        .write_all(b"{\"jsonrpc\":\"2.0\",\"error\":{\"code\":-32700,\"message\":\"x\"},\"id\":null}\n")
-        .await
-        .unwrap();
-    let answer = format!("{{\"jsonrpc\":\"2.0\",\"result\":3,\"id\":{id}}}\n");
-    their_writer.write_all(answer.as_bytes()).await.unwrap();
+    other.write(b"{\"jsonrpc\":\"2.0\",\"result\":1,\"id\":999999}\n").await;
+    other.write(b"{\"jsonrpc\":\"2.0\",\"result\":1,\"id\":\"x\"}\n").await;
+    other.write(b"[{\"jsonrpc\":\"2.0\",\"result\":1,\"id\":-5}]\n").await;
+    other.write(b"{\"jsonrpc\":\"2.0\",\"error\":{\"code\":-32700,\"message\":\"x\"},\"id\":null}\n").await;
+    other.write(format!("{{\"jsonrpc\":\"2.0\",\"result\":3,\"id\":{id}}}\n")).await;
     assert_eq!(eventually(call).await.unwrap().unwrap(), 3);
     assert!(!peer.is_closed());
 }
@@ -536,27 +550,17 @@ async fn a_timeout_bounds_the_wait_to_send_when_the_other_side_stops_reading() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_batch_mixing_responses_and_requests_resolves_the_calls_and_answers_the_requests() {
-    let (ours, theirs) = tokio::io::duplex(4096);
-    let peer = {
-        let (reader, writer) = tokio::io::split(ours);
-        Peer::builder().connect(reader, writer)
-    };
-    let call = {
-        let peer = peer.clone();
-        tokio::spawn(async move { peer.call::<i64, _>("add", [1, 2]).await })
-    };
-    let (their_reader, mut their_writer) = tokio::io::split(theirs);
-    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
-    let mut lines = tokio::io::BufReader::new(their_reader).lines();
-    let request: Value = serde_json::from_str(&eventually(lines.next_line()).await.unwrap().unwrap()).unwrap();
-    let id = &request["id"];
-    let mixed = format!(
-        "[{{\"jsonrpc\":\"2.0\",\"result\":3,\"id\":{id}}},{{\"jsonrpc\":\"2.0\",\"method\":\"ping\",\"id\":\"p\"}}]\n"
-    );
-    their_writer.write_all(mixed.as_bytes()).await.unwrap();
+    let (peer, mut other) = hand_driven_peer();
+    let call = spawn_add(&peer);
+    let id = other.next_message().await["id"].clone();
+    other
+        .write(format!(
+            "[{{\"jsonrpc\":\"2.0\",\"result\":3,\"id\":{id}}},{{\"jsonrpc\":\"2.0\",\"method\":\"ping\",\"id\":\"p\"}}]\n"
+        ))
+        .await;
     assert_eq!(eventually(call).await.unwrap().unwrap(), 3);
     // The request left is still a batch: answered as an array of one.
-    let answer: Value = serde_json::from_str(&eventually(lines.next_line()).await.unwrap().unwrap()).unwrap();
+    let answer = other.next_message().await;
     let entries = answer.as_array().expect("an array");
     assert_eq!(entries.len(), 1, "{answer}");
     assert_eq!(entries[0]["id"], "p");
@@ -565,22 +569,12 @@ async fn a_batch_mixing_responses_and_requests_resolves_the_calls_and_answers_th
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_response_with_both_result_and_error_fails_its_call() {
-    let (ours, theirs) = tokio::io::duplex(4096);
-    let peer = {
-        let (reader, writer) = tokio::io::split(ours);
-        Peer::builder().connect(reader, writer)
-    };
-    let call = {
-        let peer = peer.clone();
-        tokio::spawn(async move { peer.call::<i64, _>("add", [1, 2]).await })
-    };
-    let (their_reader, mut their_writer) = tokio::io::split(theirs);
-    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
-    let mut lines = tokio::io::BufReader::new(their_reader).lines();
-    let request: Value = serde_json::from_str(&eventually(lines.next_line()).await.unwrap().unwrap()).unwrap();
-    let id = &request["id"];
-    let both = format!("{{\"jsonrpc\":\"2.0\",\"result\":3,\"error\":{{\"code\":1,\"message\":\"m\"}},\"id\":{id}}}\n");
-    their_writer.write_all(both.as_bytes()).await.unwrap();
+    let (peer, mut other) = hand_driven_peer();
+    let call = spawn_add(&peer);
+    let id = other.next_message().await["id"].clone();
+    other
+        .write(format!("{{\"jsonrpc\":\"2.0\",\"result\":3,\"error\":{{\"code\":1,\"message\":\"m\"}},\"id\":{id}}}\n"))
+        .await;
     let err = eventually(call).await.unwrap().unwrap_err();
     assert!(matches!(err, ClientError::Decode(_)), "{err:?}");
     assert!(err.to_string().contains("both `result` and `error`"), "{err}");
@@ -589,20 +583,13 @@ async fn a_response_with_both_result_and_error_fails_its_call() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_response_without_an_id_is_dropped_not_answered() {
-    let (ours, theirs) = tokio::io::duplex(4096);
-    let _peer = {
-        let (reader, writer) = tokio::io::split(ours);
-        Peer::builder().connect(reader, writer)
-    };
-    let (their_reader, mut their_writer) = tokio::io::split(theirs);
-    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
-    let mut lines = tokio::io::BufReader::new(their_reader).lines();
-    their_writer.write_all(b"{\"jsonrpc\":\"2.0\",\"result\":1}\n").await.unwrap();
-    their_writer.write_all(b"{\"jsonrpc\":\"2.0\",\"error\":{\"code\":1,\"message\":\"m\"}}\n").await.unwrap();
-    their_writer.write_all(b"[{\"jsonrpc\":\"2.0\",\"result\":2}]\n").await.unwrap();
-    their_writer.write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"ping\",\"id\":\"after\"}\n").await.unwrap();
+    let (_peer, mut other) = hand_driven_peer();
+    other.write(b"{\"jsonrpc\":\"2.0\",\"result\":1}\n").await;
+    other.write(b"{\"jsonrpc\":\"2.0\",\"error\":{\"code\":1,\"message\":\"m\"}}\n").await;
+    other.write(b"[{\"jsonrpc\":\"2.0\",\"result\":2}]\n").await;
+    other.write(b"{\"jsonrpc\":\"2.0\",\"method\":\"ping\",\"id\":\"after\"}\n").await;
     // The first thing written back answers the request that came after.
-    let answer: Value = serde_json::from_str(&eventually(lines.next_line()).await.unwrap().unwrap()).unwrap();
+    let answer = other.next_message().await;
     assert_eq!(answer["id"], "after", "{answer}");
     assert_eq!(answer["error"]["code"], METHOD_NOT_FOUND);
 }
@@ -610,30 +597,23 @@ async fn a_response_without_an_id_is_dropped_not_answered() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_call_is_sent_when_first_polled_and_outlives_its_client() {
     // A "server" driven by hand, to see the order requests arrive in.
-    let (ours, theirs) = tokio::io::duplex(4096);
-    let peer = {
-        let (reader, writer) = tokio::io::split(ours);
-        Peer::builder().connect(reader, writer)
-    };
+    let (peer, mut other) = hand_driven_peer();
     let client = BankClient::new(peer);
     let first = client.add(40, 2);
     let second = client.greet("Ada".to_owned(), None);
     drop(client);
     let second = tokio::spawn(second);
-    let (their_reader, mut their_writer) = tokio::io::split(theirs);
-    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
-    let mut lines = tokio::io::BufReader::new(their_reader).lines();
-    let greet: Value = serde_json::from_str(&eventually(lines.next_line()).await.unwrap().unwrap()).unwrap();
+    let greet = other.next_message().await;
     // The call made first was not sent: only polling sends.
     assert_eq!(greet["method"], "greet");
     assert_eq!(greet["params"], serde_json::json!({ "name": "Ada" }));
     let first = tokio::spawn(first);
-    let add: Value = serde_json::from_str(&eventually(lines.next_line()).await.unwrap().unwrap()).unwrap();
+    let add = other.next_message().await;
     assert_eq!(add["method"], "add");
     assert_eq!(add["params"], serde_json::json!({ "a": 40, "b": 2 }));
     for (request, result) in [(&add, serde_json::json!(42)), (&greet, serde_json::json!("Hello, Ada!"))] {
         let response = serde_json::json!({ "jsonrpc": "2.0", "id": request["id"], "result": result });
-        their_writer.write_all(format!("{response}\n").as_bytes()).await.unwrap();
+        other.write(format!("{response}\n")).await;
     }
     // Both calls complete although their client was dropped before either
     // was sent.
