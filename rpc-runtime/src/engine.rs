@@ -87,19 +87,32 @@ enum BatchEntry {
 /// connection, which takes responses off the stream (see
 /// [`Engine::process_incoming`]); the engine itself ignores them.
 #[derive(Deserialize)]
-struct Envelope<'a> {
+pub(crate) struct Envelope<'a> {
     #[serde(borrow, default, deserialize_with = "present")]
-    jsonrpc: Option<&'a RawValue>,
+    pub(crate) jsonrpc: Option<&'a RawValue>,
     #[serde(borrow, default, deserialize_with = "present")]
-    method: Option<&'a RawValue>,
+    pub(crate) method: Option<&'a RawValue>,
     #[serde(borrow, default, deserialize_with = "present")]
-    params: Option<&'a RawValue>,
+    pub(crate) params: Option<&'a RawValue>,
     #[serde(borrow, default, deserialize_with = "present")]
-    id: Option<&'a RawValue>,
+    pub(crate) id: Option<&'a RawValue>,
     #[serde(borrow, default, deserialize_with = "present")]
-    result: Option<&'a RawValue>,
+    pub(crate) result: Option<&'a RawValue>,
     #[serde(borrow, default, deserialize_with = "present")]
-    error: Option<&'a RawValue>,
+    pub(crate) error: Option<&'a RawValue>,
+}
+
+impl<'a> Envelope<'a> {
+    /// Response-shaped: no `method`, a `result` or an `error`. One without
+    /// an `id` is still taken off the stream (and dropped), not answered.
+    pub(crate) fn is_response(&self) -> bool {
+        self.method.is_none() && (self.result.is_some() || self.error.is_some())
+    }
+
+    /// The method name, unescaped, if it is a string.
+    pub(crate) fn method_name(&self) -> Option<Cow<'a, str>> {
+        self.method.and_then(decode_str)
+    }
 }
 
 /// What [`Engine::process_incoming`] made of a message.
@@ -125,7 +138,7 @@ struct IdOnly<'a> {
 }
 
 /// Keeps `"id": null` (present) apart from a missing id.
-pub(crate) fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<&'de RawValue>, D::Error> {
+fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<&'de RawValue>, D::Error> {
     <&'de RawValue>::deserialize(deserializer).map(Some)
 }
 
@@ -194,11 +207,11 @@ impl Engine {
             return Incoming::Other;
         }
         let Ok(envelope) = serde_json::from_str::<Envelope<'m>>(text) else { return Incoming::Other };
-        if envelope.method.is_none() && (envelope.result.is_some() || envelope.error.is_some()) {
+        if envelope.is_response() {
             return Incoming::Response { id: envelope.id, result: envelope.result, error: envelope.error };
         }
-        if let (Some(cancel), None, Some(method)) = (cancel_method, envelope.id, envelope.method) {
-            if decode_str(method).is_some_and(|name| name == cancel) && self.router.spec(cancel).is_none() {
+        if let (Some(cancel), None, Some(method)) = (cancel_method, envelope.id, envelope.method_name()) {
+            if method == cancel && self.router.spec(cancel).is_none() {
                 return Incoming::Cancel(envelope.params);
             }
         }

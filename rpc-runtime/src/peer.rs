@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::Poll;
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::value::RawValue;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::net::{TcpStream, ToSocketAddrs};
@@ -27,7 +27,7 @@ use tokio::time::Instant;
 
 use crate::client::{Batch, ClientError};
 use crate::context::Context;
-use crate::engine::{write_error, Engine, Incoming, Limits};
+use crate::engine::{write_error, Engine, Envelope, Incoming, Limits};
 use crate::error::{ErrorObject, INVALID_REQUEST, PARSE_ERROR, REQUEST_CANCELLED, SERVER_OVERLOADED};
 use crate::framing::{BorrowedFrame, FrameReader, Framing};
 use crate::router::{MethodFuture, Router};
@@ -861,7 +861,7 @@ impl Connection {
                 engine
             };
         }
-        let Ok(probe) = serde_json::from_str::<Probe<'_>>(text) else { return engine };
+        let Ok(probe) = serde_json::from_str::<Envelope<'_>>(text) else { return engine };
         if probe.is_response() {
             self.deliver(probe.id, probe.result, probe.error);
             return None;
@@ -887,7 +887,7 @@ impl Connection {
         let mut rest = Vec::new();
         let mut delivered = false;
         for entry in entries {
-            match serde_json::from_str::<Probe<'_>>(entry.get()).ok().filter(Probe::is_response) {
+            match serde_json::from_str::<Envelope<'_>>(entry.get()).ok().filter(Envelope::is_response) {
                 Some(probe) => {
                     self.deliver(probe.id, probe.result, probe.error);
                     delivered = true;
@@ -954,33 +954,6 @@ impl Connection {
             }
             None => tracing::debug!(id = preview(&key), "cancellation for a request that is not running"),
         }
-    }
-}
-
-/// The members that tell a response from a request.
-#[derive(Deserialize)]
-struct Probe<'a> {
-    #[serde(borrow, default, deserialize_with = "crate::engine::present")]
-    method: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "crate::engine::present")]
-    params: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "crate::engine::present")]
-    id: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "crate::engine::present")]
-    result: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "crate::engine::present")]
-    error: Option<&'a RawValue>,
-}
-
-impl Probe<'_> {
-    /// Response-shaped: no `method`, a `result` or an `error`. One without
-    /// an `id` is still taken off the stream (and dropped), not answered.
-    fn is_response(&self) -> bool {
-        self.method.is_none() && (self.result.is_some() || self.error.is_some())
-    }
-
-    fn method_name(&self) -> Option<String> {
-        self.method.and_then(|raw| serde_json::from_str(raw.get()).ok())
     }
 }
 
@@ -1132,7 +1105,7 @@ mod tests {
 
     #[test]
     fn responses_are_told_from_requests() {
-        let probe = |text: &str| serde_json::from_str::<Probe<'_>>(text).unwrap().is_response();
+        let probe = |text: &str| serde_json::from_str::<Envelope<'_>>(text).unwrap().is_response();
         assert!(probe(r#"{"jsonrpc":"2.0","result":null,"id":1}"#));
         assert!(probe(r#"{"jsonrpc":"2.0","error":{"code":1,"message":"m"},"id":1}"#));
         assert!(!probe(r#"{"jsonrpc":"2.0","method":"m","params":{"result":1},"id":1}"#));
