@@ -38,34 +38,31 @@
 #![warn(missing_docs)]
 
 mod catalog;
-mod client;
-mod context;
-mod engine;
-mod error;
-mod framing;
-mod params;
+mod dispatch;
 mod peer;
-mod router;
-mod server;
-mod signal;
+mod spec;
+mod transport;
+mod wire;
 
 pub use catalog::{
     Catalog, Components, ContentDescriptor, Draft, ErrorDescriptor, ErrorInfo, Info, MethodInfo, MethodObject, OpenRpc,
     ParamInfo, SchemaFn, ServiceInfo, DISCOVER_METHOD, OPENRPC_VERSION,
 };
-pub use client::{Batch, BatchReply, Call, ClientError, FromErrorObject, Notification};
-pub use context::Context;
-pub use engine::{Engine, Limits, PendingResponse};
-pub use error::{
-    ErrorObject, RpcResult, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR,
-    REQUEST_CANCELLED, SERVER_OVERLOADED,
+pub use dispatch::context::Context;
+pub use dispatch::engine::{Engine, Limits, PendingResponse};
+pub use dispatch::params::Params;
+pub use dispatch::router::{
+    encode, DuplicateMethod, IntoMethodResult, MethodFuture, MethodOutcome, MethodResult, Router,
 };
-pub use framing::{Frame, FrameReader, Framing};
-pub use params::{MethodSpec, ParamSpec, ParamStructure, Params};
+pub use peer::client::{Batch, BatchReply, Call, ClientError, FromErrorObject, Notification};
 pub use peer::{Cancellation, Peer, PeerBuilder};
-pub use router::{encode, DuplicateMethod, IntoMethodResult, MethodFuture, MethodOutcome, MethodResult, Router};
 pub use rpc_macros::rpc;
-pub use server::Server;
+pub use spec::{MethodSpec, ParamSpec, ParamStructure};
+pub use transport::server::Server;
+pub use wire::{
+    ErrorObject, Frame, FrameReader, Framing, RpcResult, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST,
+    METHOD_NOT_FOUND, PARSE_ERROR, REQUEST_CANCELLED, SERVER_OVERLOADED,
+};
 
 /// Re-exported so that users (and generated code) need no direct dependency.
 /// Derive `JsonSchema` for param and result types with
@@ -82,16 +79,17 @@ pub mod __private {
     pub use crate::catalog::{
         result_schema_of, schema_of, Catalog, ErrorInfo, MethodInfo, ParamInfo, ResultSchema, ServiceInfo,
     };
-    pub use crate::client::support::{
+    pub use crate::dispatch::context::Context;
+    pub use crate::dispatch::params::Params;
+    pub use crate::dispatch::router::{IntoMethodResult, MethodFuture, MethodOutcome, Router};
+    pub use crate::peer::client::support::{
         encode_params, param, AppError, ClientCore, Codec, ParamMode, ResultTypes, ViaDeserialize, ViaFromErrorObject,
         ViaNoDeserialize, ViaNoSerialize, ViaSerialize, ViaServerError,
     };
-    pub use crate::client::{Batch, BatchReply, Call, ClientError, Notification};
-    pub use crate::context::Context;
-    pub use crate::error::ErrorObject;
-    pub use crate::params::{MethodSpec, ParamSpec, ParamStructure, Params};
+    pub use crate::peer::client::{Batch, BatchReply, Call, ClientError, Notification};
     pub use crate::peer::Peer;
-    pub use crate::router::{IntoMethodResult, MethodFuture, MethodOutcome, Router};
+    pub use crate::spec::{MethodSpec, ParamSpec, ParamStructure};
+    pub use crate::wire::ErrorObject;
     pub use serde::de::DeserializeOwned;
     pub use serde::Serialize;
 
@@ -137,7 +135,7 @@ pub mod __private {
     /// The outcome of a plain method returning `T`.
     #[inline]
     pub fn ready<T: Serialize>(value: T) -> Result<MethodOutcome, ErrorObject> {
-        Ok(MethodOutcome::Ready(crate::router::encode(&value)))
+        Ok(MethodOutcome::Ready(crate::dispatch::router::encode(&value)))
     }
 
     /// The outcome of a plain method returning `Result<T, E>`.
@@ -153,7 +151,7 @@ pub mod __private {
         F: Future<Output = T> + Send + 'static,
         T: Serialize,
     {
-        Ok(MethodOutcome::Pending(Box::pin(async move { crate::router::encode(&future.await) })))
+        Ok(MethodOutcome::Pending(Box::pin(async move { crate::dispatch::router::encode(&future.await) })))
     }
 
     /// The outcome of an `async` method returning `Result<T, E>`.
@@ -184,7 +182,7 @@ pub mod __private {
     /// Writes the result of a plain method returning `T` into `out`.
     #[inline]
     pub fn ready_into<T: Serialize>(out: &mut Vec<u8>, value: T) -> Direct {
-        crate::router::encode_into(out, &value).map(|()| None)
+        crate::dispatch::router::encode_into(out, &value).map(|()| None)
     }
 
     /// Writes the result of a plain method returning `Result<T, E>` into `out`.
@@ -200,7 +198,7 @@ pub mod __private {
         F: Future<Output = T> + Send + 'static,
         T: Serialize,
     {
-        Ok(Some(Box::pin(async move { crate::router::encode(&future.await) })))
+        Ok(Some(Box::pin(async move { crate::dispatch::router::encode(&future.await) })))
     }
 
     /// The future of an `async` method returning `Result<T, E>`, for a

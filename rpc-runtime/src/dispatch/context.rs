@@ -7,8 +7,8 @@ use std::fmt;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+use crate::dispatch::signal::Signal;
 use crate::peer::{InflightGuard, Peer};
-use crate::signal::Signal;
 
 /// Per-request context handed to every handler by the engine.
 ///

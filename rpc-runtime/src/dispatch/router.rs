@@ -12,9 +12,10 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 
 use crate::catalog::{Catalog, DISCOVER_METHOD};
-use crate::context::Context;
-use crate::error::ErrorObject;
-use crate::params::{MethodSpec, Params};
+use crate::dispatch::context::Context;
+use crate::dispatch::params::Params;
+use crate::spec::MethodSpec;
+use crate::wire::error::ErrorObject;
 
 /// What a method produced: its result as raw JSON, or an error object.
 pub type MethodResult = Result<Box<RawValue>, ErrorObject>;

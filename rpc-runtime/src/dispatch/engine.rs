@@ -15,9 +15,9 @@ use serde::Deserialize;
 use serde_json::error::Category;
 use serde_json::value::RawValue;
 
-use crate::context::Context;
-use crate::error::{ErrorObject, INVALID_REQUEST};
-use crate::router::{panicked, Called, MethodFuture, MethodResult, Router};
+use crate::dispatch::context::Context;
+use crate::dispatch::router::{panicked, Called, MethodFuture, MethodResult, Router};
+use crate::wire::error::{ErrorObject, INVALID_REQUEST};
 
 /// Limits that protect a server from oversized or abusive input.
 #[derive(Clone, Debug)]
@@ -538,7 +538,7 @@ fn decode_str(raw: &RawValue) -> Option<Cow<'_, str>> {
         }
     }
     let mut de = serde_json::Deserializer::from_str(raw.get());
-    de.deserialize_str(crate::params::CowStr).ok()
+    de.deserialize_str(crate::dispatch::params::CowStr).ok()
 }
 
 /// What a success response starts with, up to its result.

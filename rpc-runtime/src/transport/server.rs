@@ -7,11 +7,11 @@ use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, ToSocketAddrs};
 
-use crate::context::Context;
-use crate::engine::{Engine, Limits};
-use crate::framing::Framing;
+use crate::dispatch::context::Context;
+use crate::dispatch::engine::{Engine, Limits};
+use crate::dispatch::router::Router;
 use crate::peer::{Cancellation, Connection, PeerOptions};
-use crate::router::Router;
+use crate::wire::framing::Framing;
 
 /// A JSON-RPC server: a router, limits and a framing, ready to serve any
 /// number of connections.

@@ -15,8 +15,8 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use tokio::sync::oneshot;
 
-use crate::error::ErrorObject;
 use crate::peer::{request_bytes, Peer, Reply};
+use crate::wire::error::ErrorObject;
 
 /// Why a call did not produce a value.
 ///

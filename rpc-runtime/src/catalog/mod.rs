@@ -12,7 +12,7 @@ use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::params::{MethodSpec, ParamStructure};
+use crate::spec::{MethodSpec, ParamStructure};
 
 /// The OpenRPC version the documents conform to.
 pub const OPENRPC_VERSION: &str = "1.3.2";

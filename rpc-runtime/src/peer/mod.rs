@@ -6,6 +6,8 @@
 //! responses go to the outgoing call waiting for their id. One writer task
 //! owns the stream's write half; everything else queues messages for it.
 
+pub(crate) mod client;
+
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::future::{poll_fn, Future};
@@ -25,14 +27,14 @@ use tokio::sync::{mpsc, oneshot, Semaphore};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
-use crate::client::{Batch, ClientError};
-use crate::context::Context;
-use crate::engine::{write_error, Engine, Envelope, Incoming, Limits};
-use crate::error::{ErrorObject, INVALID_REQUEST, PARSE_ERROR, REQUEST_CANCELLED, SERVER_OVERLOADED};
-use crate::framing::{BorrowedFrame, FrameReader, Framing};
-use crate::router::{MethodFuture, Router};
-use crate::server::Server;
-use crate::signal::Signal;
+use crate::dispatch::context::Context;
+use crate::dispatch::engine::{write_error, Engine, Envelope, Incoming, Limits};
+use crate::dispatch::router::{MethodFuture, Router};
+use crate::dispatch::signal::Signal;
+use crate::peer::client::{Batch, ClientError};
+use crate::transport::server::Server;
+use crate::wire::error::{ErrorObject, INVALID_REQUEST, PARSE_ERROR, REQUEST_CANCELLED, SERVER_OVERLOADED};
+use crate::wire::framing::{BorrowedFrame, FrameReader, Framing};
 
 /// Messages waiting for the writer before senders wait.
 const OUTBOX: usize = 1024;
@@ -303,7 +305,7 @@ impl Peer {
         R: serde::de::DeserializeOwned,
         P: Serialize,
     {
-        let params = crate::client::encode_any_params(&params).map_err(ClientError::Encode)?;
+        let params = crate::peer::client::encode_any_params(&params).map_err(ClientError::Encode)?;
         let raw = self.call_raw(method, params.as_deref(), None).await?;
         serde_json::from_str(raw.get()).map_err(ClientError::Decode)
     }
@@ -311,7 +313,7 @@ impl Peer {
     /// Sends notification `method`; returns once it was written to the
     /// transport. There is never an answer. `params` as for [`Peer::call`].
     pub async fn notify<P: Serialize>(&self, method: &str, params: P) -> Result<(), ClientError> {
-        let params = crate::client::encode_any_params(&params).map_err(ClientError::Encode)?;
+        let params = crate::peer::client::encode_any_params(&params).map_err(ClientError::Encode)?;
         self.notify_raw(method, params.as_deref()).await
     }
 

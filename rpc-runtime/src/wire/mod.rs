@@ -1,0 +1,9 @@
+//! The wire: JSON-RPC 2.0 error objects and the framing codecs that turn a
+//! byte stream into messages and back. Knows nothing of methods or
+//! connections.
+
+pub(crate) mod error;
+pub(crate) mod framing;
+
+pub use error::*;
+pub use framing::{Frame, FrameReader, Framing};
