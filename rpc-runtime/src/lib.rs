@@ -55,10 +55,13 @@ pub use dispatch::router::{
     encode, DuplicateMethod, IntoMethodResult, MethodFuture, MethodOutcome, MethodResult, Router,
 };
 pub use peer::client::{Batch, BatchReply, Call, ClientError, FromErrorObject, Notification};
-pub use peer::{Cancellation, Peer, PeerBuilder};
+pub use peer::{Cancellation, MessageSink, MessageSource, Peer, PeerBuilder, Received};
 pub use rpc_macros::rpc;
 pub use spec::{MethodSpec, ParamSpec, ParamStructure};
-pub use transport::server::Server;
+pub use transport::hook::HookFuture;
+pub use transport::memory::{memory_pair, MemorySink, MemorySource};
+pub use transport::server::{ConnectionInfo, Refused, Server, DEFAULT_MAX_CONNECTIONS};
+pub use transport::stream::StreamSink;
 pub use wire::{
     ErrorObject, Frame, FrameReader, Framing, RpcResult, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST,
     METHOD_NOT_FOUND, PARSE_ERROR, REQUEST_CANCELLED, SERVER_OVERLOADED,

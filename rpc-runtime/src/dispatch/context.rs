@@ -7,8 +7,8 @@ use std::fmt;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+use crate::dispatch::inflight::{InflightGuard, Link};
 use crate::dispatch::signal::Signal;
-use crate::peer::{InflightGuard, Peer};
 
 /// Per-request context handed to every handler by the engine.
 ///
@@ -16,7 +16,7 @@ use crate::peer::{InflightGuard, Peer};
 /// macro injects it instead of decoding it from the params. Through it a
 /// handler reaches:
 ///
-/// - the connection its request came in on ([`Context::peer`]), to send
+/// - the connection its request came in on (`Context::peer`), to send
 ///   notifications to the caller or call it back while the request runs;
 /// - the request's cancellation ([`Context::is_cancelled`],
 ///   [`Context::cancelled`]);
@@ -36,7 +36,12 @@ use crate::peer::{InflightGuard, Peer};
 #[derive(Clone, Default)]
 pub struct Context {
     pub(crate) peer_addr: Option<SocketAddr>,
-    pub(crate) peer: Option<Peer>,
+    /// The connection, as far as dispatch needs it (see [`Link`]).
+    pub(crate) link: Option<Arc<Link>>,
+    /// The peer layer's handle on the connection (a `Peer`), type-erased so
+    /// that this layer does not depend on it; `Context::peer` is defined
+    /// next to `Peer`.
+    pub(crate) peer: Option<Arc<dyn Any + Send + Sync>>,
     pub(crate) cancel: Option<Arc<Signal>>,
     pub(crate) extensions: Extensions,
 }
@@ -77,22 +82,14 @@ impl Context {
         self.peer_addr
     }
 
-    /// The connection this request came in on, to notify or call the
-    /// caller back (for example with a generated client:
-    /// `MyClient::new(cx.peer()?.clone())`). `None` outside a connection
-    /// (for example with [`crate::Engine::handle`] called directly).
-    pub fn peer(&self) -> Option<&Peer> {
-        self.peer.as_ref()
-    }
-
     /// Whether the caller cancelled this request (see
     /// [`crate::Cancellation`]), or the connection stopped so that nobody
-    /// can receive the answer: closed with [`Peer::close`], its last handle
+    /// can receive the answer: closed with [`Peer::close`](crate::Peer::close), its last handle
     /// dropped, or writing to it failed. The end of the caller's input is
     /// not a cancellation: running requests finish and are answered.
     pub fn is_cancelled(&self) -> bool {
         self.cancel.as_ref().is_some_and(|signal| signal.is_raised())
-            || self.peer.as_ref().is_some_and(|peer| peer.stopped().is_raised())
+            || self.link.as_ref().is_some_and(|link| link.stop.is_raised())
     }
 
     /// Completes when [`Context::is_cancelled`] becomes true; never
@@ -106,8 +103,8 @@ impl Context {
             }
         };
         let connection = async {
-            match &self.peer {
-                Some(peer) => peer.stopped().raised().await,
+            match &self.link {
+                Some(link) => link.stop.raised().await,
                 None => std::future::pending().await,
             }
         };
@@ -124,16 +121,16 @@ impl Context {
     /// registration is not.
     #[inline]
     pub(crate) fn for_request(&self, id: Option<&str>) -> (Cow<'_, Context>, Option<InflightGuard>) {
-        match (&self.peer, id) {
-            (Some(peer), Some(id)) if peer.tracks_requests() => self.for_tracked_request(peer, id),
+        match (&self.link, id) {
+            (Some(link), Some(id)) if link.tracks_requests() => self.for_tracked_request(link, id),
             _ => (Cow::Borrowed(self), None),
         }
     }
 
     /// The registering half of [`Context::for_request`].
     #[inline(never)]
-    fn for_tracked_request(&self, peer: &Peer, id: &str) -> (Cow<'_, Context>, Option<InflightGuard>) {
-        match peer.track_request(id) {
+    fn for_tracked_request(&self, link: &Arc<Link>, id: &str) -> (Cow<'_, Context>, Option<InflightGuard>) {
+        match link.track(id) {
             Some((signal, guard)) => {
                 let mut cx = self.clone();
                 cx.cancel = Some(signal);
@@ -148,7 +145,7 @@ impl fmt::Debug for Context {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Context")
             .field("peer_addr", &self.peer_addr)
-            .field("connected", &self.peer.is_some())
+            .field("connected", &self.link.is_some())
             .field("cancelled", &self.is_cancelled())
             .field("extensions", &self.extensions.0.as_ref().map_or(0, |map| map.len()))
             .finish()

@@ -32,11 +32,23 @@ pub struct Limits {
     /// (or a batch whose entries do not all fit) is answered with -32000 at
     /// once.
     pub max_concurrent_requests: usize,
+    /// Most bytes of answers and outgoing calls queued on one connection
+    /// and not yet written (default 4 MiB). Past it, tasks with more to
+    /// send wait, and the connection stops reading new requests until the
+    /// other side reads: a peer that never reads costs at most this much
+    /// (plus the message being answered). A single larger message is still
+    /// sent, alone.
+    pub max_queued_bytes: usize,
 }
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { max_message_size: 10 * 1024 * 1024, max_batch_len: 1_000, max_concurrent_requests: 1_024 }
+        Limits {
+            max_message_size: 10 * 1024 * 1024,
+            max_batch_len: 1_000,
+            max_concurrent_requests: 1_024,
+            max_queued_bytes: 4 * 1024 * 1024,
+        }
     }
 }
 
@@ -343,7 +355,7 @@ impl Engine {
             (Some(Called::Written) | None, None) => out.truncate(start),
             (Some(Called::Pending(future)), id) => {
                 out.truncate(start);
-                let future = crate::peer::track(future, inflight);
+                let future = crate::dispatch::inflight::track(future, inflight);
                 return Dispatched::Pending { id: id.map(Into::into), method: method.into(), future };
             }
         }

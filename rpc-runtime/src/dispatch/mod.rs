@@ -4,6 +4,7 @@
 
 pub(crate) mod context;
 pub(crate) mod engine;
+pub(crate) mod inflight;
 pub(crate) mod params;
 pub(crate) mod router;
 pub(crate) mod signal;

@@ -1,17 +1,28 @@
-//! Serving a [`Router`] over byte streams: stdio, TCP, or any
-//! `AsyncRead`/`AsyncWrite` pair.
+//! The server: a router, its limits and framing, the connection hook and
+//! the connection-level controls, ready to serve any number of connections
+//! over any transport.
 
+use std::future::Future;
 use std::io;
+use std::pin::pin;
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::net::{TcpListener, ToSocketAddrs};
 
+use super::hook::{admit, Hook, HookFuture};
+use super::stream::StreamSink;
 use crate::dispatch::context::Context;
 use crate::dispatch::engine::{Engine, Limits};
 use crate::dispatch::router::Router;
-use crate::peer::{Cancellation, Connection, PeerOptions};
-use crate::wire::framing::Framing;
+use crate::dispatch::signal::Signal;
+use crate::peer::{Cancellation, Connection, Controls, MessageSink, MessageSource, PeerOptions};
+use crate::wire::{FrameReader, Framing};
+
+pub use super::hook::{ConnectionInfo, Refused};
+
+/// Connections served at once by default (see [`Server::max_connections`]).
+pub const DEFAULT_MAX_CONNECTIONS: usize = 512;
 
 /// A JSON-RPC server: a router, limits and a framing, ready to serve any
 /// number of connections.
@@ -22,11 +33,19 @@ use crate::wire::framing::Framing;
 /// Server::new(router).framing(Framing::ContentLength).serve_stdio().await
 /// # }
 /// ```
+///
+/// Every connection, whatever its transport, first goes through the
+/// connection hook ([`Server::on_connect`]), which may attach per-connection
+/// data (an authenticated identity, a session) that handlers read with
+/// [`Context::extension`], or refuse the connection.
 #[derive(Clone)]
 pub struct Server {
-    engine: Engine,
-    framing: Framing,
-    peer: PeerOptions,
+    pub(crate) engine: Engine,
+    pub(crate) framing: Framing,
+    pub(crate) peer: PeerOptions,
+    pub(crate) hook: Option<Hook>,
+    pub(crate) max_connections: usize,
+    pub(crate) idle_timeout: Option<Duration>,
 }
 
 impl Server {
@@ -36,6 +55,9 @@ impl Server {
             engine: Engine::new(router, Limits::default()),
             framing: Framing::default(),
             peer: PeerOptions::default(),
+            hook: None,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+            idle_timeout: None,
         }
     }
 
@@ -57,9 +79,65 @@ impl Server {
         Server { engine: self.engine.with_limits(limits), ..self }
     }
 
-    /// Sets the framing used on streams.
+    /// Sets the framing used on byte streams (stdio, TCP, `serve_stream`).
     pub fn framing(self, framing: Framing) -> Self {
         Server { framing, ..self }
+    }
+
+    /// At most `max` connections served at once by a listener (default
+    /// [`DEFAULT_MAX_CONNECTIONS`]). A connection beyond it is refused:
+    /// accepted, sent one JSON-RPC error (-32000, `id` null) saying so, and
+    /// closed, so that the client learns why instead of hanging.
+    pub fn max_connections(self, max: usize) -> Self {
+        Server { max_connections: max.max(1), ..self }
+    }
+
+    /// Closes a connection once nothing happened on it for `timeout`: no
+    /// message either way, no request running, no call back waiting (none
+    /// by default).
+    pub fn idle_timeout(self, timeout: Duration) -> Self {
+        Server { idle_timeout: Some(timeout), ..self }
+    }
+
+    /// Sets the connection hook: it runs once per connection, before
+    /// anything is read, with what is known of it ([`ConnectionInfo`]) and
+    /// its context; it returns the context handlers will see (attach
+    /// extensions with [`Context::with_extension`]) or refuses the
+    /// connection, which is then closed without being served.
+    ///
+    /// ```no_run
+    /// # async fn run(router: rpc_runtime::Router) -> std::io::Result<()> {
+    /// use rpc_runtime::{Refused, Server};
+    ///
+    /// struct Client(std::net::SocketAddr);
+    ///
+    /// Server::new(router)
+    ///     .on_connect(|info, cx| match info.peer_addr() {
+    ///         Some(addr) if addr.ip().is_loopback() => Ok(cx.with_extension(Client(addr))),
+    ///         _ => Err(Refused::forbidden("only local clients")),
+    ///     })
+    ///     .serve_tcp("127.0.0.1:4000")
+    ///     .await
+    /// # }
+    /// ```
+    pub fn on_connect<F>(self, hook: F) -> Self
+    where
+        F: Fn(&ConnectionInfo, Context) -> Result<Context, Refused> + Send + Sync + 'static,
+    {
+        let hook: Hook = Arc::new(move |info, cx| -> HookFuture { Box::pin(std::future::ready(hook(info, cx))) });
+        Server { hook: Some(hook), ..self }
+    }
+
+    /// [`Server::on_connect`] for a hook that must wait (a token looked up
+    /// in a database, say). The future owns what it needs of the
+    /// [`ConnectionInfo`] (clone it in).
+    pub fn on_connect_async<F, Fut>(self, hook: F) -> Self
+    where
+        F: Fn(&ConnectionInfo, Context) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Context, Refused>> + Send + 'static,
+    {
+        let hook: Hook = Arc::new(move |info, cx| -> HookFuture { Box::pin(hook(info, cx)) });
+        Server { hook: Some(hook), ..self }
     }
 
     /// The message engine, for transports that bring their own framing.
@@ -67,55 +145,75 @@ impl Server {
         &self.engine
     }
 
-    /// Serves over this process's stdin and stdout until stdin ends. Only
-    /// protocol messages are written to stdout.
-    pub async fn serve_stdio(&self) -> io::Result<()> {
-        self.serve_stream(tokio::io::stdin(), tokio::io::stdout(), Context::default()).await
-    }
-
-    /// Binds `addr` and serves every TCP connection on it, forever.
-    pub async fn serve_tcp(&self, addr: impl ToSocketAddrs) -> io::Result<()> {
-        let listener = TcpListener::bind(addr).await?;
-        self.serve_listener(listener).await
-    }
-
-    /// Serves every connection accepted on `listener`, each on its own task.
-    pub async fn serve_listener(&self, listener: TcpListener) -> io::Result<()> {
-        loop {
-            let (stream, peer) = match listener.accept().await {
-                Ok(accepted) => accepted,
-                Err(err) => {
-                    // Running out of file descriptors and the like is
-                    // transient; a failed accept must not stop the server.
-                    tracing::warn!(error = %err, "accept failed");
-                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-                    continue;
-                }
-            };
-            let _ = stream.set_nodelay(true);
-            let server = self.clone();
-            tokio::spawn(async move {
-                let (reader, writer) = stream.into_split();
-                let cx = Context::new().with_peer_addr(peer);
-                if let Err(err) = server.serve_stream(reader, writer, cx).await {
-                    tracing::debug!(%peer, error = %err, "connection ended with an error");
-                }
-            });
-        }
-    }
-
     /// Serves one connection until `reader` ends. Requests run concurrently;
     /// on end of input, requests still running finish and their responses
     /// are written before this returns.
     ///
     /// The connection is a full [`Peer`](crate::Peer): a handler reaches it
-    /// through its [`Context`] to notify or call the client back, and `cx`
-    /// (with its extensions) is the base of every request's context.
+    /// through its [`Context`] to notify or call the client back. `cx`
+    /// (with its extensions) is the base of every request's context; the
+    /// connection hook sees it as a connection of transport `"stream"`.
     pub async fn serve_stream<R, W>(&self, reader: R, writer: W, cx: Context) -> io::Result<()>
     where
-        R: AsyncRead + Unpin,
-        W: AsyncWrite + Unpin + Send + 'static,
+        R: AsyncRead + Unpin + Send,
+        W: AsyncWrite + Unpin + Send,
     {
-        Connection::new(self.engine.clone(), self.framing, self.peer, writer, cx).run(reader).await
+        let source = FrameReader::new(reader, self.framing, self.engine.limits().max_message_size);
+        let sink = StreamSink::new(writer, self.framing);
+        self.serve_connection(source, sink, &ConnectionInfo::new("stream"), cx, Controls::default()).await
     }
+
+    /// Serves one connection over any message transport, after the
+    /// connection hook admitted it. A refused connection is closed without
+    /// being served, and this returns an error of kind
+    /// [`io::ErrorKind::PermissionDenied`] (as do the other `serve_*`
+    /// methods of one connection).
+    pub async fn serve_transport<S, K>(&self, source: S, sink: K, info: ConnectionInfo) -> io::Result<()>
+    where
+        S: MessageSource,
+        K: MessageSink,
+    {
+        self.serve_connection(source, sink, &info, Context::new(), Controls::default()).await
+    }
+
+    /// The one way every connection is served: the hook, then the peer.
+    pub(crate) async fn serve_connection<S, K>(
+        &self,
+        source: S,
+        mut sink: K,
+        info: &ConnectionInfo,
+        base: Context,
+        controls: Controls,
+    ) -> io::Result<()>
+    where
+        S: MessageSource,
+        K: MessageSink,
+    {
+        let cx = match admit(self.hook.as_ref(), info, base).await {
+            Ok(cx) => cx,
+            Err(refused) => {
+                tracing::debug!(transport = info.transport(), peer = ?info.peer_addr(), %refused, "connection refused");
+                drop(source);
+                let _ = sink.close().await;
+                return Err(io::Error::new(io::ErrorKind::PermissionDenied, refused));
+            }
+        };
+        let controls = Controls { idle_timeout: controls.idle_timeout.or(self.idle_timeout), ..controls };
+        let (connection, _peer) = Connection::new(self.engine.clone(), self.peer, cx, controls);
+        connection.run(source, sink).await
+    }
+}
+
+/// Runs `serve` until it ends; when `shutdown` completes first, raises
+/// `drain` (stop reading, answer what runs, close) and waits for `serve`.
+pub(crate) async fn until_shutdown<F>(serve: F, shutdown: impl Future<Output = ()>, drain: &Signal) -> F::Output
+where
+    F: Future,
+{
+    let mut serve = pin!(serve);
+    tokio::select! {
+        output = &mut serve => return output,
+        () = shutdown => drain.raise(),
+    };
+    serve.await
 }

@@ -6,4 +6,5 @@ pub(crate) mod error;
 pub(crate) mod framing;
 
 pub use error::*;
+pub(crate) use framing::BorrowedFrame;
 pub use framing::{Frame, FrameReader, Framing};

@@ -1,0 +1,141 @@
+//! The dispatch layer's handle on a connection: whether anybody can still
+//! receive answers, and the incoming requests that may be cancelled while
+//! they run. The peer layer owns one per connection and raises its
+//! signals; dispatch only reads them, so imports still point down.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use crate::dispatch::router::MethodFuture;
+use crate::dispatch::signal::Signal;
+use crate::wire::{ErrorObject, REQUEST_CANCELLED};
+
+/// What a request's [`Context`](crate::Context) knows of its connection.
+#[derive(Default)]
+pub(crate) struct Link {
+    /// Raised once nobody can receive answers on the connection (closed,
+    /// last handle dropped, the other side gone, writing failed); running
+    /// handlers see it as cancellation.
+    pub(crate) stop: Signal,
+    /// Running requests by normalized id, when the connection understands
+    /// cancellation notifications.
+    inflight: Option<Mutex<HashMap<String, Arc<Signal>>>>,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    // The map stays consistent even if a holder panicked.
+    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+impl Link {
+    /// A link; `track` when incoming requests may be cancelled by id.
+    pub(crate) fn new(track: bool) -> Self {
+        Link { stop: Signal::default(), inflight: track.then(Mutex::default) }
+    }
+
+    /// Whether incoming requests are registered for cancellation.
+    #[inline]
+    pub(crate) fn tracks_requests(&self) -> bool {
+        self.inflight.is_some()
+    }
+
+    /// Registers the incoming request `id` (raw JSON) for cancellation.
+    pub(crate) fn track(self: &Arc<Self>, id: &str) -> Option<(Arc<Signal>, InflightGuard)> {
+        let inflight = self.inflight.as_ref()?;
+        let key = id_key(id)?;
+        let signal = Arc::new(Signal::default());
+        lock(inflight).insert(key.clone(), Arc::clone(&signal));
+        let guard = InflightGuard { link: Arc::clone(self), key, signal: Arc::clone(&signal) };
+        Some((signal, guard))
+    }
+
+    /// Cancels the running request whose id is `id` (raw JSON); `false`
+    /// when no such request is running.
+    pub(crate) fn cancel(&self, id: &str) -> bool {
+        let Some(inflight) = &self.inflight else { return false };
+        let Some(key) = id_key(id) else { return false };
+        match lock(inflight).get(&key) {
+            Some(signal) => {
+                signal.raise();
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+/// Keeps an incoming request registered for cancellation while it runs.
+pub(crate) struct InflightGuard {
+    link: Arc<Link>,
+    key: String,
+    signal: Arc<Signal>,
+}
+
+impl Drop for InflightGuard {
+    fn drop(&mut self) {
+        if let Some(inflight) = &self.link.inflight {
+            let mut inflight = lock(inflight);
+            if inflight.get(&self.key).is_some_and(|current| Arc::ptr_eq(current, &self.signal)) {
+                inflight.remove(&self.key);
+            }
+        }
+    }
+}
+
+/// Wraps a running request so that it stays cancellable until it ends, and
+/// is answered with -32800 if it was cancelled.
+pub(crate) fn track(future: MethodFuture, guard: Option<InflightGuard>) -> MethodFuture {
+    let Some(guard) = guard else { return future };
+    Box::pin(async move {
+        let result = future.await;
+        if guard.signal.is_raised() {
+            Err(ErrorObject::new(REQUEST_CANCELLED, "Request cancelled"))
+        } else {
+            result
+        }
+    })
+}
+
+/// The key of an id in the table of running requests. Strings compare by
+/// value (`"a"` and `"\u0061"` are one id); numbers by their text, so that
+/// integers beyond 64 bits stay apart (`1` and `1.0` differ too); a tag
+/// keeps `"1"` apart from `1`.
+pub(crate) fn id_key(raw: &str) -> Option<String> {
+    let text = raw.trim();
+    match text.as_bytes().first()? {
+        b'"' => serde_json::from_str::<String>(text).ok().map(|id| format!("s:{id}")),
+        b'-' | b'0'..=b'9' => serde_json::from_str::<serde::de::IgnoredAny>(text).ok().map(|_| format!("n:{text}")),
+        _ => serde_json::from_str::<serde_json::Value>(text).ok().map(|value| format!("v:{value}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_compare_by_value() {
+        assert_eq!(id_key("\"a\""), id_key("\"\\u0061\""));
+        assert_eq!(id_key(" 7 "), id_key("7"));
+        assert_ne!(id_key("7"), id_key("\"7\""));
+        assert_eq!(id_key("not json"), None);
+        assert_eq!(id_key("7x"), None);
+    }
+
+    #[test]
+    fn integer_ids_beyond_64_bits_do_not_collide() {
+        assert_ne!(id_key("12345678901234567890123"), id_key("12345678901234567890124"));
+        assert_ne!(id_key("1"), id_key("1.0"));
+    }
+
+    #[test]
+    fn a_tracked_request_is_cancelled_by_its_id_until_it_ends() {
+        let link = Arc::new(Link::new(true));
+        let (signal, guard) = link.track("\"a\"").unwrap();
+        assert!(link.cancel("\"\\u0061\""));
+        assert!(signal.is_raised());
+        drop(guard);
+        assert!(!link.cancel("\"a\""));
+        assert!(Arc::new(Link::new(false)).track("1").is_none());
+    }
+}

@@ -1,0 +1,564 @@
+//! The task behind every connection: one loop that reads messages, answers
+//! what it can at once into the transport's buffer, takes responses off
+//! for the calls waiting on them, and writes, in bursts, whatever other
+//! tasks queued (answers of `async` methods, calls and notifications).
+//!
+//! One task, not a reader and a writer: a pipelined burst of requests is
+//! read, answered and written with no hand-over between tasks, and a peer
+//! that stops reading stops us reading too (our answers cannot pile up).
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::io;
+use std::pin::pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::value::RawValue;
+use tokio::sync::{mpsc, oneshot, Semaphore};
+use tokio::time::Instant;
+
+use super::client::ClientError;
+use super::transport::{MessageSink, MessageSource, Received};
+use super::{preview, Closed, Outgoing, Peer, PeerOptions, Shared};
+use crate::dispatch::context::Context;
+use crate::dispatch::engine::{write_error, Engine, Envelope, Incoming};
+use crate::dispatch::signal::Signal;
+use crate::wire::{ErrorObject, INVALID_REQUEST, PARSE_ERROR, SERVER_OVERLOADED};
+
+/// Answers are handed to the transport once this much is queued, even if
+/// more input is at hand.
+const WRITE_BATCH_BYTES: usize = 64 * 1024;
+
+/// Connection-level controls a server sets; a client connection has none.
+#[derive(Clone, Default)]
+pub(crate) struct Controls {
+    /// Close the connection after this long with no message in either
+    /// direction and nothing running.
+    pub(crate) idle_timeout: Option<Duration>,
+    /// Raised to stop reading and close once running requests are
+    /// answered (graceful shutdown).
+    pub(crate) drain: Option<Arc<Signal>>,
+}
+
+/// One connection: the shared state plus what only its task needs.
+pub(crate) struct Connection {
+    shared: Arc<Shared>,
+    engine: Engine,
+    cx: Context,
+    inbox: mpsc::UnboundedReceiver<Outgoing>,
+    controls: Controls,
+    /// Told once each queued message was flushed.
+    acks: Vec<oneshot::Sender<()>>,
+}
+
+/// Why reading stopped.
+enum End {
+    /// The other side finished sending (it may still read).
+    Eof,
+    /// Asked to stop: closed, last handle dropped, or the run dropped.
+    Stopped,
+    /// Graceful shutdown.
+    Drained,
+    /// Nothing happened for the idle timeout.
+    Idle,
+    /// The medium failed while reading (the other side is gone).
+    ReadFailed(io::Error),
+    /// Writing failed (the other side is gone).
+    WriteFailed(io::Error),
+}
+
+/// What waiting for input produced.
+enum Wait<'a> {
+    Received(Received<'a>),
+    End(End),
+}
+
+/// Closes the connection if its task is dropped early, so that callers and
+/// running handlers are not left waiting.
+struct CloseOnDrop(Arc<Shared>);
+
+impl Drop for CloseOnDrop {
+    fn drop(&mut self) {
+        self.0.close(Closed::Clean);
+        self.0.link.stop.raise();
+        self.0.budget.close();
+    }
+}
+
+impl Connection {
+    /// A connection and a handle on it (one that does not keep it open).
+    pub(crate) fn new(engine: Engine, options: PeerOptions, cx: Context, controls: Controls) -> (Self, Peer) {
+        let (shared, inbox) = Shared::new(options, engine.limits().max_queued_bytes);
+        let peer = Peer { shared: Arc::clone(&shared), _life: None };
+        let cx = Context { link: Some(Arc::clone(&shared.link)), peer: Some(Arc::new(peer.clone())), ..cx };
+        (Connection { shared, engine, cx, inbox, controls, acks: Vec::new() }, peer)
+    }
+
+    /// Runs the connection until the other side hangs up, it is closed,
+    /// or the server drains it. After the end of input, requests still
+    /// running finish and are answered before the sending side is closed;
+    /// when the other side is gone (a reset, a failed write), running
+    /// handlers are cancelled and the transport is released at once.
+    ///
+    /// The other side going away is the normal end of a connection: a reset
+    /// or a broken pipe is not reported as an error.
+    pub(crate) async fn run<S: MessageSource, K: MessageSink>(mut self, mut source: S, mut sink: K) -> io::Result<()> {
+        let shared = Arc::clone(&self.shared);
+        let _close = CloseOnDrop(Arc::clone(&shared));
+        let limits = self.engine.limits().clone();
+        let permits = limits.max_concurrent_requests.clamp(1, Semaphore::MAX_PERMITS.min(u32::MAX as usize));
+        let slots = Arc::new(Semaphore::new(permits));
+        let end = loop {
+            // A message already at hand is answered at once (unless asked
+            // to stop, or a burst of answers is due to be written); else
+            // the answers so far are written while we wait for input.
+            let ready = if shared.link.stop.is_raised() || sink.queued() >= WRITE_BATCH_BYTES {
+                None
+            } else {
+                source.recv_ready()
+            };
+            let received = match ready {
+                Some(received) => received,
+                None => match self.wait(&mut source, &mut sink, &slots, permits).await {
+                    Wait::Received(received) => received,
+                    Wait::End(end) => break end,
+                },
+            };
+            self.answer(received, &mut sink, &slots, permits);
+        };
+        drop(source);
+        self.finish(end, sink, &slots, permits).await
+    }
+
+    /// Writes what is queued, and meanwhile takes what other tasks queue
+    /// and waits for the next message; or for the reason to stop reading.
+    ///
+    /// Reading goes on while a write waits (a peer reading our answers
+    /// slowly can still send us the responses to our calls), until the
+    /// unsent bytes reach [`Limits::max_queued_bytes`](crate::Limits):
+    /// then only writing goes on, so a peer that never reads holds at most
+    /// that much of our answers.
+    async fn wait<'s, S: MessageSource, K: MessageSink>(
+        &mut self,
+        source: &'s mut S,
+        sink: &mut K,
+        slots: &Semaphore,
+        permits: usize,
+    ) -> Wait<'s> {
+        let shared = Arc::clone(&self.shared);
+        let drain = self.controls.drain.clone();
+        let budget = shared.budget_bytes;
+        let mut next = pin!(source.recv());
+        let mut last_activity = Instant::now();
+        loop {
+            let queued = sink.queued();
+            let room = queued < budget;
+            // Idle: nothing running either way, nothing to write.
+            let idle_at = self
+                .controls
+                .idle_timeout
+                .filter(|_| queued == 0 && slots.available_permits() == permits && !shared.has_pending_calls())
+                .map(|timeout| last_activity + timeout);
+            tokio::select! {
+                biased;
+                () = shared.link.stop.raised() => return Wait::End(End::Stopped),
+                () = raised(drain.as_deref()) => return Wait::End(End::Drained),
+                flushed = sink.flush(), if queued > 0 => match flushed {
+                    Ok(()) => self.written(),
+                    Err(err) => return Wait::End(End::WriteFailed(err)),
+                },
+                Some(outgoing) = self.inbox.recv(), if room => {
+                    last_activity = Instant::now();
+                    self.queue(outgoing, sink);
+                    while sink.queued() < WRITE_BATCH_BYTES {
+                        match self.inbox.try_recv() {
+                            Ok(outgoing) => self.queue(outgoing, sink),
+                            Err(_) => break,
+                        }
+                    }
+                }
+                received = &mut next, if room => return match received {
+                    Ok(Some(received)) => Wait::Received(received),
+                    Ok(None) => Wait::End(End::Eof),
+                    Err(err) => Wait::End(End::ReadFailed(err)),
+                },
+                () = sleep_until(idle_at) => return Wait::End(End::Idle),
+            }
+        }
+    }
+
+    /// Everything queued so far was written: tell whoever waits for it.
+    fn written(&mut self) {
+        for ack in self.acks.drain(..) {
+            let _ = ack.send(());
+        }
+    }
+
+    /// Answers one received unit: what can be answered at once is written
+    /// into the sink; `async` work is spawned and answers through the outbox.
+    fn answer<K: MessageSink>(&mut self, received: Received<'_>, sink: &mut K, slots: &Arc<Semaphore>, permits: usize) {
+        let message = match received {
+            Received::Message(message) => message,
+            Received::TooLarge { size } => {
+                let size = size.map_or_else(|| "more than".to_owned(), |s| s.to_string());
+                let message = format!(
+                    "Invalid Request: message of {size} bytes exceeds the limit of {} bytes",
+                    self.engine.limits().max_message_size
+                );
+                tracing::debug!("{message}");
+                send_error(sink, &ErrorObject::new(INVALID_REQUEST, message));
+                return;
+            }
+            Received::Malformed(reason) => {
+                send_error(sink, &ErrorObject::new(PARSE_ERROR, format!("Parse error: {reason}")));
+                return;
+            }
+        };
+        let cancel = self.shared.options.cancellation.method();
+        let buffer = sink.buffer();
+        let mark = buffer.len();
+        let pending = match self.engine.process_incoming(message, &self.cx, buffer, cancel) {
+            Incoming::Handled(pending) => pending,
+            Incoming::Response { id, result, error } => {
+                self.deliver(id, result, error);
+                None
+            }
+            Incoming::Cancel(params) => {
+                self.cancel_incoming(params);
+                None
+            }
+            Incoming::Other => match self.route(message) {
+                Some(message) => self.engine.process(&message, &self.cx, buffer),
+                None => None,
+            },
+        };
+        sink.commit(mark);
+        let Some(pending) = pending else { return };
+        // Every waiting entry of a batch takes a slot, so that batching
+        // cannot get around the limit.
+        let wanted = u32::try_from(pending.calls()).ok();
+        match wanted.map(|n| Arc::clone(slots).try_acquire_many_owned(n)) {
+            Some(Ok(slot)) => {
+                let shared = Arc::clone(&self.shared);
+                tokio::spawn(async move {
+                    let response = pending.run().await;
+                    if !response.is_empty() {
+                        let _ = shared.send(response, None).await;
+                    }
+                    // Only now: the end of the connection waits for every
+                    // slot, so the response must be queued before.
+                    drop(slot);
+                });
+            }
+            _ => {
+                tracing::debug!(calls = pending.calls(), limit = permits, "refused: too many requests running");
+                let rejected = pending.reject(&overloaded(permits));
+                if !rejected.is_empty() {
+                    sink.send(&rejected);
+                }
+            }
+        }
+    }
+
+    fn queue<K: MessageSink>(&mut self, outgoing: Outgoing, sink: &mut K) {
+        sink.send(&outgoing.bytes);
+        self.acks.extend(outgoing.written);
+        // The budget share is given back when `outgoing` drops: the bytes
+        // are in the sink now, which the next flush empties.
+    }
+
+    /// Ends the connection: fails outgoing calls, lets running requests
+    /// finish and be answered (unless the other side is gone), closes the
+    /// sending side.
+    async fn finish<K: MessageSink>(
+        mut self,
+        end: End,
+        mut sink: K,
+        slots: &Arc<Semaphore>,
+        permits: usize,
+    ) -> io::Result<()> {
+        let shared = Arc::clone(&self.shared);
+        let (closed, result) = match end {
+            End::Eof | End::Drained | End::Stopped => (Closed::Clean, Ok(())),
+            End::Idle => {
+                tracing::debug!("closing an idle connection");
+                (Closed::Clean, Ok(()))
+            }
+            End::ReadFailed(err) | End::WriteFailed(err) => {
+                let closed = Closed::Failed(Arc::new(io::Error::new(err.kind(), err.to_string())));
+                (closed, if gone(&err) { Ok(()) } else { Err(err) })
+            }
+        };
+        let failed = matches!(closed, Closed::Failed(_));
+        // Nothing more can be answered: fail outgoing calls now, so that a
+        // handler waiting on one finishes promptly.
+        shared.close(closed);
+        if failed {
+            // Nobody can hear us: cancel what runs, release the transport.
+            shared.link.stop.raise();
+            shared.budget.close();
+            drop(sink);
+            return result;
+        }
+        let mut all_done = pin!(slots.acquire_many(permits as u32));
+        let mut writable = true;
+        loop {
+            tokio::select! {
+                biased;
+                _ = &mut all_done => break,
+                Some(outgoing) = self.inbox.recv() => {
+                    if writable {
+                        self.queue(outgoing, &mut sink);
+                        if self.inbox.is_empty() {
+                            writable = sink.flush().await.is_ok();
+                            if writable {
+                                self.written();
+                            }
+                        }
+                    }
+                    if !writable {
+                        shared.link.stop.raise();
+                    }
+                }
+            }
+        }
+        shared.budget.close();
+        while let Ok(outgoing) = self.inbox.try_recv() {
+            if writable {
+                self.queue(outgoing, &mut sink);
+            }
+        }
+        if !writable {
+            return result;
+        }
+        match sink.close().await {
+            Ok(()) => {
+                self.written();
+                result
+            }
+            Err(err) if gone(&err) => result,
+            Err(err) => result.and(Err(err)),
+        }
+    }
+
+    /// Takes responses (to our calls) and cancellation notifications off
+    /// the incoming stream; returns what is left for the engine, if
+    /// anything. The general way, for what [`Engine::process_incoming`]
+    /// leaves (batches, and messages that do not decode as one object).
+    fn route<'m>(&self, message: &'m [u8]) -> Option<Cow<'m, [u8]>> {
+        let cancel_method = self.shared.options.cancellation.method();
+        let (maybe_response, maybe_cancel) = probe_keys(message, cancel_method);
+        let engine = Some(Cow::Borrowed(message));
+        if !maybe_response && !maybe_cancel {
+            return engine;
+        }
+        let Ok(text) = std::str::from_utf8(message) else { return engine };
+        if text.trim_start().starts_with('[') {
+            return if maybe_response {
+                self.route_batch(text).map_or(engine, |rest| rest.map(Cow::Owned))
+            } else {
+                engine
+            };
+        }
+        let Ok(probe) = serde_json::from_str::<Envelope<'_>>(text) else { return engine };
+        if probe.is_response() {
+            self.deliver(probe.id, probe.result, probe.error);
+            return None;
+        }
+        match (cancel_method, probe.method_name()) {
+            (Some(cancel), Some(method))
+                if probe.id.is_none() && method == cancel && self.engine.router().spec(cancel).is_none() =>
+            {
+                self.cancel_incoming(probe.params);
+                None
+            }
+            _ => engine,
+        }
+    }
+
+    /// Delivers the responses of a batch (answers to a batch of ours, or
+    /// mixed with requests by a peer that both answers and asks). `None`
+    /// when there are none (the batch goes to the engine as it is);
+    /// otherwise what is left for the engine: the other entries as a batch
+    /// (answered as an array, even of one), or nothing.
+    fn route_batch(&self, text: &str) -> Option<Option<Vec<u8>>> {
+        let entries = serde_json::from_str::<Vec<&RawValue>>(text).ok()?;
+        let mut rest = Vec::new();
+        let mut delivered = false;
+        for entry in entries {
+            match serde_json::from_str::<Envelope<'_>>(entry.get()).ok().filter(Envelope::is_response) {
+                Some(probe) => {
+                    self.deliver(probe.id, probe.result, probe.error);
+                    delivered = true;
+                }
+                None => {
+                    rest.push(if rest.is_empty() { b'[' } else { b',' });
+                    rest.extend_from_slice(entry.get().as_bytes());
+                }
+            }
+        }
+        if !delivered {
+            return None;
+        }
+        if rest.is_empty() {
+            return Some(None);
+        }
+        rest.push(b']');
+        Some(Some(rest))
+    }
+
+    /// Hands a response (its `id`, `result` and `error` members) to the
+    /// call waiting for it.
+    fn deliver(&self, id: Option<&RawValue>, result: Option<&RawValue>, error: Option<&RawValue>) {
+        let Some(id) = id else {
+            // Answering it would start an exchange of errors about errors.
+            tracing::debug!("dropped a response without an `id`");
+            return;
+        };
+        let reply = match (result, error) {
+            (Some(result), None) => Ok(result.to_owned()),
+            (None, Some(error)) => match serde_json::from_str::<ErrorObject>(error.get()) {
+                Ok(error) => Err(ClientError::Server(error)),
+                Err(err) => Err(ClientError::Decode(err)),
+            },
+            _ => {
+                // Neither may be trusted, but the call must not hang.
+                tracing::debug!(id = preview(id.get()), "a response has both `result` and `error`");
+                Err(ClientError::Decode(serde::de::Error::custom(
+                    "invalid response: it has both `result` and `error` (JSON-RPC 2.0 allows exactly one)",
+                )))
+            }
+        };
+        if id.get() == "null" {
+            // The other side could not read one of our messages.
+            tracing::debug!(response = ?reply.as_ref().err(), "the other side answered a message it could not read");
+            return;
+        }
+        self.shared.deliver(id, reply);
+    }
+
+    fn cancel_incoming(&self, params: Option<&RawValue>) {
+        let field = self.shared.options.cancellation.id_field();
+        let id = params
+            .and_then(|params| serde_json::from_str::<HashMap<&str, &RawValue>>(params.get()).ok())
+            .and_then(|params| params.get(field).copied());
+        let Some(id) = id else {
+            tracing::debug!("cancellation notification without a usable `{field}`");
+            return;
+        };
+        if self.shared.link.cancel(id.get()) {
+            tracing::debug!(id = preview(id.get()), "request cancelled by the caller");
+        } else {
+            tracing::debug!(id = preview(id.get()), "cancellation for a request that is not running");
+        }
+    }
+}
+
+/// Completes when `signal` is raised; never without one.
+async fn raised(signal: Option<&Signal>) {
+    match signal {
+        Some(signal) => signal.raised().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Completes at `deadline`; never without one.
+async fn sleep_until(deadline: Option<Instant>) {
+    match deadline {
+        Some(deadline) => tokio::time::sleep_until(deadline).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Whether `err` means the other side went away: the normal end of a
+/// connection, not a failure to report.
+fn gone(err: &io::Error) -> bool {
+    matches!(
+        err.kind(),
+        io::ErrorKind::BrokenPipe
+            | io::ErrorKind::ConnectionReset
+            | io::ErrorKind::ConnectionAborted
+            | io::ErrorKind::NotConnected
+            | io::ErrorKind::UnexpectedEof
+            | io::ErrorKind::Interrupted
+    )
+}
+
+/// Whether `message` may be a response (it has a `"result"` or `"error"`
+/// string) and whether it may be a cancellation (a string starts with the
+/// cancel method's name), in one pass over its quotes. Run on the
+/// messages [`Engine::process_incoming`] leaves to [`Connection::route`]
+/// (batches, mostly), before any of them is parsed.
+fn probe_keys(message: &[u8], cancel_method: Option<&str>) -> (bool, bool) {
+    let cancel_method = cancel_method.map(str::as_bytes).filter(|method| !method.is_empty());
+    let cancel_first = cancel_method.and_then(|method| method.first().copied());
+    let (mut response, mut cancel) = (false, false);
+    // A plain loop: messages are short and quotes frequent, so memchr's
+    // per-call setup would cost more than it saves. The byte after a quote
+    // decides which comparison, if any, is worth making.
+    for (quote, _) in message.iter().enumerate().filter(|(_, &byte)| byte == b'"') {
+        let rest = &message[quote + 1..];
+        match rest.first().copied() {
+            Some(b'r') if rest.starts_with(b"result\"") => response = true,
+            Some(b'e') if rest.starts_with(b"error\"") => response = true,
+            first if first.is_some() && first == cancel_first => {
+                cancel |= cancel_method.is_some_and(|method| rest.starts_with(method));
+            }
+            _ => {}
+        }
+        if response && (cancel || cancel_method.is_none()) {
+            break;
+        }
+    }
+    (response, cancel)
+}
+
+fn overloaded(limit: usize) -> ErrorObject {
+    ErrorObject::new(
+        SERVER_OVERLOADED,
+        format!("Server overloaded: at most {limit} requests may run at once on this connection (max_concurrent_requests); retry later"),
+    )
+}
+
+/// Queues an error answer to a message whose id could not be read.
+fn send_error<K: MessageSink>(sink: &mut K, error: &ErrorObject) {
+    let buffer = sink.buffer();
+    let mark = buffer.len();
+    write_error(buffer, "null", error);
+    sink.commit(mark);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::probe_keys;
+    use crate::dispatch::engine::Envelope;
+
+    #[test]
+    fn responses_and_cancellations_are_spotted_by_their_strings() {
+        let cancel = Some("$/cancelRequest");
+        let cases: [(&str, (bool, bool)); 6] = [
+            (r#"{"jsonrpc":"2.0","method":"add","params":[1,2],"id":1}"#, (false, false)),
+            (r#"{"jsonrpc":"2.0","result":3,"id":1}"#, (true, false)),
+            (r#"{"jsonrpc":"2.0","error":{"code":-1,"message":"m"},"id":1}"#, (true, false)),
+            (r#"{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":4}}"#, (false, true)),
+            (r#"{"jsonrpc":"2.0","method":"say","params":["a \"result\" in text"],"id":2}"#, (false, false)),
+            (r#"[{"jsonrpc":"2.0","result":1,"id":1},{"jsonrpc":"2.0","method":"$/cancelRequest"}]"#, (true, true)),
+        ];
+        for (message, expected) in cases {
+            assert_eq!(probe_keys(message.as_bytes(), cancel), expected, "{message}");
+        }
+        assert_eq!(probe_keys(br#"{"method":"$/cancelRequest"}"#, None), (false, false));
+    }
+
+    #[test]
+    fn responses_are_told_from_requests() {
+        let probe = |text: &str| serde_json::from_str::<Envelope<'_>>(text).unwrap().is_response();
+        assert!(probe(r#"{"jsonrpc":"2.0","result":null,"id":1}"#));
+        assert!(probe(r#"{"jsonrpc":"2.0","error":{"code":1,"message":"m"},"id":1}"#));
+        assert!(!probe(r#"{"jsonrpc":"2.0","method":"m","params":{"result":1},"id":1}"#));
+        // Without an id it cannot be matched, but it is still a response.
+        assert!(probe(r#"{"jsonrpc":"2.0","result":1}"#));
+        assert!(!probe(r#"{"jsonrpc":"2.0","method":"m","result":1}"#));
+    }
+}

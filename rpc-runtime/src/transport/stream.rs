@@ -1,0 +1,129 @@
+//! Byte streams as message transports: a [`FrameReader`] splits the input
+//! into messages, a [`StreamSink`] frames the output. Stdio, TCP, child
+//! processes and any `AsyncRead`/`AsyncWrite` pair use them.
+
+use std::io;
+
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
+
+use crate::peer::{MessageSink, MessageSource, Peer, PeerBuilder, Received};
+use crate::wire::{BorrowedFrame, FrameReader, Framing};
+
+/// A write buffer that grew past this for one large burst is given back
+/// once written, so an idle connection does not keep its peak.
+const KEEP_CAPACITY: usize = 256 * 1024;
+
+fn received(frame: BorrowedFrame<'_>) -> Received<'_> {
+    match frame {
+        BorrowedFrame::Message(message) => Received::Message(message),
+        BorrowedFrame::TooLarge { size } => Received::TooLarge { size },
+        BorrowedFrame::Malformed(reason) => Received::Malformed(reason),
+    }
+}
+
+impl<R: AsyncRead + Unpin + Send> MessageSource for FrameReader<R> {
+    async fn recv(&mut self) -> io::Result<Option<Received<'_>>> {
+        Ok(self.next_borrowed().await?.map(received))
+    }
+
+    fn recv_ready(&mut self) -> Option<Received<'_>> {
+        self.next_buffered().map(received)
+    }
+}
+
+/// The sending half of a byte stream: messages framed with a [`Framing`]
+/// into one buffer, written with one `write_all` and one flush per burst.
+pub struct StreamSink<W> {
+    writer: W,
+    framing: Framing,
+    /// Framed messages waiting to be written.
+    buf: Vec<u8>,
+    /// How much of `buf` is written already (a flush may be dropped
+    /// midway and resumed).
+    written: usize,
+    /// With headers first (`Content-Length`), a message is written here,
+    /// then framed into `buf`; newline-delimited messages are written into
+    /// `buf` directly and ended in place.
+    scratch: Vec<u8>,
+}
+
+impl<W: AsyncWrite + Unpin + Send> StreamSink<W> {
+    /// A sink that frames messages with `framing` onto `writer`.
+    pub fn new(writer: W, framing: Framing) -> Self {
+        StreamSink { writer, framing, buf: Vec::new(), written: 0, scratch: Vec::new() }
+    }
+}
+
+impl<W: AsyncWrite + Unpin + Send> MessageSink for StreamSink<W> {
+    fn buffer(&mut self) -> &mut Vec<u8> {
+        match self.framing {
+            Framing::NewlineDelimited => &mut self.buf,
+            Framing::ContentLength => &mut self.scratch,
+        }
+    }
+
+    fn commit(&mut self, start: usize) {
+        match self.framing {
+            Framing::NewlineDelimited => {
+                if self.buf.len() > start {
+                    Framing::end_line(&mut self.buf, start);
+                }
+            }
+            Framing::ContentLength => {
+                if self.scratch.len() > start {
+                    self.framing.encode(&self.scratch[start..], &mut self.buf);
+                }
+                self.scratch.truncate(start);
+                if self.scratch.capacity() > KEEP_CAPACITY {
+                    self.scratch.shrink_to(KEEP_CAPACITY);
+                }
+            }
+        }
+    }
+
+    fn send(&mut self, message: &[u8]) {
+        self.framing.encode(message, &mut self.buf);
+    }
+
+    fn queued(&self) -> usize {
+        self.buf.len() - self.written
+    }
+
+    async fn flush(&mut self) -> io::Result<()> {
+        // Progress is kept in `self` after every write, so a dropped flush
+        // resumes where it stopped.
+        while self.written < self.buf.len() {
+            match self.writer.write(&self.buf[self.written..]).await? {
+                0 => return Err(io::ErrorKind::WriteZero.into()),
+                n => self.written += n,
+            }
+        }
+        if !self.buf.is_empty() {
+            self.buf.clear();
+            self.written = 0;
+            if self.buf.capacity() > KEEP_CAPACITY {
+                self.buf.shrink_to(KEEP_CAPACITY);
+            }
+        }
+        self.writer.flush().await
+    }
+
+    async fn close(&mut self) -> io::Result<()> {
+        self.flush().await?;
+        self.writer.shutdown().await
+    }
+}
+
+impl PeerBuilder {
+    /// Starts the connection over `reader`/`writer` with this builder's
+    /// framing, on a background task (call it inside a tokio runtime).
+    pub fn connect<R, W>(self, reader: R, writer: W) -> Peer
+    where
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        let source = FrameReader::new(reader, self.framing, self.limits.max_message_size);
+        let sink = StreamSink::new(writer, self.framing);
+        self.connect_transport(source, sink)
+    }
+}

@@ -1,0 +1,172 @@
+//! TCP: a listener serving every connection it accepts (with the
+//! connection limit, the hook and graceful shutdown), and the client's
+//! connect.
+
+use std::io;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio::io::AsyncWriteExt;
+use tokio::net::{TcpListener, TcpStream, ToSocketAddrs};
+use tokio::sync::Semaphore;
+
+use super::server::{until_shutdown, ConnectionInfo, Server};
+use super::stream::StreamSink;
+use crate::dispatch::context::Context;
+use crate::dispatch::engine::write_error;
+use crate::dispatch::signal::Signal;
+use crate::peer::{Controls, Peer, PeerBuilder};
+use crate::wire::{ErrorObject, FrameReader, SERVER_OVERLOADED};
+
+/// How long a connection refused for the connection limit has to take its
+/// error message before it is closed anyway.
+const REFUSAL_WRITE_TIMEOUT: Duration = Duration::from_secs(1);
+
+impl Server {
+    /// Binds `addr` and serves every TCP connection on it, forever.
+    pub async fn serve_tcp(&self, addr: impl ToSocketAddrs) -> io::Result<()> {
+        self.serve_tcp_with_shutdown(addr, std::future::pending()).await
+    }
+
+    /// Binds `addr` and serves every TCP connection on it until `shutdown`
+    /// completes; then shuts down gracefully (see
+    /// [`Server::serve_listener_with_shutdown`]).
+    pub async fn serve_tcp_with_shutdown(
+        &self,
+        addr: impl ToSocketAddrs,
+        shutdown: impl std::future::Future<Output = ()>,
+    ) -> io::Result<()> {
+        let listener = TcpListener::bind(addr).await?;
+        self.serve_listener_with_shutdown(listener, shutdown).await
+    }
+
+    /// Serves every connection accepted on `listener`, each on its own task,
+    /// forever.
+    pub async fn serve_listener(&self, listener: TcpListener) -> io::Result<()> {
+        self.serve_listener_with_shutdown(listener, std::future::pending()).await
+    }
+
+    /// Serves every connection accepted on `listener` until `shutdown`
+    /// completes (for example `tokio::signal::ctrl_c()`), then shuts down
+    /// gracefully: stops accepting, stops reading on every connection, lets
+    /// the requests already received finish and be answered, closes each
+    /// connection, and returns once all are closed.
+    ///
+    /// At most [`Server::max_connections`] are served at once; each goes
+    /// through the connection hook ([`Server::on_connect`]) first.
+    pub async fn serve_listener_with_shutdown(
+        &self,
+        listener: TcpListener,
+        shutdown: impl std::future::Future<Output = ()>,
+    ) -> io::Result<()> {
+        let drain = Arc::new(Signal::default());
+        let limit = self.max_connections.min(Semaphore::MAX_PERMITS).min(u32::MAX as usize);
+        let slots = Arc::new(Semaphore::new(limit));
+        let accept = self.accept_loop(&listener, &drain, &slots, limit);
+        until_shutdown(accept, shutdown, &drain).await;
+        drop(listener);
+        // Every connection holds a slot until it is closed.
+        let _all_closed = slots.acquire_many(limit as u32).await;
+        Ok(())
+    }
+
+    /// Accepts until `drain` is raised.
+    async fn accept_loop(&self, listener: &TcpListener, drain: &Arc<Signal>, slots: &Arc<Semaphore>, limit: usize) {
+        let mut failures = AcceptFailures::default();
+        loop {
+            let accepted = tokio::select! {
+                biased;
+                () = drain.raised() => return,
+                accepted = listener.accept() => accepted,
+            };
+            let (stream, peer) = match accepted {
+                Ok(accepted) => accepted,
+                Err(err) => {
+                    // Running out of file descriptors and the like is
+                    // transient; a failed accept must not stop the server,
+                    // nor fill the logs.
+                    failures.record(&err);
+                    tokio::select! {
+                        () = drain.raised() => return,
+                        () = tokio::time::sleep(Duration::from_millis(50)) => continue,
+                    }
+                }
+            };
+            let _ = stream.set_nodelay(true);
+            let Ok(slot) = Arc::clone(slots).try_acquire_owned() else {
+                tracing::debug!(%peer, limit, "refused a connection: at the connection limit");
+                tokio::spawn(refuse_overloaded(stream, self.framing, limit));
+                continue;
+            };
+            let server = self.clone();
+            let controls = Controls { idle_timeout: None, drain: Some(Arc::clone(drain)) };
+            tokio::spawn(async move {
+                let mut info = ConnectionInfo::new("tcp").with_peer_addr(peer);
+                if let Ok(local) = stream.local_addr() {
+                    info = info.with_local_addr(local);
+                }
+                let (reader, writer) = stream.into_split();
+                let source = FrameReader::new(reader, server.framing, server.engine.limits().max_message_size);
+                let sink = StreamSink::new(writer, server.framing);
+                if let Err(err) = server.serve_connection(source, sink, &info, Context::new(), controls).await {
+                    tracing::debug!(%peer, error = %err, "connection ended with an error");
+                }
+                drop(slot);
+            });
+        }
+    }
+}
+
+/// Tells a client over the connection limit why it is turned away, then
+/// closes the connection.
+async fn refuse_overloaded(mut stream: TcpStream, framing: crate::wire::Framing, limit: usize) {
+    let error = ErrorObject::new(
+        SERVER_OVERLOADED,
+        format!("Server overloaded: at most {limit} connections are served at once (max_connections); retry later"),
+    );
+    let mut message = Vec::new();
+    write_error(&mut message, "null", &error);
+    let mut framed = Vec::new();
+    framing.encode(&message, &mut framed);
+    let _ = tokio::time::timeout(REFUSAL_WRITE_TIMEOUT, async {
+        stream.write_all(&framed).await?;
+        stream.shutdown().await
+    })
+    .await;
+}
+
+/// Accept failures, logged at most once every ten seconds with a count.
+#[derive(Default)]
+struct AcceptFailures {
+    last_logged: Option<Instant>,
+    unlogged: u64,
+}
+
+impl AcceptFailures {
+    const INTERVAL: Duration = Duration::from_secs(10);
+
+    fn record(&mut self, err: &io::Error) {
+        self.unlogged += 1;
+        if self.last_logged.is_some_and(|at| at.elapsed() < Self::INTERVAL) {
+            return;
+        }
+        tracing::warn!(error = %err, failures = self.unlogged, "accepting connections failed; retrying");
+        self.last_logged = Some(Instant::now());
+        self.unlogged = 0;
+    }
+}
+
+impl PeerBuilder {
+    /// Connects to a TCP server.
+    pub async fn connect_tcp(self, addr: impl ToSocketAddrs) -> io::Result<Peer> {
+        let stream = TcpStream::connect(addr).await?;
+        let _ = stream.set_nodelay(true);
+        let addr = stream.peer_addr().ok();
+        let (reader, writer) = stream.into_split();
+        let builder = match addr {
+            Some(addr) => PeerBuilder { cx: self.cx.with_peer_addr(addr), ..self },
+            None => self,
+        };
+        Ok(builder.connect(reader, writer))
+    }
+}
