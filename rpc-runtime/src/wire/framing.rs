@@ -382,28 +382,38 @@ enum Header {
 }
 
 fn parse_header(line: &[u8]) -> Header {
-    const NAME: &[u8] = b"content-length:";
-    // After a body that was not followed by a newline (or a bad length
-    // earlier), the next header can start mid-line: resynchronise on it.
-    if let Some(at) = find_ascii_case_insensitive(line, NAME) {
-        let value = String::from_utf8_lossy(trim_ascii(&line[at + NAME.len()..]));
-        return Header::ContentLength(
-            value
-                .parse::<usize>()
-                .map_err(|_| format!("invalid Content-Length value `{value}`: expected a byte count")),
-        );
-    }
-    match line.iter().position(|&b| b == b':') {
-        Some(_) => Header::Other,
-        None => Header::Invalid(format!(
+    const NAME: &[u8] = b"content-length";
+    let Some(colon) = line.iter().position(|&b| b == b':') else {
+        return Header::Invalid(format!(
             "malformed header line `{}`: expected `Name: value`",
             String::from_utf8_lossy(&line[..line.len().min(80)])
-        )),
+        ));
+    };
+    if !is_content_length_name(trim_ascii(&line[..colon]), NAME) {
+        return Header::Other;
     }
+    let value = String::from_utf8_lossy(trim_ascii(&line[colon + 1..]));
+    Header::ContentLength(
+        value.parse::<usize>().map_err(|_| format!("invalid Content-Length value `{value}`: expected a byte count")),
+    )
 }
 
-fn find_ascii_case_insensitive(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    haystack.windows(needle.len()).position(|window| window.eq_ignore_ascii_case(needle))
+/// Whether a header's name is `Content-Length` (any case). Only the whole
+/// name counts: `X-Original-Content-Length` is another header. After a body
+/// that was not followed by a newline (or a bad length earlier), the next
+/// header can start mid-line (`{}Content-Length: 2`): the name then ends
+/// in `Content-Length` after a byte that cannot be part of a header name,
+/// and counts, so that the stream resynchronises on it.
+fn is_content_length_name(name: &[u8], wanted: &[u8]) -> bool {
+    let Some(start) = name.len().checked_sub(wanted.len()) else {
+        return false;
+    };
+    if !name[start..].eq_ignore_ascii_case(wanted) {
+        return false;
+    }
+    // RFC 9110 token characters: what a header name is made of.
+    let token = |b: u8| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b);
+    start == 0 || !token(name[start - 1])
 }
 
 #[cold]
@@ -471,6 +481,17 @@ mod tests {
         let input = format!("Content-Length: {}\r\n\r\n{body}", body.len());
         let got = frames(Framing::ContentLength, input.as_bytes(), 100).await;
         assert_eq!(got, vec![msg(body)]);
+    }
+
+    #[tokio::test]
+    async fn only_a_header_named_content_length_gives_the_length() {
+        // Regression: any header containing `content-length:` was read as
+        // the length, so this valid frame was refused and its request lost.
+        let input = b"X-Original-Content-Length: 5\r\nContent-Length: 2\r\nX-Note: content-length: 9\r\n\r\n{}";
+        let got = frames(Framing::ContentLength, input, 100).await;
+        assert_eq!(got, vec![msg("{}")]);
+        let got = frames(Framing::ContentLength, b"X-Content-Length: 2\r\n\r\n", 100).await;
+        assert!(matches!(&got[..], [Frame::Malformed(_)] | []), "{got:?}");
     }
 
     #[tokio::test]
