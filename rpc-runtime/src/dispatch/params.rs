@@ -277,7 +277,46 @@ fn unknown_param(spec: &MethodSpec, key: &str) -> ErrorObject {
     } else {
         format!("expected one of: {}", names.join(", "))
     };
-    ErrorObject::invalid_params(format!("unknown parameter `{key}` for method `{}`; {expected}", spec.name))
+    let suggestion = match closest(key, &names) {
+        Some(name) => format!(" (did you mean `{name}`?)"),
+        None => String::new(),
+    };
+    ErrorObject::invalid_params(format!("unknown parameter `{key}` for method `{}`{suggestion}; {expected}", spec.name))
+}
+
+/// The candidate closest to `key` by edit distance, if it is close enough
+/// to be a likely typo: at most one edit per three characters (a case
+/// difference alone always is).
+fn closest<'n>(key: &str, candidates: &[&'n str]) -> Option<&'n str> {
+    let limit = (key.chars().count() * 2 / 3).max(1);
+    candidates
+        .iter()
+        .map(|candidate| (edit_distance(key, candidate), *candidate))
+        .filter(|(distance, _)| *distance <= limit)
+        .min_by_key(|(distance, _)| *distance)
+        .map(|(_, candidate)| candidate)
+}
+
+/// Twice the Levenshtein distance, a case difference counting one (half
+/// an edit), so `Name` is closer to `name` than `nme` is.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).map(|i| i * 2).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = (i + 1) * 2;
+        for (j, cb) in b.iter().enumerate() {
+            let substitution = match (ca == *cb, ca.eq_ignore_ascii_case(cb)) {
+                (true, _) => 0,
+                (false, true) => 1,
+                (false, false) => 2,
+            };
+            let next = (diagonal + substitution).min(row[j] + 2).min(row[j + 1] + 2);
+            diagonal = row[j + 1];
+            row[j + 1] = next;
+        }
+    }
+    row[b.len()]
 }
 
 /// A map key that borrows when it has no escapes.
@@ -337,6 +376,16 @@ mod tests {
             let (ours, theirs) = both_ways(array);
             assert_eq!(ours, theirs, "{array}");
         }
+    }
+
+    #[test]
+    fn unknown_names_suggest_the_closest_declared_one() {
+        assert_eq!(closest("nme", &["name", "greeting"]), Some("name"));
+        assert_eq!(closest("Greeting", &["name", "greeting"]), Some("greeting"));
+        assert_eq!(closest("x", &["name", "greeting"]), None);
+        assert_eq!(closest("colour", &["name", "greeting"]), None);
+        assert_eq!(closest("b", &["a"]), None);
+        assert_eq!(edit_distance("kitten", "sitting"), 6);
     }
 
     #[test]
