@@ -215,16 +215,22 @@ impl Catalog {
 impl MethodInfo {
     /// `paramStructure` as the server applies it. A `whole_params` method
     /// takes what its one parameter's type accepts: an array type is
-    /// `by-position`, an object type `by-name`.
+    /// `by-position`; an object type (a struct, a map, an enum) `by-name`,
+    /// and the server refuses an array for a struct, although serde could
+    /// read one from it.
     pub fn param_structure(&self) -> ParamStructure {
         let (true, Some(param)) = (self.spec.whole, self.params.first()) else {
             return self.spec.structure;
         };
         let mut generator = Generator::new(Draft::Draft07, "/definitions", Contract::Deserialize);
         let schema = (param.schema)(&mut generator.inner);
-        match generator.resolve(&schema).get("type").and_then(Value::as_str) {
-            Some("array") => ParamStructure::ByPosition,
-            Some("object") => ParamStructure::ByName,
+        let mut types = Vec::new();
+        if !generator.json_types(&schema, &mut types, 0) {
+            return ParamStructure::Either;
+        }
+        match (types.contains(&"object"), types.contains(&"array")) {
+            (true, false) => ParamStructure::ByName,
+            (false, true) => ParamStructure::ByPosition,
             _ => ParamStructure::Either,
         }
     }
@@ -359,6 +365,37 @@ impl Generator {
             .and_then(|name| self.inner.definitions().get(name))
             .and_then(|value| <&Schema>::try_from(value).ok());
         target.unwrap_or(schema)
+    }
+
+    /// Adds the JSON types `schema` accepts to `types`, looking through
+    /// `$ref`, `oneOf` and `anyOf` (an enum is one of its variants);
+    /// `false` when that cannot be told (no `type`, as for any value).
+    fn json_types(&self, schema: &Schema, types: &mut Vec<&'static str>, depth: usize) -> bool {
+        const NAMES: [&str; 7] = ["object", "array", "string", "number", "integer", "boolean", "null"];
+        let schema = self.resolve(schema);
+        let known = |name: &str| NAMES.iter().find(|known| **known == name).copied();
+        match schema.get("type") {
+            Some(Value::String(name)) => {
+                types.extend(known(name));
+                return true;
+            }
+            Some(Value::Array(names)) => {
+                types.extend(names.iter().filter_map(Value::as_str).filter_map(known));
+                return true;
+            }
+            _ => {}
+        }
+        if schema.get("enum").is_some() || schema.get("const").is_some() {
+            // Literal values: never an array or an object in our schemas.
+            return true;
+        }
+        let variants = schema.get("oneOf").or_else(|| schema.get("anyOf")).and_then(Value::as_array);
+        match variants {
+            Some(variants) if depth < 8 => variants.iter().all(|variant| {
+                <&Schema>::try_from(variant).is_ok_and(|variant| self.json_types(variant, types, depth + 1))
+            }),
+            _ => false,
+        }
     }
 
     fn definitions(&mut self) -> Map<String, Value> {
@@ -502,8 +539,8 @@ pub struct MethodObject {
     pub errors: Vec<ErrorDescriptor>,
     /// Extension `x-whole-params`: the one content descriptor in `params`
     /// describes the entire JSON-RPC `params` value (a variadic array or a
-    /// params struct), not one entry of it. (serde also decodes a struct
-    /// from an array of its fields in order; that form is not advertised.)
+    /// params struct), not one entry of it. `paramStructure` says whether
+    /// that value is an object or an array, and the server holds to it.
     #[serde(rename = "x-whole-params", skip_serializing_if = "std::ops::Not::not")]
     pub whole_params: bool,
     /// Extension `x-allow-extra-params`: surplus positional params and
