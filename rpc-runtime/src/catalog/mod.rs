@@ -54,6 +54,11 @@ pub struct MethodInfo {
     pub deprecated: bool,
     /// Errors declared with `#[rpc(error(code = ..., message = "..."))]`.
     pub errors: &'static [ErrorInfo],
+    /// The errors the method's error type declares ([`RpcError::ERRORS`]),
+    /// or none.
+    pub error_type: fn() -> &'static [ErrorInfo],
+    /// For an `#[rpc(alias = "...")]` name: the method's current name.
+    pub alias_of: Option<&'static str>,
 }
 
 /// What `#[rpc]` records about one parameter.
@@ -314,21 +319,28 @@ impl MethodInfo {
             required: true,
             schema: outputs.schema(schema).to_value(),
         });
+        let mut errors: Vec<ErrorDescriptor> = Vec::new();
+        for error in self.errors.iter().chain((self.error_type)()) {
+            if !errors.iter().any(|known| known.code == error.code && known.message == error.message) {
+                errors.push(ErrorDescriptor { code: error.code, message: error.message.to_owned() });
+            }
+        }
+        let summary = match self.alias_of {
+            Some(current) => Some(format!("Deprecated alias of `{current}`: call `{current}` instead.")),
+            None => self.summary.map(str::to_owned),
+        };
         MethodObject {
             name: spec.name.to_owned(),
-            summary: self.summary.map(str::to_owned),
+            summary,
             description: self.description.map(str::to_owned),
             params,
             result,
             param_structure: self.param_structure().as_str(),
-            deprecated: self.deprecated,
-            errors: self
-                .errors
-                .iter()
-                .map(|e| ErrorDescriptor { code: e.code, message: e.message.to_owned() })
-                .collect(),
+            deprecated: self.deprecated || self.alias_of.is_some(),
+            errors,
             whole_params: spec.whole,
             allow_extra_params: spec.allow_extra,
+            alias_of: self.alias_of,
         }
     }
 }
@@ -547,6 +559,10 @@ pub struct MethodObject {
     /// unknown named params are ignored instead of rejected.
     #[serde(rename = "x-allow-extra-params", skip_serializing_if = "std::ops::Not::not")]
     pub allow_extra_params: bool,
+    /// Extension `x-alias-of`: this name is an older name of that method
+    /// (`#[rpc(alias = "...")]`), served the same way and `deprecated`.
+    #[serde(rename = "x-alias-of", skip_serializing_if = "Option::is_none")]
+    pub alias_of: Option<&'static str>,
 }
 
 /// A content descriptor: one param or the result.
@@ -582,6 +598,145 @@ pub struct Components {
 /// The schema of `T` (hoisted into the definitions if `T` is a named type).
 pub fn schema_of<T: JsonSchema + ?Sized>(generator: &mut SchemaGenerator) -> Schema {
     generator.subschema_for::<T>()
+}
+
+/// The schema of a type that does not implement [`JsonSchema`]: any value,
+/// with a note that says why (outside `#[rpc(strict_schemas)]`).
+pub fn unknown_schema_of<T: ?Sized>(_: &mut SchemaGenerator) -> Schema {
+    let note = format!(
+        "Any JSON value: `{}` has no JSON Schema (it does not implement `JsonSchema`).",
+        std::any::type_name::<T>()
+    );
+    let mut schema = Schema::default();
+    schema.insert("description".into(), note.into());
+    schema.insert("x-no-schema".into(), true.into());
+    schema
+}
+
+/// Picks, where `#[rpc]` names a param or result type, [`schema_of`] when
+/// the type implements [`JsonSchema`] and [`unknown_schema_of`] otherwise
+/// (autoref specialization: the generated code names a concrete `T`).
+pub struct SchemaOf<T: ?Sized>(std::marker::PhantomData<fn() -> std::marker::PhantomData<T>>);
+
+impl<T: ?Sized> SchemaOf<T> {
+    /// The selector for `T`.
+    pub const fn new() -> Self {
+        SchemaOf(std::marker::PhantomData)
+    }
+}
+
+impl<T: ?Sized> Default for SchemaOf<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Chosen when `T: JsonSchema`.
+pub trait ViaJsonSchema {
+    /// The schema function of the type.
+    fn schema_fn(&self) -> SchemaFn;
+}
+
+impl<T: JsonSchema + ?Sized> ViaJsonSchema for SchemaOf<T> {
+    fn schema_fn(&self) -> SchemaFn {
+        schema_of::<T>
+    }
+}
+
+/// Chosen otherwise.
+pub trait ViaNoJsonSchema {
+    /// A schema function that says the type has no schema.
+    fn schema_fn(&self) -> SchemaFn;
+}
+
+impl<T: ?Sized> ViaNoJsonSchema for &SchemaOf<T> {
+    fn schema_fn(&self) -> SchemaFn {
+        unknown_schema_of::<T>
+    }
+}
+
+/// An error type that declares the errors it stands for, so that every
+/// method returning `Result<_, E>` lists them in the catalog's `errors`.
+/// Implemented by `#[derive(RpcError)]`, which also gives
+/// `From<E> for ErrorObject` and [`FromErrorObject`](crate::FromErrorObject).
+pub trait RpcError {
+    /// Each error: its code and message.
+    const ERRORS: &'static [ErrorInfo];
+}
+
+impl RpcError for crate::wire::ErrorObject {
+    const ERRORS: &'static [ErrorInfo] = &[];
+}
+
+/// No errors: what a method that cannot fail, or whose error type is not
+/// an [`RpcError`], declares through its type.
+pub fn no_errors() -> &'static [ErrorInfo] {
+    &[]
+}
+
+/// Picks [`RpcError::ERRORS`] of `E` when `E` implements it, and no errors
+/// otherwise (autoref specialization, as [`SchemaOf`]).
+pub struct ErrorsOf<E: ?Sized>(std::marker::PhantomData<fn() -> std::marker::PhantomData<E>>);
+
+impl<E: ?Sized> ErrorsOf<E> {
+    /// The selector for `E`.
+    pub const fn new() -> Self {
+        ErrorsOf(std::marker::PhantomData)
+    }
+}
+
+impl<E: ?Sized> Default for ErrorsOf<E> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Chosen when `E: RpcError`.
+pub trait ViaRpcError {
+    /// The errors `E` declares.
+    fn errors(&self) -> &'static [ErrorInfo];
+}
+
+impl<E: RpcError + ?Sized> ViaRpcError for ErrorsOf<E> {
+    fn errors(&self) -> &'static [ErrorInfo] {
+        E::ERRORS
+    }
+}
+
+/// Chosen otherwise.
+pub trait ViaNoRpcError {
+    /// No errors.
+    fn errors(&self) -> &'static [ErrorInfo];
+}
+
+impl<E: ?Sized> ViaNoRpcError for &ErrorsOf<E> {
+    fn errors(&self) -> &'static [ErrorInfo] {
+        &[]
+    }
+}
+
+/// An error object: `code`, `message` and any `data`.
+impl JsonSchema for crate::wire::ErrorObject {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ErrorObject".into()
+    }
+
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        "rpc_runtime::ErrorObject".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        schemars::json_schema!({
+            "description": "A JSON-RPC 2.0 error object.",
+            "type": "object",
+            "properties": {
+                "code": {"type": "integer", "format": "int64"},
+                "message": {"type": "string"},
+                "data": {}
+            },
+            "required": ["code", "message"]
+        })
+    }
 }
 
 /// The success type of a `Result`-like return type, for the catalog's `result`.
