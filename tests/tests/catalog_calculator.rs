@@ -158,6 +158,11 @@ fn cases() -> Vec<(&'static str, Option<Value>, bool)> {
         ("notify_client", Some(json!({"method": "note"})), true),
         ("notify_client", Some(json!({"params": []})), false),
         ("notify_client", Some(json!(["note", [], 3])), false),
+        ("divide", Some(json!([7, 2])), true),
+        ("divide", Some(json!({"dividend": 7, "divisor": 0})), true),
+        ("divide", Some(json!([-9223372036854775808_i64, -1])), true),
+        ("divide", Some(json!([7])), false),
+        ("divide", Some(json!({"dividend": 7, "divisr": 2})), false),
     ]
 }
 

@@ -315,17 +315,20 @@ impl Engine {
             Some(raw) if is_valid_id(raw) => Some(raw.get()),
             Some(_) => return Dispatched::invalid(out, None, Some(Why::IdType)),
         };
+        let Some(method) = envelope.method.map(|raw| (raw, decode_str(raw))) else {
+            // Neither `jsonrpc` nor `method` (the specification's
+            // `{"foo": "boo"}`): nothing of a request, answered bare.
+            let why = envelope.jsonrpc.map(|_| Why::NoMethod);
+            return Dispatched::invalid(out, id, why);
+        };
         let version_ok =
             envelope.jsonrpc.is_some_and(|v| v.get() == "\"2.0\"" || decode_str(v).as_deref() == Some("2.0"));
         if !version_ok {
             return Dispatched::invalid(out, id, Some(Why::Version(envelope.jsonrpc)));
         }
-        let Some(method) = envelope.method.map(|raw| (raw, decode_str(raw))) else {
-            return Dispatched::invalid(out, id, Some(Why::NoMethod));
-        };
         // The specification's own examples answer a `method` that is not a
         // string and `params` that are not structured with the bare error
-        // object: so do we, byte for byte.
+        // object: so do we, byte for byte. Every other cause is in `data`.
         let (_, Some(method)) = method else {
             return Dispatched::invalid(out, id, None);
         };
