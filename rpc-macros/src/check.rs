@@ -19,6 +19,7 @@ pub fn check(cx: &Ctxt, service: &Service) {
         invalid_names(cx, method);
         reserved_ident(cx, method);
         notification_returns_unit(cx, method);
+        error_type_is_not_text(cx, method);
         whole_params_has_one_param(cx, method);
         duplicate_param_names(cx, method);
     }
@@ -39,7 +40,8 @@ fn duplicate_method_names(cx: &Ctxt, service: &Service) {
     let mut seen: HashMap<&str, &Method> = HashMap::new();
     for method in &service.methods {
         let names = std::iter::once((&method.wire_name, method.name_span)).chain(method.aliases.iter().map(|(n, s)| (n, *s)));
-        for (name, span) in names {
+        // An empty name is an error of its own (`invalid_names`).
+        for (name, span) in names.filter(|(name, _)| !name.is_empty()) {
             if let Some(first) = seen.insert(name, method) {
                 cx.syn_error(syn::Error::new(
                     span,
@@ -114,7 +116,11 @@ fn invalid_names(cx: &Ctxt, method: &Method) {
         } else {
             continue;
         };
-        cx.syn_error(syn::Error::new(span, format!("the {what} name {name:?} {problem}: it is what callers send on the wire; write a name such as `getBlock`")));
+        let example = if what == "parameter" { "blockHash" } else { "getBlock" };
+        cx.syn_error(syn::Error::new(
+            span,
+            format!("the {what} name {name:?} {problem}: it is what callers send on the wire; write a name such as `{example}`"),
+        ));
     }
 }
 
@@ -142,6 +148,32 @@ fn notification_returns_unit(cx: &Ctxt, method: &Method) {
         cx.error_spanned_by(
             &method.sig.output,
             "a notification is never answered, so it cannot return a value; remove the return type or drop `notification`",
+        );
+    }
+}
+
+/// ```ignore
+/// fn get(&self) -> Result<u8, String>;   // which code would a string have?
+/// ```
+fn error_type_is_not_text(cx: &Ctxt, method: &Method) {
+    let Output::Result(ty) = &method.output else {
+        return;
+    };
+    let Some((_, err)) = crate::render::result_args(ty) else {
+        return;
+    };
+    let text = match err {
+        syn::Type::Reference(reference) => matches!(&*reference.elem, syn::Type::Path(p) if p.path.is_ident("str")),
+        syn::Type::Path(path) => path.path.segments.last().is_some_and(|s| s.ident == "String" && s.arguments.is_empty()),
+        _ => false,
+    };
+    if text {
+        cx.error_spanned_by(
+            err,
+            format!(
+                "`{}` cannot be the error type of an #[rpc] method: a JSON-RPC error needs a code as well as a message; return `Result<T, ErrorObject>` (`ErrorObject::new(-32001, message)`) or an error enum with `#[derive(RpcError)]`",
+                crate::render::type_name(err)
+            ),
         );
     }
 }

@@ -79,6 +79,7 @@ fn parse_variants(cx: &Ctxt, input: &DeriveInput) -> Vec<Variant> {
     for variant in &data.variants {
         let mut code = None;
         let mut message = None;
+        let mut broken = false;
         for attr in variant.attrs.iter().filter(|attr| attr.path().is_ident(attr::RPC)) {
             let result = attr.parse_nested_meta(|meta| {
                 if meta.path.is_ident(CODE) {
@@ -92,6 +93,7 @@ fn parse_variants(cx: &Ctxt, input: &DeriveInput) -> Vec<Variant> {
                 Ok(())
             });
             if let Err(err) = result {
+                broken = true;
                 cx.syn_error(err);
             }
         }
@@ -106,6 +108,8 @@ fn parse_variants(cx: &Ctxt, input: &DeriveInput) -> Vec<Variant> {
                 message,
                 fields: variant.fields.clone(),
             }),
+            // A broken attribute is reported already.
+            _ if broken => {}
             _ => cx.error_spanned_by(
                 &variant.ident,
                 format!(
@@ -119,8 +123,15 @@ fn parse_variants(cx: &Ctxt, input: &DeriveInput) -> Vec<Variant> {
 }
 
 fn render(ident: &syn::Ident, krate: &syn::Path, variants: &[Variant]) -> TokenStream {
-    let into_object = variants.iter().map(|variant| {
-        let Variant { ident: name, code, message, fields } = variant;
+    // Each code once, as an `i64` constant: a constant of another type is
+    // one error, at the user's code.
+    let code_consts: Vec<_> = (0..variants.len()).map(|i| format_ident!("__CODE_{}", i)).collect();
+    let code_defs = variants.iter().zip(&code_consts).map(|(variant, name)| {
+        let code = &variant.code;
+        quote!(const #name: i64 = #code;)
+    });
+    let into_object = variants.iter().zip(&code_consts).map(|(variant, code)| {
+        let Variant { ident: name, message, fields, .. } = variant;
         let new = quote!(__rpc::ErrorObject::new(#code, #message));
         match fields {
             Fields::Unit => quote!(#ident::#name => #new,),
@@ -140,8 +151,8 @@ fn render(ident: &syn::Ident, krate: &syn::Path, variants: &[Variant]) -> TokenS
             }
         }
     });
-    let from_object = variants.iter().map(|variant| {
-        let Variant { ident: name, code, fields, .. } = variant;
+    let from_object = variants.iter().zip(&code_consts).map(|(variant, code)| {
+        let Variant { ident: name, fields, .. } = variant;
         let value = match fields {
             Fields::Unit => quote!(#ident::#name),
             Fields::Named(named) => {
@@ -173,13 +184,14 @@ fn render(ident: &syn::Ident, krate: &syn::Path, variants: &[Variant]) -> TokenS
             }
         }
     });
-    let infos = variants.iter().map(|Variant { code, message, .. }| {
+    let infos = variants.iter().zip(&code_consts).map(|(Variant { message, .. }, code)| {
         quote!(__rpc::ErrorInfo { code: #code, message: #message })
     });
     quote! {
         #[allow(clippy::all, non_local_definitions)]
         const _: () = {
             use #krate::__private as __rpc;
+            #(#code_defs)*
 
             #[automatically_derived]
             impl ::core::convert::From<#ident> for __rpc::ErrorObject {
