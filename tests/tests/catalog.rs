@@ -524,7 +524,9 @@ async fn schema_and_server_agree_on_params() {
         let response = call(&engine, request).await;
         server.push(response["error"]["code"] != -32602);
     }
-    let schema = schema_verdicts("geometry", &doc, &cases);
+    let Some(schema) = schema_verdicts("geometry", &doc, &cases) else {
+        return;
+    };
     let problems: Vec<String> = cases
         .iter()
         .enumerate()

@@ -206,13 +206,14 @@ fn schema_and_server_agree_on_params() {
     }
 
     let plain: Vec<(&str, Option<Value>)> = cases.iter().map(|(m, p, _)| (*m, p.clone())).collect();
+    // Without Node.js only the server's side is checked (and the skip said).
     let schema = schema_verdicts("calculator", &doc, &plain);
 
     let mut problems = Vec::new();
     for (i, (method, params, expected)) in cases.iter().enumerate() {
         let server = server[i].unwrap_or_else(|| panic!("no response to case {i}"));
         let params = params.as_ref().map_or("(none)".to_owned(), Value::to_string);
-        if server != schema[i] {
+        if let Some(schema) = schema.as_ref().filter(|schema| schema[i] != server) {
             problems.push(format!("{method} {params}: server accepts: {server}, schema accepts: {}", schema[i]));
         }
         if server != *expected {
