@@ -39,7 +39,8 @@ pub fn check(cx: &Ctxt, service: &Service) {
 fn duplicate_method_names(cx: &Ctxt, service: &Service) {
     let mut seen: HashMap<&str, &Method> = HashMap::new();
     for method in &service.methods {
-        let names = std::iter::once((&method.wire_name, method.name_span)).chain(method.aliases.iter().map(|(n, s)| (n, *s)));
+        let names =
+            std::iter::once((&method.wire_name, method.name_span)).chain(method.aliases.iter().map(|(n, s)| (n, *s)));
         // An empty name is an error of its own (`invalid_names`).
         for (name, span) in names.filter(|(name, _)| !name.is_empty()) {
             if let Some(first) = seen.insert(name, method) {
@@ -84,7 +85,8 @@ fn reserved_namespace(cx: &Ctxt, service: &Service) -> bool {
 /// fn discover(&self);   // `rpc.` names are reserved by JSON-RPC 2.0
 /// ```
 fn reserved_prefix(cx: &Ctxt, method: &Method) {
-    let names = std::iter::once((&method.wire_name, method.name_span)).chain(method.aliases.iter().map(|(n, s)| (n, *s)));
+    let names =
+        std::iter::once((&method.wire_name, method.name_span)).chain(method.aliases.iter().map(|(n, s)| (n, *s)));
     for (name, span) in names.filter(|(name, _)| name.starts_with("rpc.")) {
         cx.syn_error(syn::Error::new(
             span,
@@ -164,7 +166,9 @@ fn error_type_is_not_text(cx: &Ctxt, method: &Method) {
     };
     let text = match err {
         syn::Type::Reference(reference) => matches!(&*reference.elem, syn::Type::Path(p) if p.path.is_ident("str")),
-        syn::Type::Path(path) => path.path.segments.last().is_some_and(|s| s.ident == "String" && s.arguments.is_empty()),
+        syn::Type::Path(path) => {
+            path.path.segments.last().is_some_and(|s| s.ident == "String" && s.arguments.is_empty())
+        }
         _ => false,
     };
     if text {

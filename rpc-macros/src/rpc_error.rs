@@ -184,9 +184,10 @@ fn render(ident: &syn::Ident, krate: &syn::Path, variants: &[Variant]) -> TokenS
             }
         }
     });
-    let infos = variants.iter().zip(&code_consts).map(|(Variant { message, .. }, code)| {
-        quote!(__rpc::ErrorInfo { code: #code, message: #message })
-    });
+    let infos = variants
+        .iter()
+        .zip(&code_consts)
+        .map(|(Variant { message, .. }, code)| quote!(__rpc::ErrorInfo { code: #code, message: #message }));
     quote! {
         #[allow(clippy::all, non_local_definitions)]
         const _: () = {

@@ -64,8 +64,9 @@ pub use wire::{
     METHOD_NOT_FOUND, PARSE_ERROR, REQUEST_CANCELLED, SERVER_OVERLOADED,
 };
 
-/// Re-exported so that users (and generated code) need no direct dependency.
-/// Derive `JsonSchema` for param and result types with
+/// Re-exported so that generated code needs no direct dependency. Users
+/// usually depend on `schemars = "1"` and derive `JsonSchema` directly; a
+/// crate without that dependency derives through this re-export with
 /// `#[schemars(crate = "rpc_runtime::schemars")]`.
 pub use schemars;
 /// Re-exported so that users (and generated code) need no direct dependency.
@@ -80,8 +81,6 @@ pub mod __private {
         no_errors, result_schema_of, schema_of, unknown_schema_of, Catalog, ErrorInfo, ErrorsOf, MethodInfo, ParamInfo,
         ResultSchema, RpcError, SchemaOf, ServiceInfo, ViaJsonSchema, ViaNoJsonSchema, ViaNoRpcError, ViaRpcError,
     };
-    pub use crate::peer::client::FromErrorObject;
-    pub use serde_json;
     pub use crate::dispatch::context::Context;
     pub use crate::dispatch::params::Params;
     pub use crate::dispatch::router::{IntoMethodResult, MethodFuture, MethodOutcome, Router};
@@ -89,12 +88,14 @@ pub mod __private {
         encode_params, param, AppError, ClientCore, Codec, ParamMode, ResultTypes, ViaDeserialize, ViaFromErrorObject,
         ViaNoDeserialize, ViaNoSerialize, ViaSerialize, ViaServerError,
     };
+    pub use crate::peer::client::FromErrorObject;
     pub use crate::peer::client::{Batch, BatchReply, Call, ClientError, Notification};
     pub use crate::peer::Peer;
     pub use crate::spec::{MethodSpec, ParamSpec, ParamStructure};
     pub use crate::wire::ErrorObject;
     pub use serde::de::DeserializeOwned;
     pub use serde::Serialize;
+    pub use serde_json;
 
     use std::future::Future;
 

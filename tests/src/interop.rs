@@ -46,10 +46,8 @@ pub fn require(tools: &[&str], test: &str) -> bool {
     if missing.is_empty() {
         return true;
     }
-    let message = format!(
-        "{test}: needs {} (not found on PATH); install it to run this interop check",
-        missing.join(" and ")
-    );
+    let message =
+        format!("{test}: needs {} (not found on PATH); install it to run this interop check", missing.join(" and "));
     assert!(!required(), "{message} ({REQUIRE_ENV}=1 makes it mandatory)");
     // Written to the process's stderr, not through `eprintln!`, which the
     // harness captures and shows only for failing tests.

@@ -151,7 +151,9 @@ fn error_objects_convert_both_ways() {
         StoreError::Conflict("w".into(), 1),
     ] {
         let object = ErrorObject::from(match &error {
-            StoreError::NotFound { key, nearest } => StoreError::NotFound { key: key.clone(), nearest: nearest.clone() },
+            StoreError::NotFound { key, nearest } => {
+                StoreError::NotFound { key: key.clone(), nearest: nearest.clone() }
+            }
             StoreError::ReadOnly => StoreError::ReadOnly,
             StoreError::TooLarge(n) => StoreError::TooLarge(*n),
             StoreError::Conflict(a, b) => StoreError::Conflict(a.clone(), *b),
@@ -184,7 +186,10 @@ fn the_catalog_lists_the_errors_of_the_error_type() {
     assert_eq!(method(&doc, "putValue")["errors"], all, "through a Result alias");
     // Declared by hand first, then the type's, each once.
     let delete = method(&doc, "delete")["errors"].as_array().unwrap().clone();
-    assert_eq!(delete[..2], [json!({"code": -32004, "message": "Key not found"}), json!({"code": 9, "message": "Other"})]);
+    assert_eq!(
+        delete[..2],
+        [json!({"code": -32004, "message": "Key not found"}), json!({"code": 9, "message": "Other"})]
+    );
     assert_eq!(delete.len(), 5);
     assert!(method(&doc, "pair").get("errors").is_none());
 }
@@ -193,7 +198,8 @@ fn the_catalog_lists_the_errors_of_the_error_type() {
 async fn aliases_are_served_and_listed_as_deprecated() {
     let engine = Engine::new(Kv.into_rpc(), Limits::default());
     for name in ["getValue", "fetch", "read"] {
-        let response = call(&engine, json!({"jsonrpc": "2.0", "method": name, "params": {"key": "answer"}, "id": 1})).await;
+        let response =
+            call(&engine, json!({"jsonrpc": "2.0", "method": name, "params": {"key": "answer"}, "id": 1})).await;
         assert_eq!(response["result"], 42, "{name}");
     }
     let doc = document();

@@ -10,7 +10,10 @@ mod common;
 
 use std::sync::Arc;
 
-use common::{connect, error, invalid_request, invalid_request_because, parse_error, result, serve_in_process, Calculator, Conn, Wire};
+use common::{
+    connect, error, invalid_request, invalid_request_because, parse_error, result, serve_in_process, Calculator, Conn,
+    Wire,
+};
 use rpc_runtime::serde_json::{self, Value};
 use rpc_runtime::{rpc, ErrorObject, Limits, Server};
 use tokio::sync::{Barrier, Semaphore};

@@ -108,8 +108,8 @@ impl Draft {
 /// answers `rpc.discover` with the merged document unless turned off with
 /// [`Router::set_discover`](crate::Router::set_discover).
 ///
-/// Param and result types must implement [`JsonSchema`]. Derive it through
-/// the re-export, without a direct dependency:
+/// Param and result types implement [`JsonSchema`]: derive it (with a
+/// `schemars = "1"` dependency), or through the re-export, without one:
 ///
 /// ```
 /// use rpc_runtime::schemars::JsonSchema;
@@ -124,7 +124,9 @@ impl Draft {
 /// }
 /// ```
 ///
-/// A trait whose types cannot implement `JsonSchema` opts out with
+/// A param or result type without `JsonSchema` appears as any value, with
+/// a note (`"x-no-schema": true`); `#[rpc(strict_schemas)]` makes that a
+/// compile error instead. A trait can also opt out entirely with
 /// `#[rpc(catalog = false)]`: it then gets no `FooCatalog`, and its methods
 /// are absent from `rpc.discover`.
 #[derive(Debug, Clone, Default)]

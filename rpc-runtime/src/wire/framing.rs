@@ -418,8 +418,13 @@ fn content_length_at(line: &[u8], name: &[u8]) -> Option<usize> {
         let junk = match prefix.iter().position(|b| !token(b)) {
             // All name characters: the end of a longer name.
             None => prefix.is_empty(),
-            // `Name: ...`: inside another header's value.
-            Some(end) => !(end > 0 && prefix[end] == b':') && !token(&line[at - 1]),
+            // Junk, unless it is `Name: ...` (inside another header's
+            // value) or the name goes on into ours.
+            Some(end) => {
+                let in_value = end > 0 && prefix[end] == b':';
+                let name_goes_on = token(&line[at - 1]);
+                !in_value && !name_goes_on
+            }
         };
         if junk {
             return Some(at);
@@ -507,7 +512,8 @@ mod tests {
         let input = b"X-Original-Content-Length: 5\r\nContent-Length: 2\r\nX-Note: content-length: 9\r\n\r\n{}";
         let got = frames(Framing::ContentLength, input, 100).await;
         assert_eq!(got, vec![msg("{}")]);
-        let got = frames(Framing::ContentLength, b"X-Content-Length: 2\r\n\r\n{}Content-Length: 2\r\n\r\n[]", 100).await;
+        let got =
+            frames(Framing::ContentLength, b"X-Content-Length: 2\r\n\r\n{}Content-Length: 2\r\n\r\n[]", 100).await;
         assert!(matches!(&got[0], Frame::Malformed(reason) if reason.contains("without Content-Length")), "{got:?}");
         assert_eq!(got[1..], [msg("[]")]);
     }
