@@ -17,7 +17,7 @@ use rpc_runtime::schemars::JsonSchema;
 use rpc_runtime::serde::{Deserialize, Serialize};
 use rpc_runtime::serde_json::value::RawValue;
 use rpc_runtime::serde_json::{Map, Value};
-use rpc_runtime::{rpc, ClientError, Context, ErrorObject, Framing, Server, INTERNAL_ERROR, INVALID_PARAMS};
+use rpc_runtime::{rpc, ClientError, Context, ErrorObject, Framing, RpcError, Server, INTERNAL_ERROR, INVALID_PARAMS};
 
 /// The calculator of the JSON-RPC 2.0 specification's examples.
 #[rpc]
@@ -78,6 +78,25 @@ pub trait Calculator {
         params: Option<CallbackParams>,
         cx: Context,
     ) -> Result<(), ErrorObject>;
+
+    /// Divides `dividend` by `divisor`, rounding toward zero. Fails with
+    /// the errors of [`CalcError`] (listed in the catalog from its derive).
+    fn divide(&self, dividend: i64, divisor: i64) -> Result<i64, CalcError>;
+}
+
+/// The code of [`CalcError::DivisionByZero`]; a constant, as codes often are.
+pub const DIVISION_BY_ZERO: i64 = -32010;
+
+/// The calculator's own errors, declared once: code and message per
+/// variant, fields as the error's `data`.
+#[derive(Debug, PartialEq, RpcError)]
+pub enum CalcError {
+    /// `divisor` was zero.
+    #[rpc(code = DIVISION_BY_ZERO, message = "Division by zero")]
+    DivisionByZero,
+    /// The quotient does not fit in an `i64` (`i64::MIN / -1`).
+    #[rpc(code = -32011, message = "Overflow")]
+    Overflow { dividend: i64, divisor: i64 },
 }
 
 /// Params for a call back to the client: JSON-RPC allows only an array or
@@ -162,6 +181,13 @@ impl Calculator for Calc {
     ) -> Result<(), ErrorObject> {
         let peer = cx.peer().ok_or_else(no_connection)?;
         peer.notify(&method, params).await.map_err(callback_failed)
+    }
+
+    fn divide(&self, dividend: i64, divisor: i64) -> Result<i64, CalcError> {
+        if divisor == 0 {
+            return Err(CalcError::DivisionByZero);
+        }
+        dividend.checked_div(divisor).ok_or(CalcError::Overflow { dividend, divisor })
     }
 }
 

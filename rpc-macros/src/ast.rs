@@ -36,6 +36,9 @@ pub struct Method {
     pub deprecated: bool,
     /// `#[rpc(error(...))]`, for the catalog.
     pub errors: Vec<DeclaredError>,
+    /// `#[rpc(alias = "...")]`: older wire names (namespace applied), each
+    /// with where to point errors about it.
+    pub aliases: Vec<(String, Span)>,
     /// The signature as written (for spans).
     pub sig: syn::Signature,
 }
@@ -46,6 +49,8 @@ pub struct Param {
     pub ty: Type,
     /// Name on the wire, after renames.
     pub wire_name: String,
+    /// Where to point errors about the wire name.
+    pub name_span: Span,
     /// `Option<T>`: may be omitted.
     pub optional: bool,
     /// `Context`: injected by the runtime, not decoded.
@@ -137,10 +142,12 @@ fn parse_method(cx: &Ctxt, service: &ServiceAttrs, method: &mut TraitItemFn) -> 
         Some(name) => (name.value(), name.span()),
         None => (service.rename_all.map_or(plain_name.clone(), |rule| rule.apply(&plain_name)), ident.span()),
     };
-    let wire_name = match &service.namespace {
+    let namespaced = |base: String| match &service.namespace {
         Some(ns) => format!("{}{}{base}", ns.value(), service.separator),
         None => base,
     };
+    let wire_name = namespaced(base);
+    let aliases = attrs.aliases.iter().map(|alias| (namespaced(alias.value()), alias.span())).collect();
     if let (Some(span), Some((_, structure_span))) = (attrs.whole_params, attrs.structure) {
         let mut err =
             syn::Error::new(structure_span, "`param_structure` has no effect with `whole_params`; remove one of them");
@@ -161,6 +168,7 @@ fn parse_method(cx: &Ctxt, service: &ServiceAttrs, method: &mut TraitItemFn) -> 
         docs: attr::doc_lines(&method.attrs),
         deprecated: method.attrs.iter().any(|a| a.path().is_ident("deprecated")),
         errors: attrs.errors,
+        aliases,
         sig: sig.clone(),
     }
 }
@@ -225,7 +233,12 @@ fn parse_param(cx: &Ctxt, service: &ServiceAttrs, typed: &syn::PatType, attrs: a
     };
     let ty = (*typed.ty).clone();
     let (reference, impl_trait) = find_borrowed_or_generic(&ty, false);
-    if let Some(reference) = reference {
+    if let Some(reference) = reference.as_ref().filter(|reference| last_segment_is(&reference.elem, "Context")) {
+        cx.error_spanned_by(
+            reference,
+            "take the `Context` by value, `cx: Context`: the runtime injects a fresh handle (a cheap clone) for each request",
+        );
+    } else if let Some(reference) = reference {
         cx.error_spanned_by(
             reference,
             "#[rpc] parameter types must be owned (they are decoded from the request and may outlive it); use `String` for `&str`, `Vec<T>` for `&[T]`",
@@ -238,11 +251,12 @@ fn parse_param(cx: &Ctxt, service: &ServiceAttrs, typed: &syn::PatType, attrs: a
         );
     }
     let plain = unraw(&ident);
-    let wire_name = match &attrs.name {
-        Some(name) => name.value(),
-        None => service.rename_all.map_or(plain.clone(), |rule| rule.apply(&plain)),
+    let (wire_name, name_span) = match &attrs.name {
+        Some(name) => (name.value(), name.span()),
+        None => (service.rename_all.map_or(plain.clone(), |rule| rule.apply(&plain)), ident.span()),
     };
     Some(Param {
+        name_span,
         optional: last_segment_is(&ty, "Option"),
         context: last_segment_is(&ty, "Context"),
         ident,
@@ -308,12 +322,19 @@ fn find_borrowed_or_generic(ty: &Type, allow_static: bool) -> (Option<syn::TypeR
 
 /// Rejects `async fn f(&self) -> &str` and `async fn f(&self) -> impl Trait`:
 /// the answer is encoded after the future completes, when the borrow of the
-/// service it was called on has ended.
+/// service it was called on has ended. Rejects `fn f(&self) -> impl
+/// Serialize` too: the catalog and the client need to name the type.
 fn check_async_output(cx: &Ctxt, sig: &syn::Signature) {
     let ReturnType::Type(_, ty) = &sig.output else {
         return;
     };
     if sig.asyncness.is_none() {
+        if let (_, Some(impl_trait)) = find_borrowed_or_generic(ty, true) {
+            cx.error_spanned_by(
+                impl_trait,
+                "#[rpc] methods must return a named type, not `impl Trait`: the client decodes the result and the catalog describes it, so both need its type; return the concrete type (or `serde_json::Value` for any JSON)",
+            );
+        }
         return;
     }
     let (reference, impl_trait) = find_borrowed_or_generic(ty, true);

@@ -20,7 +20,9 @@ const CRATE: &str = "crate";
 const TITLE: &str = "title";
 const VERSION: &str = "version";
 const CATALOG: &str = "catalog";
-const TRAIT_KEYS: &[&str] = &[NAMESPACE, NAMESPACE_SEPARATOR, RENAME_ALL, CRATE, TITLE, VERSION, CATALOG];
+const STRICT_SCHEMAS: &str = "strict_schemas";
+const TRAIT_KEYS: &[&str] =
+    &[NAMESPACE, NAMESPACE_SEPARATOR, RENAME_ALL, CRATE, TITLE, VERSION, CATALOG, STRICT_SCHEMAS];
 
 // Method-level keys.
 const NAME: &str = "name";
@@ -29,7 +31,8 @@ const PARAM_STRUCTURE: &str = "param_structure";
 const WHOLE_PARAMS: &str = "whole_params";
 const ALLOW_EXTRA_PARAMS: &str = "allow_extra_params";
 const ERROR: &str = "error";
-const METHOD_KEYS: &[&str] = &[NAME, NOTIFICATION, PARAM_STRUCTURE, WHOLE_PARAMS, ALLOW_EXTRA_PARAMS, ERROR];
+const ALIAS: &str = "alias";
+const METHOD_KEYS: &[&str] = &[NAME, ALIAS, NOTIFICATION, PARAM_STRUCTURE, WHOLE_PARAMS, ALLOW_EXTRA_PARAMS, ERROR];
 
 // Keys inside `error(...)`.
 const CODE: &str = "code";
@@ -54,6 +57,10 @@ pub struct ServiceAttrs {
     pub version: Option<LitStr>,
     /// `catalog = false` turns the catalog off.
     pub catalog: bool,
+    /// `strict_schemas`: every param and result type must implement
+    /// `JsonSchema` (a compile error otherwise) instead of appearing in the
+    /// catalog as any value.
+    pub strict_schemas: bool,
 }
 
 impl Default for ServiceAttrs {
@@ -66,6 +73,7 @@ impl Default for ServiceAttrs {
             title: None,
             version: None,
             catalog: true,
+            strict_schemas: false,
         }
     }
 }
@@ -88,11 +96,14 @@ pub struct MethodAttrs {
     pub allow_extra: bool,
     /// Declared errors, for the catalog.
     pub errors: Vec<DeclaredError>,
+    /// `alias = "old_name"`: older wire names also served (repeatable).
+    pub aliases: Vec<LitStr>,
 }
 
-/// `error(code = -32001, message = "...")` on a method.
+/// `error(code = -32001, message = "...")` on a method; the code is an
+/// integer literal or a constant.
 pub struct DeclaredError {
-    pub code: i64,
+    pub code: syn::Expr,
     pub message: String,
 }
 
@@ -135,6 +146,9 @@ pub fn parse_service_attrs(cx: &Ctxt, args: proc_macro2::TokenStream) -> Service
             attrs.version = Some(string_value(&meta, VERSION, "\"1.2.0\"")?);
         } else if meta.path.is_ident(CATALOG) {
             attrs.catalog = meta.value()?.parse::<syn::LitBool>()?.value;
+        } else if meta.path.is_ident(STRICT_SCHEMAS) {
+            flag(&meta, STRICT_SCHEMAS)?;
+            attrs.strict_schemas = true;
         } else {
             return Err(unknown_key(&meta, "on an #[rpc] trait", TRAIT_KEYS));
         }
@@ -155,8 +169,8 @@ pub fn take_method_attrs(cx: &Ctxt, attrs: &mut Vec<Attribute>) -> MethodAttrs {
             continue;
         }
         let result = attr.parse_nested_meta(|meta| {
-            // `error(...)` may be repeated, once per declared error.
-            if !meta.path.is_ident(ERROR) {
+            // `error(...)` and `alias` may be repeated.
+            if !meta.path.is_ident(ERROR) && !meta.path.is_ident(ALIAS) {
                 given_once(&meta, &mut seen)?;
             }
             if meta.path.is_ident(NAME) {
@@ -184,6 +198,8 @@ pub fn take_method_attrs(cx: &Ctxt, attrs: &mut Vec<Attribute>) -> MethodAttrs {
                 out.allow_extra = true;
             } else if meta.path.is_ident(ERROR) {
                 out.errors.push(parse_declared_error(&meta)?);
+            } else if meta.path.is_ident(ALIAS) {
+                out.aliases.push(string_value(&meta, ALIAS, "\"oldName\"")?);
             } else {
                 return Err(unknown_key(&meta, "on an #[rpc] method", METHOD_KEYS));
             }
@@ -290,15 +306,23 @@ fn parse_declared_error(meta: &ParseNestedMeta<'_>) -> syn::Result<DeclaredError
     }
 }
 
-/// An integer literal, possibly negative.
-fn parse_code(expr: &syn::Expr) -> syn::Result<i64> {
-    let invalid = || syn::Error::new_spanned(expr, "error `code` must be an integer literal such as -32001");
+/// An error code: an integer literal (possibly negative) or the path of
+/// a constant (`NOT_FOUND`, `errors::NOT_FOUND`), checked by the compiler
+/// to be an `i64`.
+pub fn parse_code(expr: &syn::Expr) -> syn::Result<syn::Expr> {
+    let invalid = || {
+        syn::Error::new_spanned(expr, "error `code` must be an integer such as -32001 or the name of an `i64` constant")
+    };
     match expr {
-        syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(int), .. }) => int.base10_parse(),
+        syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(int), .. }) => int.base10_parse::<i64>().map(|_| expr.clone()),
         syn::Expr::Unary(syn::ExprUnary { op: syn::UnOp::Neg(_), expr: inner, .. }) => match &**inner {
-            syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(int), .. }) => int.base10_parse::<i64>().map(|code| -code),
+            syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(int), .. }) => {
+                int.base10_parse::<i64>().map(|_| expr.clone())
+            }
+            syn::Expr::Path(_) => Ok(expr.clone()),
             _ => Err(invalid()),
         },
+        syn::Expr::Path(_) => Ok(expr.clone()),
         _ => Err(invalid()),
     }
 }
@@ -341,7 +365,48 @@ fn span_of(meta: &ParseNestedMeta<'_>) -> Span {
 }
 
 #[cold]
-fn unknown_key(meta: &ParseNestedMeta<'_>, place: &str, valid: &[&str]) -> syn::Error {
+pub fn unknown_key(meta: &ParseNestedMeta<'_>, place: &str, valid: &[&str]) -> syn::Error {
     let key = quote::ToTokens::to_token_stream(&meta.path).to_string().replace(' ', "");
-    meta.error(format!("unknown key `{key}` {place}; expected one of: {}", valid.join(", ")))
+    let suggestion = match closest(&key, valid) {
+        Some(near) => format!("did you mean `{near}`? "),
+        None => String::new(),
+    };
+    meta.error(format!("unknown key `{key}` {place}; {suggestion}expected one of: {}", valid.join(", ")))
+}
+
+/// The key in `valid` nearest to `key` when it is a likely typo: at most
+/// one edit (insertion, deletion, substitution or swap of neighbours) per
+/// three characters.
+fn closest<'k>(key: &str, valid: &[&'k str]) -> Option<&'k str> {
+    let limit = (key.chars().count() / 3).max(1);
+    valid
+        .iter()
+        .map(|candidate| (edit_distance(key, candidate), *candidate))
+        .filter(|(distance, _)| *distance <= limit)
+        .min_by_key(|(distance, _)| *distance)
+        .map(|(_, candidate)| candidate)
+}
+
+/// Optimal string alignment distance (Levenshtein plus swaps of
+/// neighbours, so `nmae` is one edit from `name`).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for (j, cell) in d[0].iter_mut().enumerate() {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut best = (d[i - 1][j] + 1).min(d[i][j - 1] + 1).min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                best = best.min(d[i - 2][j - 2] + 1);
+            }
+            d[i][j] = best;
+        }
+    }
+    d[a.len()][b.len()]
 }

@@ -16,8 +16,10 @@ pub fn check(cx: &Ctxt, service: &Service) {
         if !namespace_reserved {
             reserved_prefix(cx, method);
         }
+        invalid_names(cx, method);
         reserved_ident(cx, method);
         notification_returns_unit(cx, method);
+        error_type_is_not_text(cx, method);
         whole_params_has_one_param(cx, method);
         duplicate_param_names(cx, method);
     }
@@ -28,17 +30,28 @@ pub fn check(cx: &Ctxt, service: &Service) {
 /// #[rpc(name = "add")]
 /// fn plus(&self);   // two methods called `add` on the wire
 /// ```
+///
+/// ```ignore
+/// fn add(&self);
+/// #[rpc(alias = "add")]
+/// fn plus(&self);   // an alias is a name like any other
+/// ```
 fn duplicate_method_names(cx: &Ctxt, service: &Service) {
     let mut seen: HashMap<&str, &Method> = HashMap::new();
     for method in &service.methods {
-        if let Some(first) = seen.insert(&method.wire_name, method) {
-            cx.syn_error(syn::Error::new(
-                method.name_span,
-                format!(
-                    "duplicate method name `{}`: method `{}` already uses it; give one of them another `#[rpc(name = \"...\")]`",
-                    method.wire_name, first.ident
-                ),
-            ));
+        let names =
+            std::iter::once((&method.wire_name, method.name_span)).chain(method.aliases.iter().map(|(n, s)| (n, *s)));
+        // An empty name is an error of its own (`invalid_names`).
+        for (name, span) in names.filter(|(name, _)| !name.is_empty()) {
+            if let Some(first) = seen.insert(name, method) {
+                cx.syn_error(syn::Error::new(
+                    span,
+                    format!(
+                        "duplicate method name `{name}`: method `{}` already uses it; give one of them another `#[rpc(name = \"...\")]`",
+                        first.ident
+                    ),
+                ));
+            }
         }
     }
 }
@@ -72,13 +85,43 @@ fn reserved_namespace(cx: &Ctxt, service: &Service) -> bool {
 /// fn discover(&self);   // `rpc.` names are reserved by JSON-RPC 2.0
 /// ```
 fn reserved_prefix(cx: &Ctxt, method: &Method) {
-    if method.wire_name.starts_with("rpc.") {
+    let names =
+        std::iter::once((&method.wire_name, method.name_span)).chain(method.aliases.iter().map(|(n, s)| (n, *s)));
+    for (name, span) in names.filter(|(name, _)| name.starts_with("rpc.")) {
         cx.syn_error(syn::Error::new(
-            method.name_span,
+            span,
             format!(
-                "method name `{}` starts with `rpc.`, which JSON-RPC 2.0 reserves for rpc-internal methods; choose another name",
-                method.wire_name
+                "method name `{name}` starts with `rpc.`, which JSON-RPC 2.0 reserves for rpc-internal methods; choose another name"
             ),
+        ));
+    }
+}
+
+/// ```ignore
+/// #[rpc(name = "")]
+/// fn nameless(&self);              // no name to call it by
+/// #[rpc(alias = " old")]
+/// fn padded(&self);                // a caller would have to send the spaces
+/// fn f(&self, #[rpc(name = "")] a: u8);
+/// ```
+fn invalid_names(cx: &Ctxt, method: &Method) {
+    let names = std::iter::once((&method.wire_name, method.name_span, "method"))
+        .chain(method.aliases.iter().map(|(name, span)| (name, *span, "alias")))
+        .chain(method.wire_params().map(|param| (&param.wire_name, param.name_span, "parameter")));
+    for (name, span, what) in names {
+        let problem = if name.is_empty() {
+            "must not be empty"
+        } else if name.trim() != name {
+            "must not start or end with whitespace"
+        } else if name.chars().any(char::is_control) {
+            "must not contain control characters"
+        } else {
+            continue;
+        };
+        let example = if what == "parameter" { "blockHash" } else { "getBlock" };
+        cx.syn_error(syn::Error::new(
+            span,
+            format!("the {what} name {name:?} {problem}: it is what callers send on the wire; write a name such as `{example}`"),
         ));
     }
 }
@@ -107,6 +150,34 @@ fn notification_returns_unit(cx: &Ctxt, method: &Method) {
         cx.error_spanned_by(
             &method.sig.output,
             "a notification is never answered, so it cannot return a value; remove the return type or drop `notification`",
+        );
+    }
+}
+
+/// ```ignore
+/// fn get(&self) -> Result<u8, String>;   // which code would a string have?
+/// ```
+fn error_type_is_not_text(cx: &Ctxt, method: &Method) {
+    let Output::Result(ty) = &method.output else {
+        return;
+    };
+    let Some((_, err)) = crate::render::result_args(ty) else {
+        return;
+    };
+    let text = match err {
+        syn::Type::Reference(reference) => matches!(&*reference.elem, syn::Type::Path(p) if p.path.is_ident("str")),
+        syn::Type::Path(path) => {
+            path.path.segments.last().is_some_and(|s| s.ident == "String" && s.arguments.is_empty())
+        }
+        _ => false,
+    };
+    if text {
+        cx.error_spanned_by(
+            err,
+            format!(
+                "`{}` cannot be the error type of an #[rpc] method: a JSON-RPC error needs a code as well as a message; return `Result<T, ErrorObject>` (`ErrorObject::new(-32001, message)`) or an error enum with `#[derive(RpcError)]`",
+                crate::render::type_name(err)
+            ),
         );
     }
 }

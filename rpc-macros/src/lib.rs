@@ -10,6 +10,7 @@ mod case;
 mod check;
 mod ctxt;
 mod render;
+mod rpc_error;
 
 use proc_macro::TokenStream;
 
@@ -53,7 +54,10 @@ use proc_macro::TokenStream;
 /// - `crate = "path"`: where `rpc_runtime` is, if renamed or re-exported;
 /// - `title = "..."`, `version = "..."`: the catalog's `info` (default: the
 ///   trait name and the crate version);
-/// - `catalog = false`: no catalog (for types without `JsonSchema`).
+/// - `catalog = false`: no catalog;
+/// - `strict_schemas`: every param and result type must implement
+///   `JsonSchema` (a compile error otherwise); without it, a type that does
+///   not appears in the catalog as any value, with a note.
 ///
 /// Options on a method:
 /// - `name = "textDocument/didOpen"`: the wire name (the namespace applies);
@@ -62,8 +66,13 @@ use proc_macro::TokenStream;
 /// - `whole_params`: the single parameter receives the whole params value;
 /// - `allow_extra_params`: ignore surplus positional and unknown named
 ///   params instead of answering -32602;
+/// - `alias = "oldName"`: also served under this older name, listed in
+///   the catalog as a deprecated method pointing to the new one
+///   (repeatable);
 /// - `error(code = -32001, message = "...")`: a declared error, for the
-///   catalog (repeatable).
+///   catalog (repeatable; the code may be a constant). An error type with
+///   `#[derive(RpcError)]` declares its errors for every method returning
+///   it, so this is rarely needed.
 ///
 /// Options on a parameter: `name = "..."`; `///` doc comments on a
 /// parameter become its description in the catalog.
@@ -92,6 +101,40 @@ pub fn rpc(args: TokenStream, input: TokenStream) -> TokenStream {
         Err(errors) => render::fallback(&service, errors),
     }
     .into()
+}
+
+/// Declares a typed error once, on the error enum: each variant's code
+/// and message, with its fields as the error's `data`.
+///
+/// ```rust,ignore
+/// use rpc_runtime::RpcError;
+///
+/// pub const NOT_FOUND: i64 = -32004;
+///
+/// #[derive(Debug, RpcError)]
+/// pub enum StoreError {
+///     #[rpc(code = NOT_FOUND, message = "Key not found")]
+///     NotFound { key: String },                  // data: {"key": ...}
+///     #[rpc(code = -32005, message = "Store is read-only")]
+///     ReadOnly,                                  // no data
+///     #[rpc(code = -32006, message = "Value too large")]
+///     TooLarge(u64),                             // data: the value
+/// }
+/// ```
+///
+/// This gives `From<StoreError> for ErrorObject` (what the server sends),
+/// `FromErrorObject for StoreError` (so the generated client returns
+/// `ClientError::App(StoreError::NotFound { .. })`) and `RpcError`, whose
+/// errors the catalog lists for every method returning
+/// `Result<_, StoreError>`. Field types need `Serialize` and
+/// `Deserialize`. `#[rpc(crate = "path")]` on the enum names the runtime
+/// crate if it is renamed.
+#[proc_macro_derive(RpcError, attributes(rpc))]
+pub fn derive_rpc_error(input: TokenStream) -> TokenStream {
+    match syn::parse::<syn::DeriveInput>(input) {
+        Ok(input) => rpc_error::derive(input).into(),
+        Err(err) => err.to_compile_error().into(),
+    }
 }
 
 /// The error for `#[rpc]` on something other than a trait, pointing at the

@@ -46,7 +46,7 @@ mod wire;
 
 pub use catalog::{
     Catalog, Components, ContentDescriptor, Draft, ErrorDescriptor, ErrorInfo, Info, MethodInfo, MethodObject, OpenRpc,
-    ParamInfo, SchemaFn, ServiceInfo, DISCOVER_METHOD, OPENRPC_VERSION,
+    ParamInfo, RpcError, SchemaFn, ServiceInfo, DISCOVER_METHOD, OPENRPC_VERSION,
 };
 pub use dispatch::context::Context;
 pub use dispatch::engine::{Engine, Limits, PendingResponse};
@@ -56,7 +56,7 @@ pub use dispatch::router::{
 };
 pub use peer::client::{Batch, BatchReply, Call, ClientError, FromErrorObject, Notification};
 pub use peer::{Cancellation, MessageSink, MessageSource, Peer, PeerBuilder, Received};
-pub use rpc_macros::rpc;
+pub use rpc_macros::{rpc, RpcError};
 pub use spec::{MethodSpec, ParamSpec, ParamStructure};
 pub use transport::hook::HookFuture;
 pub use transport::memory::{memory_pair, MemorySink, MemorySource};
@@ -67,8 +67,9 @@ pub use wire::{
     METHOD_NOT_FOUND, PARSE_ERROR, REQUEST_CANCELLED, SERVER_OVERLOADED,
 };
 
-/// Re-exported so that users (and generated code) need no direct dependency.
-/// Derive `JsonSchema` for param and result types with
+/// Re-exported so that generated code needs no direct dependency. Users
+/// usually depend on `schemars = "1"` and derive `JsonSchema` directly; a
+/// crate without that dependency derives through this re-export with
 /// `#[schemars(crate = "rpc_runtime::schemars")]`.
 pub use schemars;
 /// Re-exported so that users (and generated code) need no direct dependency.
@@ -80,7 +81,8 @@ pub use serde_json;
 #[doc(hidden)]
 pub mod __private {
     pub use crate::catalog::{
-        result_schema_of, schema_of, Catalog, ErrorInfo, MethodInfo, ParamInfo, ResultSchema, ServiceInfo,
+        no_errors, result_schema_of, schema_of, unknown_schema_of, Catalog, ErrorInfo, ErrorsOf, MethodInfo, ParamInfo,
+        ResultSchema, RpcError, SchemaOf, ServiceInfo, ViaJsonSchema, ViaNoJsonSchema, ViaNoRpcError, ViaRpcError,
     };
     pub use crate::dispatch::context::Context;
     pub use crate::dispatch::params::Params;
@@ -89,12 +91,14 @@ pub mod __private {
         encode_params, param, AppError, ClientCore, Codec, ParamMode, ResultTypes, ViaDeserialize, ViaFromErrorObject,
         ViaNoDeserialize, ViaNoSerialize, ViaSerialize, ViaServerError,
     };
+    pub use crate::peer::client::FromErrorObject;
     pub use crate::peer::client::{Batch, BatchReply, Call, ClientError, Notification};
     pub use crate::peer::Peer;
     pub use crate::spec::{MethodSpec, ParamSpec, ParamStructure};
     pub use crate::wire::ErrorObject;
     pub use serde::de::DeserializeOwned;
     pub use serde::Serialize;
+    pub use serde_json;
 
     use std::future::Future;
 
@@ -118,6 +122,7 @@ pub mod __private {
     }
 
     /// A [`MethodInfo`], written positionally.
+    #[allow(clippy::too_many_arguments)]
     pub const fn method_info(
         spec: &'static MethodSpec,
         summary: Option<&'static str>,
@@ -126,8 +131,28 @@ pub mod __private {
         result: Option<SchemaFn>,
         deprecated: bool,
         errors: &'static [ErrorInfo],
+        error_type: fn() -> &'static [ErrorInfo],
     ) -> MethodInfo {
-        MethodInfo { spec, summary, description, params, result, deprecated, errors }
+        MethodInfo { spec, summary, description, params, result, deprecated, errors, error_type, alias_of: None }
+    }
+
+    /// The [`MethodInfo`] of an alias: `method`'s, under the alias's spec,
+    /// pointing to `method`'s name.
+    pub const fn alias_info(spec: &'static MethodSpec, method: MethodInfo) -> MethodInfo {
+        MethodInfo { spec, alias_of: Some(method.spec.name), ..method }
+    }
+
+    /// The data of an error object, decoded as `T` (`null` when absent).
+    pub fn error_data<T: DeserializeOwned>(error: &ErrorObject) -> Option<T> {
+        let text = error.data().map_or("null", |raw| raw.get());
+        serde_json::from_str(text).ok()
+    }
+
+    /// Member `name` of an error object's data, decoded as `T` (`null`
+    /// when absent, so that an `Option` field may be left out).
+    pub fn error_field<T: DeserializeOwned>(error: &ErrorObject, name: &str) -> Option<T> {
+        let data: serde_json::Map<String, serde_json::Value> = error_data(error)?;
+        T::deserialize(data.get(name).unwrap_or(&serde_json::Value::Null)).ok()
     }
 
     /// A [`ParamInfo`], written positionally.
@@ -218,6 +243,21 @@ pub mod __private {
     /// A generated method: a plain function of the service, so that the
     /// only generic code per method is its own body.
     pub type MethodFn<S> = fn(&std::sync::Arc<S>, Params<'_>, &Context, &mut Vec<u8>) -> Direct;
+
+    /// Registers a generated method under its older names too
+    /// (`#[rpc(alias = "...")]`); cannot fail (see [`register`]).
+    pub fn register_aliased<S: Send + Sync + 'static>(
+        router: &mut Router,
+        spec: &'static MethodSpec,
+        aliases: &'static [MethodSpec],
+        service: &std::sync::Arc<S>,
+        handler: MethodFn<S>,
+    ) {
+        register_method(router, spec, service, handler);
+        for alias in aliases {
+            register_method(router, alias, service, handler);
+        }
+    }
 
     /// Registers a generated method of `service`; the wrapper around
     /// `handler` is one type per service, not one per method. Cannot fail

@@ -158,6 +158,11 @@ fn cases() -> Vec<(&'static str, Option<Value>, bool)> {
         ("notify_client", Some(json!({"method": "note"})), true),
         ("notify_client", Some(json!({"params": []})), false),
         ("notify_client", Some(json!(["note", [], 3])), false),
+        ("divide", Some(json!([7, 2])), true),
+        ("divide", Some(json!({"dividend": 7, "divisor": 0})), true),
+        ("divide", Some(json!([-9223372036854775808_i64, -1])), true),
+        ("divide", Some(json!([7])), false),
+        ("divide", Some(json!({"dividend": 7, "divisr": 2})), false),
     ]
 }
 
@@ -201,13 +206,14 @@ fn schema_and_server_agree_on_params() {
     }
 
     let plain: Vec<(&str, Option<Value>)> = cases.iter().map(|(m, p, _)| (*m, p.clone())).collect();
+    // Without Node.js only the server's side is checked (and the skip said).
     let schema = schema_verdicts("calculator", &doc, &plain);
 
     let mut problems = Vec::new();
     for (i, (method, params, expected)) in cases.iter().enumerate() {
         let server = server[i].unwrap_or_else(|| panic!("no response to case {i}"));
         let params = params.as_ref().map_or("(none)".to_owned(), Value::to_string);
-        if server != schema[i] {
+        if let Some(schema) = schema.as_ref().filter(|schema| schema[i] != server) {
             problems.push(format!("{method} {params}: server accepts: {server}, schema accepts: {}", schema[i]));
         }
         if server != *expected {

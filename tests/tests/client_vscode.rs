@@ -1,8 +1,10 @@
 //! Interop with vscode-jsonrpc (npm), the JSON-RPC library VS Code uses:
 //! `tests/js/vscode/interop.js` drives the calculator example over
 //! Content-Length stdio with requests, notifications, concurrent calls and
-//! server-to-client requests it answers itself. Needs `node` and `npm`;
-//! installs the locked packages with `npm ci` when they are missing.
+//! server-to-client requests it answers itself. Needs `node` and `npm`
+//! (skipped without them unless `RPC_REQUIRE_INTEROP=1`, see
+//! `tests::interop`); installs the locked packages with `npm ci` when they
+//! are missing.
 
 mod client_support;
 
@@ -27,6 +29,9 @@ fn install_once(dir: &PathBuf) {
 
 #[test]
 fn vscode_jsonrpc_drives_the_calculator() {
+    if !tests::interop::require(&["node", "npm"], "vscode_jsonrpc_drives_the_calculator") {
+        return;
+    }
     let dir = script_dir();
     install_once(&dir);
     let calculator = client_support::calculator();

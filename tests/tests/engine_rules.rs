@@ -10,7 +10,10 @@ mod common;
 
 use std::sync::Arc;
 
-use common::{connect, error, invalid_request, parse_error, result, serve_in_process, Calculator, Conn, Wire};
+use common::{
+    connect, error, invalid_request, invalid_request_because, parse_error, result, serve_in_process, Calculator, Conn,
+    Wire,
+};
 use rpc_runtime::serde_json::{self, Value};
 use rpc_runtime::{rpc, ErrorObject, Limits, Server};
 use tokio::sync::{Barrier, Semaphore};
@@ -185,7 +188,7 @@ async fn invalid_batch_entries_each_get_their_own_error() {
             invalid_request("null"),
             invalid_request("null"),
             invalid_request(r#""b""#),
-            invalid_request(r#""c""#),
+            invalid_request_because(r#""c""#, r#""jsonrpc" must be "2.0", got "1.0""#),
             error(-32601, "Method not found", r#""d""#),
         ];
         assert_eq!(calc.conn.call(batch).await, format!("[{}]", want.join(",")), "{wire:?}");
@@ -306,10 +309,32 @@ async fn a_non_request_is_invalid_request_answered_with_its_id_when_readable() {
         (r#"{"jsonrpc":"2.0","method":"subtract","params":5}"#, "null"),
         (r#"{"method":"update","params":[1]}"#, "null"),
     ];
+    // Why, in `data`; the shapes the specification's own examples answer
+    // with a bare error object (a non-object, `method` not a string,
+    // `params` not structured, neither `jsonrpc` nor `method`) stay bare.
+    let version = r#""jsonrpc" must be "2.0"; it is missing (JSON-RPC 1.0 requests are not supported)"#;
+    let reasons: &[(&str, &str)] = &[
+        (r#"{"method":"subtract","#, version),
+        (r#"{"jsonrpc":"1.0","#, r#""jsonrpc" must be "2.0", got "1.0""#),
+        (r#"{"jsonrpc":2.0,"#, r#""jsonrpc" must be "2.0", got 2.0"#),
+        (r#"{"jsonrpc":null,"#, r#""jsonrpc" must be "2.0", got null"#),
+        (r#"{"jsonrpc":"2.0 ","#, r#""jsonrpc" must be "2.0", got "2.0 ""#),
+        (r#"{"jsonrpc":"2.0","params":[1,2],"id":6}"#, r#""method" is missing"#),
+        (r#"{"jsonrpc":"2.0","method":"subtract","params":[1,2],"id":{"#, r#""id" must be a string, a number or null"#),
+        (r#"{"jsonrpc":"2.0","method":"subtract","params":[1,2],"id":["#, r#""id" must be a string, a number or null"#),
+        (r#"{"jsonrpc":"2.0","method":"subtract","params":[1,2],"id":t"#, r#""id" must be a string, a number or null"#),
+        (r#"{"jsonrpc":"2.0","method":"subtract","params":[1,2],"id":f"#, r#""id" must be a string, a number or null"#),
+        (r#"{"jsonrpc":"2.0","method":"subtract","method""#, "not a request object: duplicate field `method`"),
+        (r#"{"method":"update""#, version),
+    ];
     for wire in Wire::BOTH {
         let mut calc = Calculator::spawn(wire);
         for (request, id) in cases {
-            assert_eq!(calc.conn.call(request).await, invalid_request(id), "{wire:?}: {request}");
+            let want = match reasons.iter().find(|(start, _)| request.starts_with(start)) {
+                Some((_, why)) => invalid_request_because(id, why),
+                None => invalid_request(id),
+            };
+            assert_eq!(calc.conn.call(request).await, want, "{wire:?}: {request}");
         }
         assert_eq!(calc.conn.call(MARK).await, MARK_ANSWER);
         assert!(calc.finish().await.status.success());
@@ -394,7 +419,7 @@ async fn ids_are_echoed_byte_exactly() {
             let got = calc.conn.call(req("nope", "[]", id)).await;
             assert_eq!(got, error(-32601, "Method not found", id), "{wire:?}");
             let got = calc.conn.call(format!(r#"{{"jsonrpc":"1","method":"echo","id":{id}}}"#)).await;
-            assert_eq!(got, invalid_request(id), "{wire:?}");
+            assert_eq!(got, invalid_request_because(id, r#""jsonrpc" must be "2.0", got "1""#), "{wire:?}");
         }
         // Async methods and batches too.
         for id in ["123456789012345678901234567890", r#""\u00e9""#, "null"] {
@@ -650,7 +675,7 @@ async fn deeply_nested_json_cannot_crash_the_server() {
             calc.conn.call(req("subtract", &format!(r#"{{"minuend":{nested_object},"subtrahend":1}}"#), "3")).await;
         assert_eq!(code_and_id(&got), (-32602, Value::from(3)), "{wire:?}");
         let got = calc.conn.call(format!(r#"{{"jsonrpc":"2.0","method":"echo","params":[1],"id":{nested}}}"#)).await;
-        assert_eq!(got, invalid_request("null"), "{wire:?}");
+        assert_eq!(got, invalid_request_because("null", r#""id" must be a string, a number or null"#), "{wire:?}");
         let got = calc.conn.call(req("sum", &format!("[1,{}", open), "4")).await;
         assert_eq!(got, parse_error(), "{wire:?}");
         // In a batch, next to a good entry.

@@ -205,7 +205,7 @@ async fn rename_all_applies_to_method_and_param_names() {
     assert_eq!(
         call(&engine, &request("getBlockByHash", r#"{"block_hash":"0xab"}"#)).await,
         invalid_params(
-            "unknown parameter `block_hash` for method `getBlockByHash`; expected one of: blockHash, fullTx"
+            "unknown parameter `block_hash` for method `getBlockByHash` (did you mean `blockHash`?); expected one of: blockHash, fullTx"
         )
     );
 }
@@ -215,7 +215,7 @@ async fn named_params_are_case_sensitive() {
     let engine = new_engine(Naming::into_rpc(Service::default()));
     assert_eq!(
         call(&engine, &request("getBlockByHash", r#"{"blockhash":"0xab"}"#)).await,
-        invalid_params("unknown parameter `blockhash` for method `getBlockByHash`; expected one of: blockHash, fullTx")
+        invalid_params("unknown parameter `blockhash` for method `getBlockByHash` (did you mean `blockHash`?); expected one of: blockHash, fullTx")
     );
     assert_eq!(call(&engine, &request("GetBlockByHash", r#"["0xab"]"#)).await, METHOD_NOT_FOUND);
 }

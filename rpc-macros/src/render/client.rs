@@ -144,20 +144,28 @@ fn types(method: &Method) -> Types {
 
 /// What the client decodes a result into: the type itself, or for a
 /// borrowed result (`-> &'static str`, served from the server's own data)
-/// its owned form (`String`), since a decoded value cannot borrow.
+/// its owned form (`String`), since a decoded value cannot borrow. Borrows
+/// inside a tuple, array or generic type are replaced the same way:
+/// `(&'static str, i64)` decodes as `(String, i64)`.
 fn owned(ty: &Type) -> TokenStream {
-    match ty {
-        Type::Reference(reference) => {
-            let elem = &reference.elem;
-            quote!(<#elem as ::std::borrow::ToOwned>::Owned)
+    struct Owned;
+    impl syn::visit_mut::VisitMut for Owned {
+        fn visit_type_mut(&mut self, ty: &mut Type) {
+            syn::visit_mut::visit_type_mut(self, ty);
+            if let Type::Reference(reference) = ty {
+                let elem = &reference.elem;
+                *ty = syn::parse_quote!(<#elem as ::std::borrow::ToOwned>::Owned);
+            }
         }
-        _ => quote!(#ty),
     }
+    let mut ty = ty.clone();
+    syn::visit_mut::VisitMut::visit_type_mut(&mut Owned, &mut ty);
+    quote!(#ty)
 }
 
 /// `T` and `E` of a return type written `Result<T, E>`; aliases go through
 /// the `ResultTypes` projection instead.
-fn result_args(ty: &Type) -> Option<(&Type, &Type)> {
+pub fn result_args(ty: &Type) -> Option<(&Type, &Type)> {
     let Type::Path(path) = ty else { return None };
     let last = path.path.segments.last()?;
     if last.ident != "Result" {

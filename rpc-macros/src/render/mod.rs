@@ -10,6 +10,8 @@ use syn::{parse_quote, TraitItem};
 
 use crate::ast::Service;
 
+pub use client::result_args;
+
 /// The trait plus everything generated from it.
 pub fn expand(service: &Service) -> TokenStream {
     let into_rpc = server::into_rpc(service);

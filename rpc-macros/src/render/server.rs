@@ -12,7 +12,12 @@ use crate::attr::Structure;
 pub fn into_rpc(service: &Service) -> Vec<TraitItem> {
     let krate = &service.attrs.crate_path;
     let trait_ident = &service.item.ident;
-    let registrations = service.methods.iter().enumerate().map(|(index, method)| register(service, index, method));
+    let mut alias_index = service.methods.len();
+    let registrations = service.methods.iter().enumerate().map(|(index, method)| {
+        let aliases = alias_index..alias_index + method.aliases.len();
+        alias_index = aliases.end;
+        register(service, index, aliases, method)
+    });
     let doc = format!(
         " Turns this `{trait_ident}` implementation into a [`Router`]({}::Router) that serves all of its methods.",
         quote!(#krate).to_string().replace(' ', "")
@@ -51,8 +56,14 @@ pub fn specs_ident(service: &Service) -> syn::Ident {
 pub fn specs(service: &Service) -> TokenStream {
     let krate = &service.attrs.crate_path;
     let ident = specs_ident(service);
-    let count = service.methods.len();
-    let specs = service.methods.iter().map(method_spec);
+    // Every method's spec, then one per alias (the method's spec under the
+    // older name), in order.
+    let count = service.methods.len() + service.methods.iter().map(|m| m.aliases.len()).sum::<usize>();
+    let aliases = service
+        .methods
+        .iter()
+        .flat_map(|method| method.aliases.iter().map(move |(name, _)| method_spec_named(method, name)));
+    let specs = service.methods.iter().map(method_spec).chain(aliases);
     quote! {
         #[doc(hidden)]
         #[allow(deprecated, clippy::all)]
@@ -63,7 +74,7 @@ pub fn specs(service: &Service) -> TokenStream {
     }
 }
 
-fn register(service: &Service, index: usize, method: &Method) -> TokenStream {
+fn register(service: &Service, index: usize, aliases: std::ops::Range<usize>, method: &Method) -> TokenStream {
     let private = quote!(__rpc);
     let trait_ident = &service.item.ident;
     let ident = &method.ident;
@@ -109,12 +120,17 @@ fn register(service: &Service, index: usize, method: &Method) -> TokenStream {
         }},
     };
     let outcome = respan(outcome, span);
-    quote! {
-        #private::register_method(&mut __router, &#specs[#index], &__this, |__this, __params, __cx, __out| {
+    let handler = quote! {
+        |__this, __params, __cx, __out| {
             #(#decode)*
             #outcome
-        });
+        }
+    };
+    if aliases.is_empty() {
+        return quote!(#private::register_method(&mut __router, &#specs[#index], &__this, #handler););
     }
+    let (start, end) = (aliases.start, aliases.end);
+    quote!(#private::register_aliased(&mut __router, &#specs[#index], &#specs[#start..#end], &__this, #handler);)
 }
 
 /// `tokens` with every span set to `span`, so that errors about them are
@@ -138,8 +154,12 @@ fn respan(tokens: TokenStream, span: Span) -> TokenStream {
 
 /// `__rpc::spec(..)` of one method (`__rpc` is the `__private` module).
 fn method_spec(method: &Method) -> TokenStream {
+    method_spec_named(method, &method.wire_name)
+}
+
+/// The spec of `method` under the wire name `name`.
+fn method_spec_named(method: &Method, name: &str) -> TokenStream {
     let private = quote!(__rpc);
-    let name = &method.wire_name;
     let params = method.wire_params().map(|param| {
         let name = &param.wire_name;
         let ty = super::type_name(&param.ty);

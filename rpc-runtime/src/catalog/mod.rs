@@ -54,6 +54,11 @@ pub struct MethodInfo {
     pub deprecated: bool,
     /// Errors declared with `#[rpc(error(code = ..., message = "..."))]`.
     pub errors: &'static [ErrorInfo],
+    /// The errors the method's error type declares ([`RpcError::ERRORS`]),
+    /// or none.
+    pub error_type: fn() -> &'static [ErrorInfo],
+    /// For an `#[rpc(alias = "...")]` name: the method's current name.
+    pub alias_of: Option<&'static str>,
 }
 
 /// What `#[rpc]` records about one parameter.
@@ -103,8 +108,8 @@ impl Draft {
 /// answers `rpc.discover` with the merged document unless turned off with
 /// [`Router::set_discover`](crate::Router::set_discover).
 ///
-/// Param and result types must implement [`JsonSchema`]. Derive it through
-/// the re-export, without a direct dependency:
+/// Param and result types implement [`JsonSchema`]: derive it (with a
+/// `schemars = "1"` dependency), or through the re-export, without one:
 ///
 /// ```
 /// use rpc_runtime::schemars::JsonSchema;
@@ -119,7 +124,9 @@ impl Draft {
 /// }
 /// ```
 ///
-/// A trait whose types cannot implement `JsonSchema` opts out with
+/// A param or result type without `JsonSchema` appears as any value, with
+/// a note (`"x-no-schema": true`); `#[rpc(strict_schemas)]` makes that a
+/// compile error instead. A trait can also opt out entirely with
 /// `#[rpc(catalog = false)]`: it then gets no `FooCatalog`, and its methods
 /// are absent from `rpc.discover`.
 #[derive(Debug, Clone, Default)]
@@ -215,16 +222,22 @@ impl Catalog {
 impl MethodInfo {
     /// `paramStructure` as the server applies it. A `whole_params` method
     /// takes what its one parameter's type accepts: an array type is
-    /// `by-position`, an object type `by-name`.
+    /// `by-position`; an object type (a struct, a map, an enum) `by-name`,
+    /// and the server refuses an array for a struct, although serde could
+    /// read one from it.
     pub fn param_structure(&self) -> ParamStructure {
         let (true, Some(param)) = (self.spec.whole, self.params.first()) else {
             return self.spec.structure;
         };
         let mut generator = Generator::new(Draft::Draft07, "/definitions", Contract::Deserialize);
         let schema = (param.schema)(&mut generator.inner);
-        match generator.resolve(&schema).get("type").and_then(Value::as_str) {
-            Some("array") => ParamStructure::ByPosition,
-            Some("object") => ParamStructure::ByName,
+        let mut types = Vec::new();
+        if !generator.json_types(&schema, &mut types, 0) {
+            return ParamStructure::Either;
+        }
+        match (types.contains(&"object"), types.contains(&"array")) {
+            (true, false) => ParamStructure::ByName,
+            (false, true) => ParamStructure::ByPosition,
             _ => ParamStructure::Either,
         }
     }
@@ -308,21 +321,28 @@ impl MethodInfo {
             required: true,
             schema: outputs.schema(schema).to_value(),
         });
+        let mut errors: Vec<ErrorDescriptor> = Vec::new();
+        for error in self.errors.iter().chain((self.error_type)()) {
+            if !errors.iter().any(|known| known.code == error.code && known.message == error.message) {
+                errors.push(ErrorDescriptor { code: error.code, message: error.message.to_owned() });
+            }
+        }
+        let summary = match self.alias_of {
+            Some(current) => Some(format!("Deprecated alias of `{current}`: call `{current}` instead.")),
+            None => self.summary.map(str::to_owned),
+        };
         MethodObject {
             name: spec.name.to_owned(),
-            summary: self.summary.map(str::to_owned),
+            summary,
             description: self.description.map(str::to_owned),
             params,
             result,
             param_structure: self.param_structure().as_str(),
-            deprecated: self.deprecated,
-            errors: self
-                .errors
-                .iter()
-                .map(|e| ErrorDescriptor { code: e.code, message: e.message.to_owned() })
-                .collect(),
+            deprecated: self.deprecated || self.alias_of.is_some(),
+            errors,
             whole_params: spec.whole,
             allow_extra_params: spec.allow_extra,
+            alias_of: self.alias_of,
         }
     }
 }
@@ -359,6 +379,37 @@ impl Generator {
             .and_then(|name| self.inner.definitions().get(name))
             .and_then(|value| <&Schema>::try_from(value).ok());
         target.unwrap_or(schema)
+    }
+
+    /// Adds the JSON types `schema` accepts to `types`, looking through
+    /// `$ref`, `oneOf` and `anyOf` (an enum is one of its variants);
+    /// `false` when that cannot be told (no `type`, as for any value).
+    fn json_types(&self, schema: &Schema, types: &mut Vec<&'static str>, depth: usize) -> bool {
+        const NAMES: [&str; 7] = ["object", "array", "string", "number", "integer", "boolean", "null"];
+        let schema = self.resolve(schema);
+        let known = |name: &str| NAMES.iter().find(|known| **known == name).copied();
+        match schema.get("type") {
+            Some(Value::String(name)) => {
+                types.extend(known(name));
+                return true;
+            }
+            Some(Value::Array(names)) => {
+                types.extend(names.iter().filter_map(Value::as_str).filter_map(known));
+                return true;
+            }
+            _ => {}
+        }
+        if schema.get("enum").is_some() || schema.get("const").is_some() {
+            // Literal values: never an array or an object in our schemas.
+            return true;
+        }
+        let variants = schema.get("oneOf").or_else(|| schema.get("anyOf")).and_then(Value::as_array);
+        match variants {
+            Some(variants) if depth < 8 => variants.iter().all(|variant| {
+                <&Schema>::try_from(variant).is_ok_and(|variant| self.json_types(variant, types, depth + 1))
+            }),
+            _ => false,
+        }
     }
 
     fn definitions(&mut self) -> Map<String, Value> {
@@ -502,14 +553,18 @@ pub struct MethodObject {
     pub errors: Vec<ErrorDescriptor>,
     /// Extension `x-whole-params`: the one content descriptor in `params`
     /// describes the entire JSON-RPC `params` value (a variadic array or a
-    /// params struct), not one entry of it. (serde also decodes a struct
-    /// from an array of its fields in order; that form is not advertised.)
+    /// params struct), not one entry of it. `paramStructure` says whether
+    /// that value is an object or an array, and the server holds to it.
     #[serde(rename = "x-whole-params", skip_serializing_if = "std::ops::Not::not")]
     pub whole_params: bool,
     /// Extension `x-allow-extra-params`: surplus positional params and
     /// unknown named params are ignored instead of rejected.
     #[serde(rename = "x-allow-extra-params", skip_serializing_if = "std::ops::Not::not")]
     pub allow_extra_params: bool,
+    /// Extension `x-alias-of`: this name is an older name of that method
+    /// (`#[rpc(alias = "...")]`), served the same way and `deprecated`.
+    #[serde(rename = "x-alias-of", skip_serializing_if = "Option::is_none")]
+    pub alias_of: Option<&'static str>,
 }
 
 /// A content descriptor: one param or the result.
@@ -545,6 +600,145 @@ pub struct Components {
 /// The schema of `T` (hoisted into the definitions if `T` is a named type).
 pub fn schema_of<T: JsonSchema + ?Sized>(generator: &mut SchemaGenerator) -> Schema {
     generator.subschema_for::<T>()
+}
+
+/// The schema of a type that does not implement [`JsonSchema`]: any value,
+/// with a note that says why (outside `#[rpc(strict_schemas)]`).
+pub fn unknown_schema_of<T: ?Sized>(_: &mut SchemaGenerator) -> Schema {
+    let note = format!(
+        "Any JSON value: `{}` has no JSON Schema (it does not implement `JsonSchema`).",
+        std::any::type_name::<T>()
+    );
+    let mut schema = Schema::default();
+    schema.insert("description".into(), note.into());
+    schema.insert("x-no-schema".into(), true.into());
+    schema
+}
+
+/// Picks, where `#[rpc]` names a param or result type, [`schema_of`] when
+/// the type implements [`JsonSchema`] and [`unknown_schema_of`] otherwise
+/// (autoref specialization: the generated code names a concrete `T`).
+pub struct SchemaOf<T: ?Sized>(std::marker::PhantomData<fn() -> std::marker::PhantomData<T>>);
+
+impl<T: ?Sized> SchemaOf<T> {
+    /// The selector for `T`.
+    pub const fn new() -> Self {
+        SchemaOf(std::marker::PhantomData)
+    }
+}
+
+impl<T: ?Sized> Default for SchemaOf<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Chosen when `T: JsonSchema`.
+pub trait ViaJsonSchema {
+    /// The schema function of the type.
+    fn schema_fn(&self) -> SchemaFn;
+}
+
+impl<T: JsonSchema + ?Sized> ViaJsonSchema for SchemaOf<T> {
+    fn schema_fn(&self) -> SchemaFn {
+        schema_of::<T>
+    }
+}
+
+/// Chosen otherwise.
+pub trait ViaNoJsonSchema {
+    /// A schema function that says the type has no schema.
+    fn schema_fn(&self) -> SchemaFn;
+}
+
+impl<T: ?Sized> ViaNoJsonSchema for &SchemaOf<T> {
+    fn schema_fn(&self) -> SchemaFn {
+        unknown_schema_of::<T>
+    }
+}
+
+/// An error type that declares the errors it stands for, so that every
+/// method returning `Result<_, E>` lists them in the catalog's `errors`.
+/// Implemented by `#[derive(RpcError)]`, which also gives
+/// `From<E> for ErrorObject` and [`FromErrorObject`](crate::FromErrorObject).
+pub trait RpcError {
+    /// Each error: its code and message.
+    const ERRORS: &'static [ErrorInfo];
+}
+
+impl RpcError for crate::wire::ErrorObject {
+    const ERRORS: &'static [ErrorInfo] = &[];
+}
+
+/// No errors: what a method that cannot fail, or whose error type is not
+/// an [`RpcError`], declares through its type.
+pub fn no_errors() -> &'static [ErrorInfo] {
+    &[]
+}
+
+/// Picks [`RpcError::ERRORS`] of `E` when `E` implements it, and no errors
+/// otherwise (autoref specialization, as [`SchemaOf`]).
+pub struct ErrorsOf<E: ?Sized>(std::marker::PhantomData<fn() -> std::marker::PhantomData<E>>);
+
+impl<E: ?Sized> ErrorsOf<E> {
+    /// The selector for `E`.
+    pub const fn new() -> Self {
+        ErrorsOf(std::marker::PhantomData)
+    }
+}
+
+impl<E: ?Sized> Default for ErrorsOf<E> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Chosen when `E: RpcError`.
+pub trait ViaRpcError {
+    /// The errors `E` declares.
+    fn errors(&self) -> &'static [ErrorInfo];
+}
+
+impl<E: RpcError + ?Sized> ViaRpcError for ErrorsOf<E> {
+    fn errors(&self) -> &'static [ErrorInfo] {
+        E::ERRORS
+    }
+}
+
+/// Chosen otherwise.
+pub trait ViaNoRpcError {
+    /// No errors.
+    fn errors(&self) -> &'static [ErrorInfo];
+}
+
+impl<E: ?Sized> ViaNoRpcError for &ErrorsOf<E> {
+    fn errors(&self) -> &'static [ErrorInfo] {
+        &[]
+    }
+}
+
+/// An error object: `code`, `message` and any `data`.
+impl JsonSchema for crate::wire::ErrorObject {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ErrorObject".into()
+    }
+
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        "rpc_runtime::ErrorObject".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        schemars::json_schema!({
+            "description": "A JSON-RPC 2.0 error object.",
+            "type": "object",
+            "properties": {
+                "code": {"type": "integer", "format": "int64"},
+                "message": {"type": "string"},
+                "data": {}
+            },
+            "required": ["code", "message"]
+        })
+    }
 }
 
 /// The success type of a `Result`-like return type, for the catalog's `result`.

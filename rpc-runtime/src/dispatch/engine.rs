@@ -283,9 +283,13 @@ impl Engine {
             out.push(if mark == start { b'[' } else { b',' });
             let piece_start = out.len();
             let dispatched = match serde_json::from_str::<Envelope<'_>>(entry.get()) {
+                // serde also reads a struct from an array of its members:
+                // an entry that is not an object is no request, said bare
+                // as in the specification's examples.
+                Ok(_) if !entry.get().starts_with('{') => Dispatched::invalid(out, None, None),
                 Ok(envelope) => self.dispatch(envelope, cx, out),
-                Err(_) => {
-                    write_error(out, id_of_broken(entry.get()), &ErrorObject::invalid_request());
+                Err(err) => {
+                    write_error(out, id_of_broken(entry.get()), &not_a_request(entry.get(), &err));
                     Dispatched::Written
                 }
             };
@@ -321,16 +325,28 @@ impl Engine {
         let id = match envelope.id {
             None => None,
             Some(raw) if is_valid_id(raw) => Some(raw.get()),
-            Some(_) => return Dispatched::invalid(out, None),
+            Some(_) => return Dispatched::invalid(out, None, Some(Why::IdType)),
+        };
+        let Some(method) = envelope.method.map(|raw| (raw, decode_str(raw))) else {
+            // Neither `jsonrpc` nor `method` (the specification's
+            // `{"foo": "boo"}`): nothing of a request, answered bare.
+            let why = envelope.jsonrpc.map(|_| Why::NoMethod);
+            return Dispatched::invalid(out, id, why);
         };
         let version_ok =
             envelope.jsonrpc.is_some_and(|v| v.get() == "\"2.0\"" || decode_str(v).as_deref() == Some("2.0"));
-        let Some(method) = envelope.method.and_then(decode_str).filter(|_| version_ok) else {
-            return Dispatched::invalid(out, id);
+        if !version_ok {
+            return Dispatched::invalid(out, id, Some(Why::Version(envelope.jsonrpc)));
+        }
+        // The specification's own examples answer a `method` that is not a
+        // string and `params` that are not structured with the bare error
+        // object: so do we, byte for byte. Every other cause is in `data`.
+        let (_, Some(method)) = method else {
+            return Dispatched::invalid(out, id, None);
         };
         if let Some(params) = envelope.params {
             if !matches!(params.get().as_bytes().first(), Some(b'[' | b'{')) {
-                return Dispatched::invalid(out, id);
+                return Dispatched::invalid(out, id, None);
             }
         }
         // The result is encoded in place, right after the response's head.
@@ -374,10 +390,63 @@ enum Dispatched {
 }
 
 impl Dispatched {
-    fn invalid(out: &mut Vec<u8>, id: Option<&str>) -> Self {
-        write_error(out, id.unwrap_or(NULL_ID), &ErrorObject::invalid_request());
+    fn invalid(out: &mut Vec<u8>, id: Option<&str>, why: Option<Why<'_>>) -> Self {
+        let error = match why {
+            Some(why) => why.error(),
+            None => ErrorObject::invalid_request(),
+        };
+        write_error(out, id.unwrap_or(NULL_ID), &error);
         Dispatched::Written
     }
+}
+
+/// Why a request object is invalid, said in the -32600 error's `data`.
+enum Why<'a> {
+    /// `"id"` is not a string, a number or null.
+    IdType,
+    /// `"jsonrpc"` is missing (JSON-RPC 1.0) or not `"2.0"`.
+    Version(Option<&'a RawValue>),
+    /// No `"method"` member.
+    NoMethod,
+}
+
+impl Why<'_> {
+    #[cold]
+    fn error(self) -> ErrorObject {
+        let reason = match self {
+            Why::IdType => "\"id\" must be a string, a number or null".to_owned(),
+            Why::Version(None) => {
+                "\"jsonrpc\" must be \"2.0\"; it is missing (JSON-RPC 1.0 requests are not supported)".to_owned()
+            }
+            Why::Version(Some(raw)) => format!("\"jsonrpc\" must be \"2.0\", got {}", truncated(raw.get())),
+            Why::NoMethod => "\"method\" is missing".to_owned(),
+        };
+        ErrorObject::invalid_request().with_data(&reason)
+    }
+}
+
+/// At most 64 bytes of `text` (on a char boundary), for a reason.
+fn truncated(text: &str) -> &str {
+    let mut end = text.len().min(64);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
+/// -32600 for an entry that did not decode as a request object: bare for
+/// a non-object (as the specification's examples answer), else with the
+/// decoder's reason in `data`.
+#[cold]
+fn not_a_request(text: &str, err: &serde_json::Error) -> ErrorObject {
+    if !text.trim_start().starts_with('{') {
+        return ErrorObject::invalid_request();
+    }
+    let mut reason = err.to_string();
+    if let Some(at) = reason.rfind(" at line ") {
+        reason.truncate(at);
+    }
+    ErrorObject::invalid_request().with_data(&format!("not a request object: {reason}"))
 }
 
 impl PendingResponse {
@@ -523,7 +592,7 @@ fn classify_top_level<'a>(text: &'a str, err: &serde_json::Error) -> (&'a str, E
         (NULL_ID, ErrorObject::parse_error())
     } else {
         tracing::debug!(error = %err, "message is not a request object");
-        (id_of_broken(text), ErrorObject::invalid_request())
+        (id_of_broken(text), not_a_request(text, err))
     }
 }
 

@@ -99,12 +99,119 @@ impl<'a> Params<'a> {
             Slots::Whole => self.raw.map(RawValue::get),
         };
         match raw {
+            // serde also reads a struct from an array of its fields, in
+            // order; the catalog describes such params as an object
+            // (`by-name`), so an array is refused as the catalog says.
+            Some(text) if self.spec.whole && text.starts_with('[') && asks_for_object::<T>() => {
+                Err(structure_error(self.spec, "an array"))
+            }
             Some(text) => serde_json::from_str(text).map_err(|err| decode_error(self.spec, param, &err)),
             None if param.optional || self.spec.whole => {
                 serde_json::from_str("null").map_err(|_| missing_error(self.spec, param))
             }
             None => Err(missing_error(self.spec, param)),
         }
+    }
+}
+
+/// Whether `T` reads itself from a JSON object only: a struct or a map,
+/// possibly inside `Option` or a newtype. Found by letting `T` start to
+/// deserialize from a probe that records what it asks for.
+fn asks_for_object<T: DeserializeOwned>() -> bool {
+    let mut object = false;
+    let _ = T::deserialize(ShapeProbe { object: &mut object });
+    object
+}
+
+/// A deserializer that has no data: it notes whether the type asked for a
+/// struct or a map, looks through `Option` and newtypes, and fails.
+struct ShapeProbe<'p> {
+    object: &'p mut bool,
+}
+
+impl ShapeProbe<'_> {
+    fn stop<V>(self) -> Result<V, serde::de::value::Error> {
+        Err(serde::de::Error::custom("shape probe"))
+    }
+}
+
+macro_rules! probe_stops {
+    ($($method:ident),*) => {$(
+        fn $method<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Self::Error> {
+            self.stop()
+        }
+    )*};
+}
+
+impl<'de> Deserializer<'de> for ShapeProbe<'_> {
+    type Error = serde::de::value::Error;
+
+    probe_stops!(
+        deserialize_any,
+        deserialize_bool,
+        deserialize_i8,
+        deserialize_i16,
+        deserialize_i32,
+        deserialize_i64,
+        deserialize_i128,
+        deserialize_u8,
+        deserialize_u16,
+        deserialize_u32,
+        deserialize_u64,
+        deserialize_u128,
+        deserialize_f32,
+        deserialize_f64,
+        deserialize_char,
+        deserialize_str,
+        deserialize_string,
+        deserialize_bytes,
+        deserialize_byte_buf,
+        deserialize_unit,
+        deserialize_seq,
+        deserialize_identifier,
+        deserialize_ignored_any
+    );
+
+    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
+        visitor.visit_some(self)
+    }
+    fn deserialize_newtype_struct<V: Visitor<'de>>(self, _: &'static str, visitor: V) -> Result<V::Value, Self::Error> {
+        visitor.visit_newtype_struct(self)
+    }
+    fn deserialize_map<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Self::Error> {
+        *self.object = true;
+        self.stop()
+    }
+    fn deserialize_struct<V: Visitor<'de>>(
+        self,
+        _: &'static str,
+        _: &'static [&'static str],
+        _: V,
+    ) -> Result<V::Value, Self::Error> {
+        *self.object = true;
+        self.stop()
+    }
+    fn deserialize_unit_struct<V: Visitor<'de>>(self, _: &'static str, _: V) -> Result<V::Value, Self::Error> {
+        self.stop()
+    }
+    fn deserialize_tuple<V: Visitor<'de>>(self, _: usize, _: V) -> Result<V::Value, Self::Error> {
+        self.stop()
+    }
+    fn deserialize_tuple_struct<V: Visitor<'de>>(
+        self,
+        _: &'static str,
+        _: usize,
+        _: V,
+    ) -> Result<V::Value, Self::Error> {
+        self.stop()
+    }
+    fn deserialize_enum<V: Visitor<'de>>(
+        self,
+        _: &'static str,
+        _: &'static [&'static str],
+        _: V,
+    ) -> Result<V::Value, Self::Error> {
+        self.stop()
     }
 }
 
@@ -116,6 +223,7 @@ fn first_byte(raw: &RawValue) -> u8 {
 fn structure_error(spec: &MethodSpec, got: &str) -> ErrorObject {
     let wanted = match spec.structure {
         ParamStructure::ByName => "by name (an object)",
+        _ if spec.whole => "by name (an object)",
         _ => "by position (an array)",
     };
     ErrorObject::invalid_params(format!("method `{}` takes params {wanted}, got {got}", spec.name))
@@ -277,7 +385,46 @@ fn unknown_param(spec: &MethodSpec, key: &str) -> ErrorObject {
     } else {
         format!("expected one of: {}", names.join(", "))
     };
-    ErrorObject::invalid_params(format!("unknown parameter `{key}` for method `{}`; {expected}", spec.name))
+    let suggestion = match closest(key, &names) {
+        Some(name) => format!(" (did you mean `{name}`?)"),
+        None => String::new(),
+    };
+    ErrorObject::invalid_params(format!("unknown parameter `{key}` for method `{}`{suggestion}; {expected}", spec.name))
+}
+
+/// The candidate closest to `key` by edit distance, if it is close enough
+/// to be a likely typo: at most one edit per three characters (a case
+/// difference alone always is).
+fn closest<'n>(key: &str, candidates: &[&'n str]) -> Option<&'n str> {
+    let limit = (key.chars().count() * 2 / 3).max(1);
+    candidates
+        .iter()
+        .map(|candidate| (edit_distance(key, candidate), *candidate))
+        .filter(|(distance, _)| *distance <= limit)
+        .min_by_key(|(distance, _)| *distance)
+        .map(|(_, candidate)| candidate)
+}
+
+/// Twice the Levenshtein distance, a case difference counting one (half
+/// an edit), so `Name` is closer to `name` than `nme` is.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).map(|i| i * 2).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = (i + 1) * 2;
+        for (j, cb) in b.iter().enumerate() {
+            let substitution = match (ca == *cb, ca.eq_ignore_ascii_case(cb)) {
+                (true, _) => 0,
+                (false, true) => 1,
+                (false, false) => 2,
+            };
+            let next = (diagonal + substitution).min(row[j] + 2).min(row[j + 1] + 2);
+            diagonal = row[j + 1];
+            row[j + 1] = next;
+        }
+    }
+    row[b.len()]
 }
 
 /// A map key that borrows when it has no escapes.
@@ -337,6 +484,16 @@ mod tests {
             let (ours, theirs) = both_ways(array);
             assert_eq!(ours, theirs, "{array}");
         }
+    }
+
+    #[test]
+    fn unknown_names_suggest_the_closest_declared_one() {
+        assert_eq!(closest("nme", &["name", "greeting"]), Some("name"));
+        assert_eq!(closest("Greeting", &["name", "greeting"]), Some("greeting"));
+        assert_eq!(closest("x", &["name", "greeting"]), None);
+        assert_eq!(closest("colour", &["name", "greeting"]), None);
+        assert_eq!(closest("b", &["a"]), None);
+        assert_eq!(edit_distance("kitten", "sitting"), 6);
     }
 
     #[test]

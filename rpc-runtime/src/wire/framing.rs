@@ -383,9 +383,7 @@ enum Header {
 
 fn parse_header(line: &[u8]) -> Header {
     const NAME: &[u8] = b"content-length:";
-    // After a body that was not followed by a newline (or a bad length
-    // earlier), the next header can start mid-line: resynchronise on it.
-    if let Some(at) = find_ascii_case_insensitive(line, NAME) {
+    if let Some(at) = content_length_at(line, NAME) {
         let value = String::from_utf8_lossy(trim_ascii(&line[at + NAME.len()..]));
         return Header::ContentLength(
             value
@@ -400,6 +398,40 @@ fn parse_header(line: &[u8]) -> Header {
             String::from_utf8_lossy(&line[..line.len().min(80)])
         )),
     }
+}
+
+/// Where a `Content-Length:` header starts in `line`, if it has one. Only
+/// a header whose whole name is `Content-Length` (any case) counts:
+/// `X-Original-Content-Length: 5` and `X-Note: content-length: 9` are
+/// other headers. After a body that was not followed by a newline (or a
+/// bad length earlier), the next header can start mid-line
+/// (`{"id":1}Content-Length: 2`): it counts when what precedes it is not a
+/// header, so that the stream resynchronises on it.
+fn content_length_at(line: &[u8], name: &[u8]) -> Option<usize> {
+    // RFC 9110 token characters: what a header name is made of.
+    let token = |b: &u8| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(b);
+    let start = line.iter().position(|b| !b.is_ascii_whitespace()).unwrap_or(line.len());
+    let mut from = start;
+    while let Some(offset) = find_ascii_case_insensitive(&line[from..], name) {
+        let at = from + offset;
+        let prefix = &line[start..at];
+        let junk = match prefix.iter().position(|b| !token(b)) {
+            // All name characters: the end of a longer name.
+            None => prefix.is_empty(),
+            // Junk, unless it is `Name: ...` (inside another header's
+            // value) or the name goes on into ours.
+            Some(end) => {
+                let in_value = end > 0 && prefix[end] == b':';
+                let name_goes_on = token(&line[at - 1]);
+                !in_value && !name_goes_on
+            }
+        };
+        if junk {
+            return Some(at);
+        }
+        from = at + 1;
+    }
+    None
 }
 
 fn find_ascii_case_insensitive(haystack: &[u8], needle: &[u8]) -> Option<usize> {
@@ -471,6 +503,19 @@ mod tests {
         let input = format!("Content-Length: {}\r\n\r\n{body}", body.len());
         let got = frames(Framing::ContentLength, input.as_bytes(), 100).await;
         assert_eq!(got, vec![msg(body)]);
+    }
+
+    #[tokio::test]
+    async fn only_a_header_named_content_length_gives_the_length() {
+        // Regression: any header containing `content-length:` was read as
+        // the length, so this valid frame was refused and its request lost.
+        let input = b"X-Original-Content-Length: 5\r\nContent-Length: 2\r\nX-Note: content-length: 9\r\n\r\n{}";
+        let got = frames(Framing::ContentLength, input, 100).await;
+        assert_eq!(got, vec![msg("{}")]);
+        let got =
+            frames(Framing::ContentLength, b"X-Content-Length: 2\r\n\r\n{}Content-Length: 2\r\n\r\n[]", 100).await;
+        assert!(matches!(&got[0], Frame::Malformed(reason) if reason.contains("without Content-Length")), "{got:?}");
+        assert_eq!(got[1..], [msg("[]")]);
     }
 
     #[tokio::test]

@@ -12,7 +12,8 @@
 //     says the params are valid: a JSON array of booleans, in order. The
 //     verdict follows the method's paramStructure, its content descriptors
 //     (required, schema, validated with ajv as JSON Schema draft-07) and the
-//     documented extensions x-whole-params and x-allow-extra-params.
+//     documented extensions x-whole-params and x-allow-extra-params (for a
+//     whole-params method, paramStructure still says object or array).
 
 "use strict";
 
@@ -57,8 +58,13 @@ function verdicts(docPath, casesPath) {
     const method = doc.methods.find((m) => m.name === name);
     if (!method) throw new Error(`method ${name} is not in the document`);
     if (method["x-whole-params"]) {
-      // The one descriptor describes the entire params value; absent params
-      // decode from null.
+      // The one descriptor describes the entire params value, in the shape
+      // paramStructure says; absent params decode from null.
+      const shape = method.paramStructure || "either";
+      if (shape === "by-name" && Array.isArray(params)) return false;
+      if (shape === "by-position" && params !== null && typeof params === "object" && !Array.isArray(params)) {
+        return false;
+      }
       return check(method.params[0].schema, params === undefined ? null : params);
     }
     const extra = method["x-allow-extra-params"] === true;

@@ -5,7 +5,9 @@ pub struct Config {
     pub name: String,
 }
 
-#[rpc]
+// With `strict_schemas`, a type without `JsonSchema` is a compile error
+// (without it, the catalog says "any value").
+#[rpc(strict_schemas)]
 pub trait Settings {
     fn set(&self, config: Config) -> bool;
     fn get(&self) -> Config;

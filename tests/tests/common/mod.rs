@@ -387,6 +387,12 @@ pub fn invalid_request(id: &str) -> String {
     error(-32600, "Invalid Request", id)
 }
 
+/// The `-32600 Invalid Request` answer for `id` whose `data` says why.
+pub fn invalid_request_because(id: &str, why: &str) -> String {
+    let data = serde_json::to_string(why).expect("a string serializes");
+    format!(r#"{{"jsonrpc":"2.0","error":{{"code":-32600,"message":"Invalid Request","data":{data}}},"id":{id}}}"#)
+}
+
 /// The `-32700 Parse error` answer.
 pub fn parse_error() -> String {
     error(-32700, "Parse error", "null")

@@ -1,0 +1,226 @@
+//! `#[derive(RpcError)]`: one declaration of a typed error, on the error
+//! enum. Each variant says its code and message; its fields are the
+//! error's `data`. Parse and check first (all errors collected), then
+//! render `From<E> for ErrorObject`, `FromErrorObject for E` and
+//! `RpcError for E` (the catalog's `errors`).
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+use syn::{Data, DeriveInput, Fields, LitStr};
+
+use crate::attr;
+use crate::ctxt::Ctxt;
+
+const CRATE: &str = "crate";
+const ENUM_KEYS: &[&str] = &[CRATE];
+const CODE: &str = "code";
+const MESSAGE: &str = "message";
+const VARIANT_KEYS: &[&str] = &[CODE, MESSAGE];
+
+/// One variant: `#[rpc(code = .., message = "..")] Name { fields }`.
+struct Variant {
+    ident: syn::Ident,
+    code: syn::Expr,
+    message: LitStr,
+    fields: Fields,
+}
+
+/// Expands the derive; on errors, only the errors.
+pub fn derive(input: DeriveInput) -> TokenStream {
+    let cx = Ctxt::default();
+    let krate = parse_enum_attrs(&cx, &input);
+    let variants = parse_variants(&cx, &input);
+    if let Err(errors) = cx.check() {
+        return errors.to_compile_error();
+    }
+    render(&input.ident, &krate, &variants)
+}
+
+/// `#[rpc(crate = "path")]` on the enum, if given.
+fn parse_enum_attrs(cx: &Ctxt, input: &DeriveInput) -> syn::Path {
+    let mut krate: syn::Path = syn::parse_quote!(::rpc_runtime);
+    for attr in input.attrs.iter().filter(|attr| attr.path().is_ident(attr::RPC)) {
+        let result = attr.parse_nested_meta(|meta| {
+            if meta.path.is_ident(CRATE) {
+                let value: LitStr = meta.value()?.parse()?;
+                krate = value.parse()?;
+                Ok(())
+            } else {
+                Err(attr::unknown_key(&meta, "on a #[derive(RpcError)] enum", ENUM_KEYS))
+            }
+        });
+        if let Err(err) = result {
+            cx.syn_error(err);
+        }
+    }
+    krate
+}
+
+fn parse_variants(cx: &Ctxt, input: &DeriveInput) -> Vec<Variant> {
+    // ```ignore
+    // #[derive(RpcError)]
+    // struct NotFound;          // which code? say it per variant of an enum
+    // ```
+    let Data::Enum(data) = &input.data else {
+        cx.error_spanned_by(
+            &input.ident,
+            "#[derive(RpcError)] goes on an enum: one variant per error, each with `#[rpc(code = ..., message = \"...\")]`",
+        );
+        return Vec::new();
+    };
+    // ```ignore
+    // #[derive(RpcError)]
+    // enum Error<T> { .. }      // the catalog needs one concrete type
+    // ```
+    if !input.generics.params.is_empty() {
+        cx.error_spanned_by(&input.generics, "#[derive(RpcError)] enums cannot be generic; use concrete types");
+    }
+    let mut variants = Vec::new();
+    for variant in &data.variants {
+        let mut code = None;
+        let mut message = None;
+        let mut broken = false;
+        for attr in variant.attrs.iter().filter(|attr| attr.path().is_ident(attr::RPC)) {
+            let result = attr.parse_nested_meta(|meta| {
+                if meta.path.is_ident(CODE) {
+                    let expr: syn::Expr = meta.value()?.parse()?;
+                    code = Some(attr::parse_code(&expr)?);
+                } else if meta.path.is_ident(MESSAGE) {
+                    message = Some(meta.value()?.parse::<LitStr>()?);
+                } else {
+                    return Err(attr::unknown_key(&meta, "on a #[derive(RpcError)] variant", VARIANT_KEYS));
+                }
+                Ok(())
+            });
+            if let Err(err) = result {
+                broken = true;
+                cx.syn_error(err);
+            }
+        }
+        // ```ignore
+        // #[derive(RpcError)]
+        // enum Error { NotFound }   // no code and message
+        // ```
+        match (code, message) {
+            (Some(code), Some(message)) => variants.push(Variant {
+                ident: variant.ident.clone(),
+                code,
+                message,
+                fields: variant.fields.clone(),
+            }),
+            // A broken attribute is reported already.
+            _ if broken => {}
+            _ => cx.error_spanned_by(
+                &variant.ident,
+                format!(
+                    "variant `{}` needs its code and message: `#[rpc(code = -32001, message = \"...\")]` (the code may be a constant)",
+                    variant.ident
+                ),
+            ),
+        }
+    }
+    variants
+}
+
+fn render(ident: &syn::Ident, krate: &syn::Path, variants: &[Variant]) -> TokenStream {
+    // Each code once, as an `i64` constant: a constant of another type is
+    // one error, at the user's code.
+    let code_consts: Vec<_> = (0..variants.len()).map(|i| format_ident!("__CODE_{}", i)).collect();
+    let code_defs = variants.iter().zip(&code_consts).map(|(variant, name)| {
+        let code = &variant.code;
+        quote!(const #name: i64 = #code;)
+    });
+    let into_object = variants.iter().zip(&code_consts).map(|(variant, code)| {
+        let Variant { ident: name, message, fields, .. } = variant;
+        let new = quote!(__rpc::ErrorObject::new(#code, #message));
+        match fields {
+            Fields::Unit => quote!(#ident::#name => #new,),
+            Fields::Named(named) => {
+                let names: Vec<_> = named.named.iter().filter_map(|field| field.ident.as_ref()).collect();
+                let keys = names.iter().map(|name| attr_name(name));
+                quote! {
+                    #ident::#name { #(#names),* } =>
+                        #new.with_data(&__rpc::serde_json::json!({ #(#keys: #names),* })),
+                }
+            }
+            Fields::Unnamed(unnamed) => {
+                let names: Vec<_> = (0..unnamed.unnamed.len()).map(|i| format_ident!("__f{}", i)).collect();
+                // One field is the data itself; several are an array.
+                let data = if names.len() == 1 { quote!(#(#names)*) } else { quote!((#(#names),*)) };
+                quote!(#ident::#name(#(#names),*) => #new.with_data(&#data),)
+            }
+        }
+    });
+    let from_object = variants.iter().zip(&code_consts).map(|(variant, code)| {
+        let Variant { ident: name, fields, .. } = variant;
+        let value = match fields {
+            Fields::Unit => quote!(#ident::#name),
+            Fields::Named(named) => {
+                let fields = named.named.iter().filter_map(|field| field.ident.as_ref()).map(|field| {
+                    let key = attr_name(field);
+                    quote!(#field: __rpc::error_field(__error, #key)?)
+                });
+                quote!(#ident::#name { #(#fields),* })
+            }
+            Fields::Unnamed(unnamed) if unnamed.unnamed.len() == 1 => {
+                quote!(#ident::#name(__rpc::error_data(__error)?))
+            }
+            Fields::Unnamed(unnamed) => {
+                let names: Vec<_> = (0..unnamed.unnamed.len()).map(|i| format_ident!("__f{}", i)).collect();
+                quote!({
+                    let (#(#names),*) = __rpc::error_data(__error)?;
+                    #ident::#name(#(#names),*)
+                })
+            }
+        };
+        // Variants sharing a code are told apart by their data: the first
+        // whose data decodes wins.
+        quote! {
+            if __error.code() == #code {
+                let __decoded = (|| ::core::option::Option::Some(#value))();
+                if __decoded.is_some() {
+                    return __decoded;
+                }
+            }
+        }
+    });
+    let infos = variants
+        .iter()
+        .zip(&code_consts)
+        .map(|(Variant { message, .. }, code)| quote!(__rpc::ErrorInfo { code: #code, message: #message }));
+    quote! {
+        #[allow(clippy::all, non_local_definitions)]
+        const _: () = {
+            use #krate::__private as __rpc;
+            #(#code_defs)*
+
+            #[automatically_derived]
+            impl ::core::convert::From<#ident> for __rpc::ErrorObject {
+                fn from(__value: #ident) -> Self {
+                    match __value {
+                        #(#into_object)*
+                    }
+                }
+            }
+
+            #[automatically_derived]
+            impl __rpc::FromErrorObject for #ident {
+                fn from_error_object(__error: &__rpc::ErrorObject) -> ::core::option::Option<Self> {
+                    #(#from_object)*
+                    ::core::option::Option::None
+                }
+            }
+
+            #[automatically_derived]
+            impl __rpc::RpcError for #ident {
+                const ERRORS: &'static [__rpc::ErrorInfo] = &[#(#infos),*];
+            }
+        };
+    }
+}
+
+/// A field's key in the error data: its name without `r#`.
+fn attr_name(ident: &syn::Ident) -> String {
+    let name = ident.to_string();
+    name.strip_prefix("r#").map(str::to_owned).unwrap_or(name)
+}

@@ -1,0 +1,56 @@
+//! Tests that need a tool from another ecosystem (Node.js and npm now;
+//! Python or `nats-server` later) go through [`require`], so that
+//! `cargo test --workspace` passes on a machine with only Rust: there each
+//! such test says on the terminal that it was skipped and why. CI makes
+//! them mandatory by setting [`REQUIRE_ENV`] (`.ci/run` installs the tools
+//! and sets it), and then a missing tool fails the test instead.
+//!
+//! ```no_run
+//! #[test]
+//! fn talks_to_node() {
+//!     if !tests::interop::require(&["node", "npm"], "talks_to_node") {
+//!         return; // skipped, and said so
+//!     }
+//!     // ... run node ...
+//! }
+//! ```
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+/// Set to `1` to make a missing tool a test failure rather than a skip.
+pub const REQUIRE_ENV: &str = "RPC_REQUIRE_INTEROP";
+
+/// Whether the interop tests are mandatory (`RPC_REQUIRE_INTEROP=1`).
+pub fn required() -> bool {
+    std::env::var(REQUIRE_ENV).is_ok_and(|value| value == "1")
+}
+
+/// Whether `tool --version` runs.
+pub fn available(tool: &str) -> bool {
+    Command::new(tool)
+        .arg("--version")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|status| status.success())
+}
+
+/// `true` when every tool in `tools` can be run. Otherwise the test named
+/// `test` is skipped: this says so on the terminal (past the test
+/// harness's output capture) and returns `false`, or panics when
+/// [`REQUIRE_ENV`] is `1`.
+pub fn require(tools: &[&str], test: &str) -> bool {
+    let missing: Vec<&str> = tools.iter().copied().filter(|tool| !available(tool)).collect();
+    if missing.is_empty() {
+        return true;
+    }
+    let message =
+        format!("{test}: needs {} (not found on PATH); install it to run this interop check", missing.join(" and "));
+    assert!(!required(), "{message} ({REQUIRE_ENV}=1 makes it mandatory)");
+    // Written to the process's stderr, not through `eprintln!`, which the
+    // harness captures and shows only for failing tests.
+    let _ = writeln!(std::io::stderr().lock(), "SKIPPED {message}; set {REQUIRE_ENV}=1 to make this a failure");
+    false
+}
