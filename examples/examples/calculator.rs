@@ -9,7 +9,9 @@
 //! Serves over stdio by default; with `--tcp ADDR` it listens there instead
 //! and prints `listening on ADDR` to stderr. Logs go to stderr
 //! (`RPC_LOG=debug` for more). With `--catalog` it prints its OpenRPC
-//! document (pretty JSON) to stdout and exits.
+//! document (pretty JSON) to stdout and exits. On SIGINT or SIGTERM it
+//! shuts down gracefully: stops reading, answers the requests already
+//! received, and exits with status 0.
 
 use std::time::Duration;
 
@@ -245,21 +247,49 @@ async fn main() -> std::process::ExitCode {
         return std::process::ExitCode::SUCCESS;
     }
     let server = Server::new(Calc.into_rpc()).framing(options.framing);
+    // SIGINT or SIGTERM: stop reading, answer what is running, exit 0.
     let result = match options.tcp {
-        None => server.serve_stdio().await,
+        None => server.serve_stdio_with_shutdown(shutdown_signal()).await,
         Some(addr) => match tokio::net::TcpListener::bind(&addr).await {
             Ok(listener) => {
                 eprintln!("listening on {}", listener.local_addr().map_or(addr, |a| a.to_string()));
-                server.serve_listener(listener).await
+                server.serve_listener_with_shutdown(listener, shutdown_signal()).await
             }
             Err(err) => Err(err),
         },
     };
-    match result {
-        Ok(()) => std::process::ExitCode::SUCCESS,
+    let code = match result {
+        Ok(()) => 0,
         Err(err) => {
             eprintln!("calculator: {err}");
-            std::process::ExitCode::FAILURE
+            1
         }
+    };
+    // Exit here rather than return: after a shutdown signal, the thread
+    // blocked reading stdin would keep the runtime from dropping.
+    std::process::exit(code)
+}
+
+/// Completes on SIGINT (Ctrl-C) or, on Unix, SIGTERM.
+async fn shutdown_signal() {
+    let interrupt = async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut terminate) => {
+                terminate.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = interrupt => eprintln!("calculator: interrupted; finishing running requests"),
+        () = terminate => eprintln!("calculator: terminated; finishing running requests"),
     }
 }

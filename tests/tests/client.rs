@@ -146,9 +146,34 @@ impl Bank for BankImpl {
     }
 }
 
-fn connect(framing: Framing, bank: BankImpl, cancellation: Cancellation) -> BankClient {
+/// The transports the peer tests run over: the same peer logic over a
+/// byte stream in either framing and over the in-memory message transport.
+#[derive(Clone, Copy, Debug)]
+enum Wire {
+    /// A byte stream (`tokio::io::duplex`) with this framing.
+    Stream(Framing),
+    /// The in-memory message transport (`PeerBuilder::in_process`).
+    Memory,
+}
+
+const WIRES: [Wire; 3] = [Wire::Stream(Framing::NewlineDelimited), Wire::Stream(Framing::ContentLength), Wire::Memory];
+
+fn connect(wire: Wire, bank: BankImpl, cancellation: Cancellation) -> BankClient {
     let server = Server::new(bank.into_rpc()).cancellation(cancellation);
-    let peer = Peer::builder().framing(framing).cancellation(cancellation).in_process(server);
+    let builder = Peer::builder().cancellation(cancellation);
+    let peer = match wire {
+        Wire::Memory => builder.in_process(server),
+        Wire::Stream(framing) => {
+            let (ours, theirs) = tokio::io::duplex(64 * 1024);
+            let server = server.framing(framing);
+            tokio::spawn(async move {
+                let (reader, writer) = tokio::io::split(theirs);
+                server.serve_stream(reader, writer, Context::new()).await
+            });
+            let (reader, writer) = tokio::io::split(ours);
+            builder.framing(framing).connect(reader, writer)
+        }
+    };
     BankClient::new(peer)
 }
 
@@ -196,9 +221,9 @@ fn spawn_add(peer: &Peer) -> tokio::task::JoinHandle<Result<i64, ClientError>> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn typed_round_trips_in_both_framings() {
-    for framing in [Framing::NewlineDelimited, Framing::ContentLength] {
-        let client = connect(framing, BankImpl::default(), Cancellation::None);
+async fn typed_round_trips_over_every_transport() {
+    for wire in WIRES {
+        let client = connect(wire, BankImpl::default(), Cancellation::None);
         assert_eq!(client.add(2, 3).await.unwrap(), 5);
         assert_eq!(client.sub(10, 4).await.unwrap(), 6);
         assert_eq!(client.greet("Ada".into(), None).await.unwrap(), "Hello, Ada!");
@@ -213,45 +238,49 @@ async fn typed_round_trips_in_both_framings() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn app_errors_come_back_typed() {
-    let client = connect(Framing::NewlineDelimited, BankImpl::default(), Cancellation::None);
-    assert_eq!(client.withdraw(30).await.unwrap(), 70);
-    match client.withdraw(150).await {
-        Err(ClientError::App(BankError::Insufficient { missing })) => assert_eq!(missing, 50),
-        other => panic!("expected a typed BankError, got {other:?}"),
-    }
-    assert!(matches!(client.withdraw(0).await, Err(ClientError::App(BankError::Frozen))));
-    // An error object that is not a BankError stays an error object.
-    let err = client.peer().call::<u64, _>("withdraw", serde_json::json!({"amount": "lots"})).await.unwrap_err();
-    assert_eq!(err.server_error().map(ErrorObject::code), Some(INVALID_PARAMS), "{err}");
-    assert_eq!(client.halve(8).await.unwrap(), 4);
-    assert_eq!(client.halve(7).await.unwrap_err().server_error().map(ErrorObject::message), Some("7 is odd"));
-    match client.refuse().await {
-        Err(ClientError::Server(error)) => assert_eq!((error.code(), error.message()), (-32050, "refused")),
-        other => panic!("expected the server's error object, got {other:?}"),
+    for wire in WIRES {
+        let client = connect(wire, BankImpl::default(), Cancellation::None);
+        assert_eq!(client.withdraw(30).await.unwrap(), 70);
+        match client.withdraw(150).await {
+            Err(ClientError::App(BankError::Insufficient { missing })) => assert_eq!(missing, 50),
+            other => panic!("expected a typed BankError, got {other:?}"),
+        }
+        assert!(matches!(client.withdraw(0).await, Err(ClientError::App(BankError::Frozen))));
+        // An error object that is not a BankError stays an error object.
+        let err = client.peer().call::<u64, _>("withdraw", serde_json::json!({"amount": "lots"})).await.unwrap_err();
+        assert_eq!(err.server_error().map(ErrorObject::code), Some(INVALID_PARAMS), "{err}");
+        assert_eq!(client.halve(8).await.unwrap(), 4);
+        assert_eq!(client.halve(7).await.unwrap_err().server_error().map(ErrorObject::message), Some("7 is odd"));
+        match client.refuse().await {
+            Err(ClientError::Server(error)) => assert_eq!((error.code(), error.message()), (-32050, "refused")),
+            other => panic!("expected the server's error object, got {other:?}"),
+        }
     }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_values_are_errors_not_panics() {
-    let client = connect(Framing::NewlineDelimited, BankImpl::default(), Cancellation::None);
-    let mut map = BTreeMap::new();
-    map.insert((1, 2), 3);
-    assert!(matches!(client.count(map).await, Err(ClientError::Encode(_))));
-    // A result of the wrong type.
-    let err = client.peer().call::<i64, _>("greet", ["Ada"]).await.unwrap_err();
-    assert!(matches!(err, ClientError::Decode(_)), "{err}");
-    // A scalar is not valid params.
-    assert!(matches!(client.peer().call::<i64, _>("add", 5).await, Err(ClientError::Encode(_))));
-    let err = client.peer().call::<Value, _>("no_such_method", ()).await.unwrap_err();
-    assert_eq!(err.server_error().map(ErrorObject::code), Some(METHOD_NOT_FOUND));
-    // The connection is still fine.
-    assert_eq!(client.add(1, 1).await.unwrap(), 2);
+    for wire in WIRES {
+        let client = connect(wire, BankImpl::default(), Cancellation::None);
+        let mut map = BTreeMap::new();
+        map.insert((1, 2), 3);
+        assert!(matches!(client.count(map).await, Err(ClientError::Encode(_))));
+        // A result of the wrong type.
+        let err = client.peer().call::<i64, _>("greet", ["Ada"]).await.unwrap_err();
+        assert!(matches!(err, ClientError::Decode(_)), "{err}");
+        // A scalar is not valid params.
+        assert!(matches!(client.peer().call::<i64, _>("add", 5).await, Err(ClientError::Encode(_))));
+        let err = client.peer().call::<Value, _>("no_such_method", ()).await.unwrap_err();
+        assert_eq!(err.server_error().map(ErrorObject::code), Some(METHOD_NOT_FOUND));
+        // The connection is still fine.
+        assert_eq!(client.add(1, 1).await.unwrap(), 2);
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_thousand_concurrent_calls_from_fifty_tasks() {
-    for framing in [Framing::NewlineDelimited, Framing::ContentLength] {
-        let client = connect(framing, BankImpl::default(), Cancellation::None);
+    for wire in WIRES {
+        let client = connect(wire, BankImpl::default(), Cancellation::None);
         let mut tasks = Vec::new();
         for task in 0..50i64 {
             let client = client.clone();
@@ -292,58 +321,64 @@ where
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn typed_batch() {
-    let bank = BankImpl::default();
-    let client = connect(Framing::ContentLength, bank.clone(), Cancellation::None);
-    let mut batch = client.batch();
-    let sum = batch.add(40, 2);
-    let greeting = batch.greet("Ada".into(), Some("Hey".into()));
-    batch.poke(5);
-    let broke = batch.withdraw(500);
-    let slow = batch.slow(1);
-    batch.send().await.unwrap();
-    // Awaited in another order than sent.
-    assert_eq!(slow.await.unwrap(), 1);
-    assert!(matches!(broke.await, Err(ClientError::App(BankError::Insufficient { missing: 400 }))));
-    assert_eq!(greeting.await.unwrap(), "Hey, Ada!");
-    assert_eq!(sum.await.unwrap(), 42);
-    assert_eq!(client.pokes().await.unwrap(), vec![5]);
+    for wire in WIRES {
+        let bank = BankImpl::default();
+        let client = connect(wire, bank.clone(), Cancellation::None);
+        let mut batch = client.batch();
+        let sum = batch.add(40, 2);
+        let greeting = batch.greet("Ada".into(), Some("Hey".into()));
+        batch.poke(5);
+        let broke = batch.withdraw(500);
+        let slow = batch.slow(1);
+        batch.send().await.unwrap();
+        // Awaited in another order than sent.
+        assert_eq!(slow.await.unwrap(), 1);
+        assert!(matches!(broke.await, Err(ClientError::App(BankError::Insufficient { missing: 400 }))));
+        assert_eq!(greeting.await.unwrap(), "Hey, Ada!");
+        assert_eq!(sum.await.unwrap(), 42);
+        assert_eq!(client.pokes().await.unwrap(), vec![5]);
 
-    // Untyped batches work the same way.
-    let mut batch = client.peer().batch();
-    let a = batch.call::<i64, _>("add", [1, 2]);
-    let b = batch.call::<i64, _>("no_such_method", ());
-    batch.send().await.unwrap();
-    assert_eq!(a.await.unwrap(), 3);
-    assert_eq!(b.await.unwrap_err().server_error().map(ErrorObject::code), Some(METHOD_NOT_FOUND));
+        // Untyped batches work the same way.
+        let mut batch = client.peer().batch();
+        let a = batch.call::<i64, _>("add", [1, 2]);
+        let b = batch.call::<i64, _>("no_such_method", ());
+        batch.send().await.unwrap();
+        assert_eq!(a.await.unwrap(), 3);
+        assert_eq!(b.await.unwrap_err().server_error().map(ErrorObject::code), Some(METHOD_NOT_FOUND));
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_timeout_cancels_the_handler_lsp_style() {
-    let (tx, mut rx) = mpsc::unbounded_channel();
-    let bank = BankImpl { cancelled: Some(tx), ..BankImpl::default() };
-    let client = connect(Framing::ContentLength, bank, Cancellation::Lsp);
-    let err = client.with_timeout(Duration::from_millis(20)).wait_for_cancel().await.unwrap_err();
-    assert!(matches!(err, ClientError::Timeout(_)), "{err}");
-    // The `$/cancelRequest` that followed reached the handler.
-    assert_eq!(eventually(rx.recv()).await, Some(true));
-    // The connection carries on.
-    assert_eq!(client.add(1, 2).await.unwrap(), 3);
+    for wire in WIRES {
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let bank = BankImpl { cancelled: Some(tx), ..BankImpl::default() };
+        let client = connect(wire, bank, Cancellation::Lsp);
+        let err = client.with_timeout(Duration::from_millis(20)).wait_for_cancel().await.unwrap_err();
+        assert!(matches!(err, ClientError::Timeout(_)), "{err}");
+        // The `$/cancelRequest` that followed reached the handler.
+        assert_eq!(eventually(rx.recv()).await, Some(true));
+        // The connection carries on.
+        assert_eq!(client.add(1, 2).await.unwrap(), 3);
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dropping_a_call_cancels_the_handler_mcp_style() {
-    let (tx, mut rx) = mpsc::unbounded_channel();
-    let (started_tx, mut started) = mpsc::unbounded_channel();
-    let bank = BankImpl { cancelled: Some(tx), started: Some(started_tx), ..BankImpl::default() };
-    let client = connect(Framing::NewlineDelimited, bank, Cancellation::Mcp);
-    let call = {
-        let client = client.clone();
-        tokio::spawn(async move { client.wait_for_cancel().await })
-    };
-    // Give up on the request once it is running.
-    assert_eq!(eventually(started.recv()).await, Some(()));
-    call.abort();
-    assert_eq!(eventually(rx.recv()).await, Some(true));
+    for wire in WIRES {
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let (started_tx, mut started) = mpsc::unbounded_channel();
+        let bank = BankImpl { cancelled: Some(tx), started: Some(started_tx), ..BankImpl::default() };
+        let client = connect(wire, bank, Cancellation::Mcp);
+        let call = {
+            let client = client.clone();
+            tokio::spawn(async move { client.wait_for_cancel().await })
+        };
+        // Give up on the request once it is running.
+        assert_eq!(eventually(started.recv()).await, Some(()));
+        call.abort();
+        assert_eq!(eventually(rx.recv()).await, Some(true));
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -388,15 +423,17 @@ async fn closing_fails_pending_calls_promptly() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn close_fails_pending_calls() {
-    let client = connect(Framing::NewlineDelimited, BankImpl::default(), Cancellation::None);
-    let pending = {
-        let client = client.clone();
-        tokio::spawn(async move { client.slow(60_000).await })
-    };
-    assert_eq!(client.add(1, 1).await.unwrap(), 2);
-    client.peer().close();
-    assert!(matches!(eventually(pending).await.unwrap(), Err(ClientError::Closed)));
-    assert!(client.peer().is_closed());
+    for wire in WIRES {
+        let client = connect(wire, BankImpl::default(), Cancellation::None);
+        let pending = {
+            let client = client.clone();
+            tokio::spawn(async move { client.slow(60_000).await })
+        };
+        assert_eq!(client.add(1, 1).await.unwrap(), 2);
+        client.peer().close();
+        assert!(matches!(eventually(pending).await.unwrap(), Err(ClientError::Closed)));
+        assert!(client.peer().is_closed());
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -505,20 +542,22 @@ async fn the_connection_default_timeout_applies_unless_a_call_overrides_it() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_batch_reply_times_out_and_cancels_like_a_call() {
-    let (tx, mut rx) = mpsc::unbounded_channel();
-    let bank = BankImpl { cancelled: Some(tx), ..BankImpl::default() };
-    let client = connect(Framing::ContentLength, bank, Cancellation::Lsp).with_timeout(Duration::from_millis(20));
-    // A server answers a batch in one message, once every entry is done,
-    // so a stuck entry holds up the whole batch until it is cancelled.
-    let mut batch = client.batch();
-    let stuck = batch.wait_for_cancel();
-    batch.poke(1);
-    batch.send().await.unwrap();
-    assert!(matches!(stuck.await, Err(ClientError::Timeout(_))));
-    assert_eq!(eventually(rx.recv()).await, Some(true));
-    // The late batch answer (-32800 for an abandoned id) is dropped; the
-    // connection carries on.
-    assert_eq!(client.with_timeout(Duration::from_secs(60)).pokes().await.unwrap(), vec![1]);
+    for wire in WIRES {
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let bank = BankImpl { cancelled: Some(tx), ..BankImpl::default() };
+        let client = connect(wire, bank, Cancellation::Lsp).with_timeout(Duration::from_millis(20));
+        // A server answers a batch in one message, once every entry is done,
+        // so a stuck entry holds up the whole batch until it is cancelled.
+        let mut batch = client.batch();
+        let stuck = batch.wait_for_cancel();
+        batch.poke(1);
+        batch.send().await.unwrap();
+        assert!(matches!(stuck.await, Err(ClientError::Timeout(_))));
+        assert_eq!(eventually(rx.recv()).await, Some(true));
+        // The late batch answer (-32800 for an abandoned id) is dropped; the
+        // connection carries on.
+        assert_eq!(client.with_timeout(Duration::from_secs(60)).pokes().await.unwrap(), vec![1]);
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -75,12 +75,25 @@ fn internal<E: std::fmt::Debug + std::fmt::Display>(err: ClientError<E>) -> Erro
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_method_calls_back_its_client() {
-    for framing in [Framing::NewlineDelimited, Framing::ContentLength] {
+    // Over a byte stream in both framings, and over the in-memory message
+    // transport: the same peer logic runs over each.
+    for framing in [Some(Framing::NewlineDelimited), Some(Framing::ContentLength), None] {
         let editor = EditorImpl::default();
-        let peer = Peer::builder()
-            .framing(framing)
-            .serve(editor.clone().into_rpc())
-            .in_process(Server::new(LanguageImpl.into_rpc()));
+        let builder = Peer::builder().serve(editor.clone().into_rpc());
+        let server = Server::new(LanguageImpl.into_rpc());
+        let peer = match framing {
+            None => builder.in_process(server),
+            Some(framing) => {
+                let (ours, theirs) = tokio::io::duplex(4096);
+                let server = server.framing(framing);
+                tokio::spawn(async move {
+                    let (reader, writer) = tokio::io::split(theirs);
+                    server.serve_stream(reader, writer, Context::new()).await
+                });
+                let (reader, writer) = tokio::io::split(ours);
+                builder.framing(framing).connect(reader, writer)
+            }
+        };
         let language = LanguageClient::new(peer);
         let answer = language.hover("main".to_owned()).await.unwrap();
         assert_eq!(answer, "bold main (-32099)");

@@ -1,0 +1,105 @@
+//! How the calculator ends: gracefully on SIGTERM over stdio and TCP (the
+//! request running when the signal came is still answered, exit status 0),
+//! and quietly when its client closes while an answer is on its way.
+
+mod client_support;
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use rpc_runtime::Peer;
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{Child, Command};
+
+async fn eventually<T>(future: impl std::future::Future<Output = T>) -> T {
+    tokio::time::timeout(Duration::from_secs(30), future).await.expect("the event never happened")
+}
+
+fn terminate(child: &Child) {
+    let pid = child.id().expect("the child is running").to_string();
+    let status = std::process::Command::new("kill").args(["-TERM", &pid]).status().expect("kill runs");
+    assert!(status.success());
+}
+
+const SLOW: &[u8] = b"{\"jsonrpc\":\"2.0\",\"method\":\"sleep\",\"params\":[300],\"id\":1}\n";
+const QUICK: &[u8] = b"{\"jsonrpc\":\"2.0\",\"method\":\"subtract\",\"params\":[5,3],\"id\":2}\n";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_over_stdio_answers_the_running_request_and_exits_0() {
+    let mut child = Command::new(client_support::calculator())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    stdin.write_all(SLOW).await.unwrap();
+    stdin.write_all(QUICK).await.unwrap();
+    // The quick answer proves the slow request was read and is running.
+    let quick: Value = serde_json::from_str(&eventually(lines.next_line()).await.unwrap().unwrap()).unwrap();
+    assert_eq!(quick["result"], 2);
+    terminate(&child);
+    let slow: Value = serde_json::from_str(&eventually(lines.next_line()).await.unwrap().unwrap()).unwrap();
+    assert_eq!((slow["id"].clone(), slow["result"].clone()), (1.into(), 300.into()));
+    assert_eq!(eventually(lines.next_line()).await.unwrap(), None);
+    let status = eventually(child.wait()).await.unwrap();
+    assert!(status.success(), "{status}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_over_tcp_answers_the_running_request_and_exits_0() {
+    let mut child = Command::new(client_support::calculator())
+        .args(["--tcp", "127.0.0.1:0"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap()).lines();
+    let addr = loop {
+        let line = eventually(stderr.next_line()).await.unwrap().expect("the calculator says where it listens");
+        if let Some(addr) = line.strip_prefix("listening on ") {
+            break addr.to_owned();
+        }
+    };
+    let stream = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    let (reader, mut writer) = stream.into_split();
+    let mut lines = BufReader::new(reader).lines();
+    writer.write_all(SLOW).await.unwrap();
+    writer.write_all(QUICK).await.unwrap();
+    let quick: Value = serde_json::from_str(&eventually(lines.next_line()).await.unwrap().unwrap()).unwrap();
+    assert_eq!(quick["result"], 2);
+    terminate(&child);
+    let slow: Value = serde_json::from_str(&eventually(lines.next_line()).await.unwrap().unwrap()).unwrap();
+    assert_eq!((slow["id"].clone(), slow["result"].clone()), (1.into(), 300.into()));
+    assert_eq!(eventually(lines.next_line()).await.unwrap(), None);
+    let status = eventually(child.wait()).await.unwrap();
+    assert!(status.success(), "{status}");
+}
+
+/// Regression (issue 9, defect 2): the client closing while an answer is on
+/// its way made `serve_stdio` return `Err(BrokenPipe)` and the calculator
+/// exit 1. The other side going away is the normal end of a connection.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_closing_while_an_answer_is_on_its_way_is_not_an_error() {
+    let mut command = Command::new(client_support::calculator());
+    command.stderr(Stdio::piped());
+    let (peer, mut child) = Peer::builder().spawn_child(&mut command).unwrap();
+    let pending = {
+        let peer = peer.clone();
+        tokio::spawn(async move { peer.call::<u64, _>("sleep", [200]).await })
+    };
+    // Known to be running once a later call is answered.
+    assert_eq!(peer.call::<i64, _>("subtract", [5, 3]).await.unwrap(), 2);
+    peer.close();
+    assert!(eventually(pending).await.unwrap().is_err());
+    let status = eventually(child.wait()).await.unwrap();
+    let mut stderr = String::new();
+    tokio::io::AsyncReadExt::read_to_string(child.stderr.as_mut().unwrap(), &mut stderr).await.unwrap();
+    assert!(status.success(), "{status}: {stderr}");
+    assert!(!stderr.contains("Broken pipe"), "{stderr}");
+}
