@@ -122,7 +122,7 @@ async fn a_refused_connection_is_closed_without_being_served() {
     // Every second connection is refused.
     let arrivals = Arc::new(AtomicUsize::new(0));
     let server = Server::new(ProbeImpl.into_rpc()).on_connect_async(move |_info, cx| {
-        let allowed = arrivals.fetch_add(1, Ordering::SeqCst) % 2 == 0;
+        let allowed = arrivals.fetch_add(1, Ordering::SeqCst).is_multiple_of(2);
         async move {
             // Anything the hook waits on (a token lookup, say) runs here.
             tokio::task::yield_now().await;
@@ -138,7 +138,7 @@ async fn a_refused_connection_is_closed_without_being_served() {
         let mut client = Client::connect(addr).await;
         client.send("whoami", serde_json::json!([]), 1).await;
         let answer = client.next().await;
-        if attempt % 2 == 0 {
+        if attempt.is_multiple_of(2) {
             assert_eq!(answer.expect("an admitted connection is served")["result"], "welcome");
         } else {
             assert_eq!(answer, None, "a refused connection is closed without an answer");
