@@ -134,7 +134,7 @@ async fn a_refused_connection_is_closed_without_being_served() {
         }
     });
     let (addr, _stop, _task) = start(server).await;
-    for attempt in 0..4 {
+    for attempt in 0..4u32 {
         let mut client = Client::connect(addr).await;
         client.send("whoami", serde_json::json!([]), 1).await;
         let answer = client.next().await;
