@@ -29,11 +29,26 @@
 //! in-process. Connections are symmetric: a handler that takes a
 //! [`Context`] can notify and call back its caller.
 //!
-//! The crate is organised as the data flows: [`Framing`] turns bytes into
-//! messages, the [`Engine`] applies the JSON-RPC 2.0 rules, the [`Router`]
-//! finds the method, and the code `#[rpc]` generates decodes the [`Params`]
-//! and calls your method. Each trait also yields a [`Catalog`], an OpenRPC
-//! document of its methods, served as `rpc.discover`.
+//! The crate is organised as the data flows, one layer per folder, and a
+//! lower layer never uses a higher one:
+//!
+//! - the wire: [`Framing`] turns bytes into messages and back, and
+//!   [`ErrorObject`] is the JSON-RPC error; [`MethodSpec`] describes a
+//!   method for both dispatch and the catalog;
+//! - the catalog: [`Catalog`], an OpenRPC document of a trait's methods,
+//!   served as `rpc.discover`;
+//! - dispatch: the [`Engine`] applies the JSON-RPC 2.0 rules, the [`Router`]
+//!   finds the method, the code `#[rpc]` generates decodes the [`Params`]
+//!   and calls your method with its [`Context`];
+//! - the peer: one connection in both directions ([`Peer`]) over any
+//!   message transport ([`MessageSource`] and [`MessageSink`]): incoming
+//!   requests to the engine, incoming responses to the calls waiting for
+//!   them, cancellation, timeouts and backpressure; typed clients and
+//!   [`Batch`]es sit on it;
+//! - transports: byte streams with a framing (stdio, TCP, child processes,
+//!   any `AsyncRead`/`AsyncWrite`), the in-memory pair ([`memory_pair`]),
+//!   and the [`Server`] with its connection hook ([`Server::on_connect`]),
+//!   connection limit, idle timeout and graceful shutdown.
 
 #![warn(missing_docs)]
 

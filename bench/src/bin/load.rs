@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 
 use rpc_bench::{handwritten, ours};
 use serde::Deserialize;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader as AsyncBufReader};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader as AsyncBufReader};
 use tokio::net::{TcpListener, TcpStream};
 
 /// How requests travel; a load driver exists per transport.
@@ -75,40 +75,44 @@ impl Target {
     }
 }
 
-/// The hand-written NDJSON server: per connection, read a line, answer it
-/// into a reused buffer, write when no more input is buffered.
+/// The hand-written NDJSON server, as lean as a server can be: one task per
+/// connection that owns the socket (no split halves), reads into one
+/// buffer, answers every complete line already read into a reused buffer
+/// with the hand-written handler, and writes once no complete line is left.
 async fn serve_handwritten(listener: TcpListener) -> std::io::Result<()> {
     loop {
-        let (stream, _) = listener.accept().await?;
+        let (mut stream, _) = listener.accept().await?;
         stream.set_nodelay(true)?;
         tokio::spawn(async move {
-            let (reader, mut writer) = stream.into_split();
-            let mut reader = AsyncBufReader::with_capacity(64 * 1024, reader);
-            let mut line = Vec::with_capacity(1024);
+            let mut input = Vec::with_capacity(64 * 1024);
             let mut out = Vec::with_capacity(64 * 1024);
             loop {
-                line.clear();
-                match reader.read_until(b'\n', &mut line).await {
-                    Ok(0) | Err(_) => break,
-                    Ok(_) => {}
+                let mut start = 0;
+                while let Some(offset) = memchr::memchr(b'\n', &input[start..]) {
+                    let line = input[start..start + offset].trim_ascii();
+                    start += offset + 1;
+                    if line.is_empty() {
+                        continue;
+                    }
+                    let before = out.len();
+                    handwritten::handle(line, &mut out);
+                    if out.len() > before {
+                        out.push(b'\n');
+                    }
                 }
-                let message = line.strip_suffix(b"\n").unwrap_or(&line);
-                if message.iter().all(u8::is_ascii_whitespace) {
-                    continue;
-                }
-                let before = out.len();
-                handwritten::handle(message, &mut out);
-                if out.len() > before {
-                    out.push(b'\n');
-                }
-                if reader.buffer().is_empty() && !out.is_empty() {
-                    if writer.write_all(&out).await.is_err() {
-                        break;
+                if !out.is_empty() {
+                    if stream.write_all(&out).await.is_err() {
+                        return;
                     }
                     out.clear();
                 }
+                input.drain(..start);
+                input.reserve(64 * 1024);
+                match stream.read_buf(&mut input).await {
+                    Ok(0) | Err(_) => return,
+                    Ok(_) => {}
+                }
             }
-            let _ = writer.write_all(&out).await;
         });
     }
 }
