@@ -388,9 +388,8 @@ fn parse_header(line: &[u8]) -> Header {
     if let Some(at) = find_ascii_case_insensitive(line, NAME) {
         let value = String::from_utf8_lossy(trim_ascii(&line[at + NAME.len()..]));
         return Header::ContentLength(
-            value
-                .parse::<usize>()
-                .map_err(|_| format!("invalid Content-Length value `{value}`: expected a byte count")),
+            parse_length(&value)
+                .ok_or_else(|| format!("invalid Content-Length value `{value}`: expected a byte count")),
         );
     }
     match line.iter().position(|&b| b == b':') {
@@ -400,6 +399,15 @@ fn parse_header(line: &[u8]) -> Header {
             String::from_utf8_lossy(&line[..line.len().min(80)])
         )),
     }
+}
+
+/// A byte count: ASCII digits only (`usize::from_str` would also take a
+/// leading `+`, which no peer sends and a strict one refuses).
+fn parse_length(value: &str) -> Option<usize> {
+    if value.is_empty() || !value.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    value.parse().ok()
 }
 
 fn find_ascii_case_insensitive(haystack: &[u8], needle: &[u8]) -> Option<usize> {
@@ -501,6 +509,16 @@ mod tests {
         let got = frames(Framing::ContentLength, input, 100).await;
         assert!(matches!(&got[0], Frame::Malformed(reason) if reason.contains('x')), "{got:?}");
         assert_eq!(got[1..], [msg("{}")]);
+    }
+
+    #[tokio::test]
+    async fn a_content_length_with_a_sign_is_malformed() {
+        for value in ["+2", "-2", "2 2", "0x2", "\u{661}"] {
+            let input = format!("Content-Length: {value}\r\n\r\n{{}}Content-Length: 2\r\n\r\n[]");
+            let got = frames(Framing::ContentLength, input.as_bytes(), 100).await;
+            assert!(matches!(&got[0], Frame::Malformed(reason) if reason.contains(value)), "{value}: {got:?}");
+            assert_eq!(got.last(), Some(&msg("[]")), "{value}: {got:?}");
+        }
     }
 
     #[tokio::test]

@@ -1,0 +1,110 @@
+//! Regression tests for the quirks a hostile-client review found (issue 14,
+//! finding 5), end to end over an in-process byte stream in both framings.
+
+mod common;
+
+use common::{result, serve_in_process, Wire};
+use rpc_runtime::{rpc, ErrorObject, Server};
+use serde_json::Value;
+
+#[rpc]
+trait Numbers {
+    fn subtract(&self, minuend: i64, subtrahend: i64) -> i64;
+    fn count(&self, n: u64) -> u64;
+    fn small(&self, n: i8) -> i8;
+    fn float(&self, x: f64) -> f64;
+    #[rpc(whole_params)]
+    fn sum(&self, numbers: Vec<i64>) -> i64;
+    fn fail(&self) -> Result<(), ErrorObject>;
+}
+
+struct Service;
+
+impl Numbers for Service {
+    fn subtract(&self, minuend: i64, subtrahend: i64) -> i64 {
+        minuend - subtrahend
+    }
+    fn count(&self, n: u64) -> u64 {
+        n
+    }
+    fn small(&self, n: i8) -> i8 {
+        n
+    }
+    fn float(&self, x: f64) -> f64 {
+        x
+    }
+    fn sum(&self, numbers: Vec<i64>) -> i64 {
+        numbers.iter().sum()
+    }
+    fn fail(&self) -> Result<(), ErrorObject> {
+        Err(ErrorObject::new(-1, "no"))
+    }
+}
+
+fn server() -> Server {
+    Server::new(Service.into_rpc())
+}
+
+fn req(method: &str, params: &str, id: u32) -> String {
+    format!(r#"{{"jsonrpc":"2.0","method":"{method}","params":{params},"id":{id}}}"#)
+}
+
+/// Regression: `-0` was refused for an `i64` param as "floating point";
+/// JSON's `-0` is an integer zero.
+#[tokio::test(flavor = "multi_thread")]
+async fn negative_zero_is_accepted_as_an_integer_zero() {
+    for wire in Wire::BOTH {
+        let (mut conn, _task) = serve_in_process(server(), wire);
+        let cases = [
+            ("subtract", "[-0, 5]", "-5"),
+            ("subtract", r#"{"minuend": 3, "subtrahend": -0}"#, "3"),
+            ("count", "[-0]", "0"),
+            ("small", "[-0]", "0"),
+            ("sum", "[-0, -0, 2]", "2"),
+            // A float parameter still sees the sign.
+            ("float", "[-0]", "-0.0"),
+            ("float", "[-0.0]", "-0.0"),
+        ];
+        for (id, (method, params, expected)) in cases.into_iter().enumerate() {
+            let id = id as u32 + 1;
+            let got = conn.call(req(method, params, id)).await;
+            assert_eq!(got, result(expected, &id.to_string()), "{wire:?}: {method} {params}");
+        }
+        // Still refused where it is not an integer, naming the parameter.
+        let got: Value = serde_json::from_str(&conn.call(req("count", "[-0.5]", 99)).await).unwrap();
+        assert_eq!(got["error"]["code"], -32602, "{got}");
+        assert!(got["error"]["message"].as_str().unwrap().contains("`n`"), "{got}");
+    }
+}
+
+/// Regression: `Content-Length: +67` was accepted; only ASCII digits make a
+/// byte count.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_content_length_with_a_plus_sign_is_malformed() {
+    let (mut conn, _task) = serve_in_process(server(), Wire::ContentLength);
+    let body = req("subtract", "[5,3]", 1);
+    conn.send_raw(format!("Content-Length: +{}\r\n\r\n{body}", body.len()).as_bytes()).await;
+    let got: Value = serde_json::from_str(&conn.recv().await).unwrap();
+    assert_eq!(got["error"]["code"], -32700, "{got}");
+    assert_eq!(got["id"], Value::Null, "{got}");
+    assert_eq!(conn.call(req("subtract", "[5,3]", 2)).await, result("2", "2"), "the next message is answered");
+}
+
+/// Regression: a UTF-8 byte-order mark before the JSON was answered -32700.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_byte_order_mark_before_a_message_is_skipped() {
+    for wire in Wire::BOTH {
+        let (mut conn, _task) = serve_in_process(server(), wire);
+        let mut single = b"\xEF\xBB\xBF".to_vec();
+        single.extend_from_slice(req("subtract", "[5,3]", 1).as_bytes());
+        assert_eq!(conn.call(&single).await, result("2", "1"), "{wire:?}");
+        let mut batch = b"\xEF\xBB\xBF[".to_vec();
+        batch.extend_from_slice(req("subtract", "[9,3]", 2).as_bytes());
+        batch.push(b']');
+        assert_eq!(conn.call(&batch).await, format!("[{}]", result("6", "2")), "{wire:?}");
+        // Only a mark at the start is skipped: one elsewhere is not JSON.
+        let got: Value = serde_json::from_str(&conn.call(b"[\xEF\xBB\xBF]").await).unwrap();
+        assert_eq!(got["error"]["code"], -32700, "{wire:?}: {got}");
+        assert_eq!(conn.call(req("subtract", "[1,1]", 3)).await, result("0", "3"), "{wire:?}");
+    }
+}
