@@ -10,6 +10,10 @@
 //! and prints `listening on ADDR` to stderr. Logs go to stderr
 //! (`RPC_LOG=debug` for more). With `--catalog` it prints its OpenRPC
 //! document (pretty JSON) to stdout and exits.
+//!
+//! Logging never holds up requests: lines are queued for a writer thread
+//! and dropped when stderr does not keep up, and repeated panics are
+//! counted rather than each printed.
 
 use std::time::Duration;
 
@@ -206,7 +210,8 @@ fn parse_args() -> Result<Options, String> {
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
-    examples::init_logging();
+    let _log = examples::init_logging();
+    examples::quiet_repeated_panics();
     let options = match parse_args() {
         Ok(options) => options,
         Err(message) => {

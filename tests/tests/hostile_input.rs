@@ -108,3 +108,60 @@ async fn a_byte_order_mark_before_a_message_is_skipped() {
         assert_eq!(conn.call(req("subtract", "[1,1]", 3)).await, result("0", "3"), "{wire:?}");
     }
 }
+
+/// Regression (finding 4): every panic wrote its own lines to stderr, so a
+/// client sending batches of `panic` calls wrote hundreds of megabytes of
+/// logs. Now the first panic of a method is logged with its message and
+/// later ones only counted.
+#[tokio::test(flavor = "multi_thread")]
+async fn repeated_panics_are_logged_once_with_a_count_not_once_each() {
+    let mut calc = common::Calculator::spawn_with_env(Wire::Ndjson, &[("RUST_BACKTRACE", "0")]);
+    let call = |id: usize| format!(r#"{{"jsonrpc":"2.0","method":"panic","id":{id}}}"#);
+    let batches = 3;
+    for batch in 0..batches {
+        let calls: Vec<String> = (0..1_000).map(|i| call(batch * 1_000 + i)).collect();
+        let answer: Value = serde_json::from_str(&calc.conn.call(format!("[{}]", calls.join(","))).await).unwrap();
+        assert_eq!(answer.as_array().map(Vec::len), Some(1_000));
+        assert!(answer.as_array().unwrap().iter().all(|response| response["error"]["code"] == -32603));
+    }
+    let exit = calc.finish().await;
+    assert!(exit.status.success(), "{}", exit.stderr);
+    // The first panic, with its message, from the runtime and from Rust's
+    // panic hook; then a few counted lines (powers of two, or one per
+    // interval), never one per panic.
+    assert!(exit.stderr.contains("the `panic` method always panics"), "{}", exit.stderr);
+    let mentions = exit.stderr.matches("panicked").count();
+    assert!(mentions <= 30, "{mentions} panic reports for {} panics:\n{}", batches * 1_000, exit.stderr);
+    assert!(exit.stderr.len() < 8 * 1024, "{} bytes of stderr:\n{}", exit.stderr.len(), exit.stderr);
+}
+
+/// Regression (finding 4): with stderr a pipe nobody drains, the first log
+/// line that did not fit in the pipe blocked the server, and every client
+/// with it. Logging now drops lines rather than wait.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_undrained_stderr_does_not_stall_the_server() {
+    use tokio::io::AsyncWriteExt;
+    let mut child = tokio::process::Command::new(common::calculator_path())
+        .env("RPC_LOG", "info")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped()) // never read
+        .kill_on_drop(true)
+        .spawn()
+        .expect("spawn the calculator");
+    let _stderr = child.stderr.take();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut conn = common::Conn::new(child.stdout.take().unwrap(), tokio::io::sink(), Wire::Ndjson);
+    // Each notification logs an info line: far more than a pipe holds.
+    let line = r#"{"jsonrpc":"2.0","method":"notify_hello","params":[7]}"#.to_owned() + "\n";
+    let flood = line.repeat(20_000);
+    let request = req("subtract", "[5,3]", 1) + "\n";
+    let answered = tokio::time::timeout(std::time::Duration::from_secs(15), async {
+        stdin.write_all(flood.as_bytes()).await.unwrap();
+        stdin.write_all(request.as_bytes()).await.unwrap();
+        stdin.flush().await.unwrap();
+        conn.recv().await
+    })
+    .await;
+    assert_eq!(answered.ok(), Some(result("2", "1")), "the server stalled on its log output");
+}

@@ -211,7 +211,7 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
         if self.skip_pending > 0 {
             let length = std::mem::take(&mut self.skip_pending);
             if !self.skip(length).await? {
-                tracing::warn!(length, "stream ended inside an oversized message body");
+                crate::log::warn_throttled!(length, "stream ended inside an oversized message body");
                 return Ok(None);
             }
         }
@@ -228,7 +228,7 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
                 }
                 Line::Eof { rest } => {
                     if seen_header || rest.is_some_and(|(s, e)| !trim_ascii(&self.buf[s..e]).is_empty()) {
-                        tracing::warn!("stream ended inside a message header");
+                        crate::log::warn_throttled!("stream ended inside a message header");
                     }
                     return Ok(None);
                 }
@@ -248,7 +248,7 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
                         // rest of a frame whose length was unreadable, already
                         // reported): the frame starts here.
                         if let Some(junk) = problem.take() {
-                            tracing::warn!(reason = %junk, "skipped malformed input before a Content-Length header");
+                            crate::log::warn_throttled!(reason = %junk, "skipped malformed input before a Content-Length header");
                         }
                         length = Some(value);
                     }
@@ -283,7 +283,7 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
         match self.take(length).await? {
             Some(body) => Ok(Some(RawFrame::Message(body))),
             None => {
-                tracing::warn!(length, "stream ended inside a message body");
+                crate::log::warn_throttled!(length, "stream ended inside a message body");
                 Ok(None)
             }
         }
@@ -416,7 +416,7 @@ fn find_ascii_case_insensitive(haystack: &[u8], needle: &[u8]) -> Option<usize> 
 
 #[cold]
 fn malformed(reason: String) -> RawFrame {
-    tracing::warn!(%reason, "malformed message header");
+    crate::log::warn_throttled!(%reason, "malformed message header");
     RawFrame::Malformed(reason)
 }
 
