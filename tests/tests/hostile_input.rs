@@ -165,3 +165,22 @@ async fn an_undrained_stderr_does_not_stall_the_server() {
     .await;
     assert_eq!(answered.ok(), Some(result("2", "1")), "the server stalled on its log output");
 }
+
+/// A header line longer than 8 KiB is never buffered whole: it is skipped.
+/// After a `Content-Length`, it makes the frame malformed (its body is
+/// skipped and the error names the limit); before one, it is junk ahead of
+/// the frame, logged and passed over.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_endless_header_line_is_skipped_naming_the_limit() {
+    let (mut conn, _task) = serve_in_process(server(), Wire::ContentLength);
+    let padding = format!("X-Padding: {}\r\n", "a".repeat(1 << 20));
+    let body = req("subtract", "[5,3]", 1);
+    conn.send_raw(format!("Content-Length: {}\r\n{padding}\r\n{body}", body.len()).as_bytes()).await;
+    let got: Value = serde_json::from_str(&conn.recv().await).unwrap();
+    assert_eq!(got["error"]["code"], -32700, "{got}");
+    let message = got["error"]["message"].as_str().unwrap();
+    assert!(message.contains("exceeds 8192"), "the error names the limit: {message}");
+    let body = req("subtract", "[5,3]", 2);
+    conn.send_raw(format!("{padding}Content-Length: {}\r\n\r\n{body}", body.len()).as_bytes()).await;
+    assert_eq!(conn.recv().await, result("2", "2"), "junk before a frame is passed over");
+}
