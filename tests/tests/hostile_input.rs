@@ -184,3 +184,20 @@ async fn an_endless_header_line_is_skipped_naming_the_limit() {
     conn.send_raw(format!("{padding}Content-Length: {}\r\n\r\n{body}", body.len()).as_bytes()).await;
     assert_eq!(conn.recv().await, result("2", "2"), "junk before a frame is passed over");
 }
+
+/// Found by the `engine` fuzz target: JSON's grammar allows an escaped lone
+/// surrogate (`"\ud800"`), which no Rust string can hold. Such an id is still
+/// echoed exactly as it came (a JavaScript client, whose strings are UTF-16,
+/// can match it), and never breaks the server.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_id_with_a_lone_surrogate_escape_is_echoed_as_it_came() {
+    for wire in Wire::BOTH {
+        let (mut conn, _task) = serve_in_process(server(), wire);
+        for id in [r#""a\ude00e9""#, r#""\uD800""#, r#""\udbff\u0041""#] {
+            let got = conn.call(format!(r#"{{"jsonrpc":"2.0","method":"count","params":[1],"id":{id}}}"#)).await;
+            assert_eq!(got, result("1", id), "{wire:?}");
+            let got = conn.call(format!(r#"{{"jsonrpc":"1.0","method":"count","id":{id}}}"#)).await;
+            assert_eq!(got, common::invalid_request(id), "{wire:?}");
+        }
+    }
+}
