@@ -12,6 +12,10 @@
 //! document (pretty JSON) to stdout and exits. On SIGINT or SIGTERM it
 //! shuts down gracefully: stops reading, answers the requests already
 //! received, and exits with status 0.
+//!
+//! Logging never holds up requests: lines are queued for a writer thread
+//! and dropped when stderr does not keep up, and repeated panics are
+//! counted rather than each printed.
 
 use std::time::Duration;
 
@@ -234,7 +238,8 @@ fn parse_args() -> Result<Options, String> {
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
-    examples::init_logging();
+    let log = examples::init_logging();
+    examples::quiet_repeated_panics();
     let options = match parse_args() {
         Ok(options) => options,
         Err(message) => {
@@ -266,7 +271,9 @@ async fn main() -> std::process::ExitCode {
         }
     };
     // Exit here rather than return: after a shutdown signal, the thread
-    // blocked reading stdin would keep the runtime from dropping.
+    // blocked reading stdin would keep the runtime from dropping. The log
+    // writer is flushed first.
+    drop(log);
     std::process::exit(code)
 }
 

@@ -155,7 +155,7 @@ impl LanguageClient for Editor {
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
-    examples::init_logging();
+    let _log = examples::init_logging();
     let framing = match parse_framing() {
         Ok(framing) => framing,
         Err(message) => {

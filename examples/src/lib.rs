@@ -1,13 +1,62 @@
 //! Runnable examples: `cargo run --example calculator`. This library holds
 //! what the examples share.
 
+use std::collections::HashMap;
+use std::sync::{Mutex, PoisonError};
+
+/// The guard of the log writer: keep it alive until the program ends
+/// (dropping it writes out the lines still queued).
+pub type LogGuard = tracing_appender::non_blocking::WorkerGuard;
+
+/// Most log lines queued for stderr; beyond that, new lines are dropped.
+const QUEUED_LOG_LINES: usize = 16 * 1024;
+
 /// Sends logs to stderr (stdout carries only protocol messages). The level
 /// comes from `RPC_LOG` (`error`, `warn`, `info`, `debug`, `trace`;
 /// default `warn`).
-pub fn init_logging() {
+///
+/// Lines are written by a thread of their own, through a bounded queue
+/// that drops lines when full (tracing-appender's lossy non-blocking
+/// writer): a stderr that is slow, or a pipe nobody reads, then costs log
+/// lines instead of stalling the requests of every client.
+#[must_use = "dropping the guard stops the log writer"]
+pub fn init_logging() -> LogGuard {
     let level = std::env::var("RPC_LOG")
         .ok()
         .and_then(|level| level.parse().ok())
         .unwrap_or(tracing_subscriber::filter::LevelFilter::WARN);
-    tracing_subscriber::fmt().with_writer(std::io::stderr).with_ansi(false).with_max_level(level).init();
+    let (writer, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default()
+        .lossy(true)
+        .buffered_lines_limit(QUEUED_LOG_LINES)
+        .finish(std::io::stderr());
+    tracing_subscriber::fmt().with_writer(writer).with_ansi(false).with_max_level(level).init();
+    guard
+}
+
+/// Keeps panics from flooding stderr: the first panic at each place in
+/// the code is printed as Rust prints every panic; the ones after it
+/// are counted, and logged (through the non-blocking log, at error level)
+/// only at the 2nd, 4th, 8th, ... occurrence. A client that calls a
+/// panicking method a million times thus adds about 20 lines, not a
+/// million (the runtime's own "method handler panicked" line is throttled
+/// the same way).
+pub fn quiet_repeated_panics() {
+    static COUNTS: Mutex<Option<HashMap<String, u64>>> = Mutex::new(None);
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let place = info.location().map_or_else(|| "an unknown place".to_owned(), ToString::to_string);
+        let count = {
+            let mut counts = COUNTS.lock().unwrap_or_else(PoisonError::into_inner);
+            let counts = counts.get_or_insert_with(HashMap::new);
+            // Places are spots in this program's code: few, and fixed.
+            let count = counts.entry(place.clone()).or_insert(0);
+            *count += 1;
+            *count
+        };
+        if count == 1 {
+            default_hook(info);
+        } else if count.is_power_of_two() {
+            tracing::error!(place, panics = count, "panicked again (logged at every power of two)");
+        }
+    }));
 }

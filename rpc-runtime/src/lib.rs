@@ -54,6 +54,7 @@
 
 mod catalog;
 mod dispatch;
+mod log;
 mod peer;
 mod spec;
 mod transport;

@@ -179,8 +179,11 @@ impl Engine {
     /// to `out` (left empty when there is nothing to send); what waits on
     /// `async` methods comes back as a [`PendingResponse`], in which case
     /// `out` is left empty and the pending part carries the whole answer.
+    ///
+    /// A UTF-8 byte-order mark before the JSON is skipped (RFC 8259 allows
+    /// a parser to ignore it; some Windows tools write one).
     pub fn process(&self, message: &[u8], cx: &Context, out: &mut Vec<u8>) -> Option<PendingResponse> {
-        let Ok(text) = std::str::from_utf8(message) else {
+        let Ok(text) = std::str::from_utf8(without_bom(message)) else {
             tracing::debug!("message is not UTF-8");
             write_error(out, NULL_ID, &ErrorObject::parse_error());
             return None;
@@ -214,7 +217,7 @@ impl Engine {
         out: &mut Vec<u8>,
         cancel_method: Option<&str>,
     ) -> Incoming<'m> {
-        let Ok(text) = std::str::from_utf8(message) else { return Incoming::Other };
+        let Ok(text) = std::str::from_utf8(without_bom(message)) else { return Incoming::Other };
         if text.bytes().find(|b| !b.is_ascii_whitespace()) == Some(b'[') {
             return Incoming::Other;
         }
@@ -539,6 +542,13 @@ impl PendingResponse {
         }
         out
     }
+}
+
+/// `message` without a leading UTF-8 byte-order mark. Skipped here rather
+/// than in the framing so that every transport (and both framings, where a
+/// `Content-Length` counts the mark as part of the body) agree.
+fn without_bom(message: &[u8]) -> &[u8] {
+    message.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(message)
 }
 
 /// Splits a batch into its entries, keeping at most `max` of them: the rest

@@ -105,7 +105,7 @@ impl<'a> Params<'a> {
             Some(text) if self.spec.whole && text.starts_with('[') && asks_for_object::<T>() => {
                 Err(structure_error(self.spec, "an array"))
             }
-            Some(text) => serde_json::from_str(text).map_err(|err| decode_error(self.spec, param, &err)),
+            Some(text) => decode_text(text).map_err(|err| decode_error(self.spec, param, &err)),
             None if param.optional || self.spec.whole => {
                 serde_json::from_str("null").map_err(|_| missing_error(self.spec, param))
             }
@@ -213,6 +213,52 @@ impl<'de> Deserializer<'de> for ShapeProbe<'_> {
     ) -> Result<V::Value, Self::Error> {
         self.stop()
     }
+}
+
+/// Decodes one parameter's JSON text. JSON's `-0` is an integer zero, but
+/// serde_json reads it as the float `-0.0`, which integer types refuse: on
+/// failure, and only if the text has a `-0`, decode once more with each
+/// `-0` read as `0` (so a float parameter still gets `-0.0` the first time).
+fn decode_text<T: DeserializeOwned>(text: &str) -> Result<T, serde_json::Error> {
+    serde_json::from_str(text).or_else(|err| match without_negative_zero(text) {
+        Some(text) => serde_json::from_str(&text).map_err(|_| err),
+        None => Err(err),
+    })
+}
+
+/// `text` (valid JSON) with the sign of every `-0` number outside strings
+/// blanked, or `None` if it has none. `-0.5` and `-0e1` keep their sign.
+#[cold]
+fn without_negative_zero(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    let mut signs = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'"' => {
+                // Skip the string: an escape is a backslash and one character.
+                i += 1;
+                while i < bytes.len() && bytes[i] != b'"' {
+                    i += if bytes[i] == b'\\' { 2 } else { 1 };
+                }
+            }
+            b'-' if bytes.get(i + 1) == Some(&b'0')
+                && !matches!(bytes.get(i + 2), Some(b'.' | b'e' | b'E' | b'0'..=b'9')) =>
+            {
+                signs.push(i);
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    if signs.is_empty() {
+        return None;
+    }
+    let mut owned = text.as_bytes().to_vec();
+    for at in signs {
+        owned[at] = b' '; // whitespace before a number is still valid JSON
+    }
+    String::from_utf8(owned).ok()
 }
 
 fn first_byte(raw: &RawValue) -> u8 {
@@ -494,6 +540,20 @@ mod tests {
         assert_eq!(closest("colour", &["name", "greeting"]), None);
         assert_eq!(closest("b", &["a"]), None);
         assert_eq!(edit_distance("kitten", "sitting"), 6);
+    }
+
+    #[test]
+    fn negative_zero_is_blanked_only_where_it_is_an_integer() {
+        assert_eq!(without_negative_zero("-0").as_deref(), Some(" 0"));
+        assert_eq!(without_negative_zero("[-0, -0 ,{\"a\":-0}]").as_deref(), Some("[ 0,  0 ,{\"a\": 0}]"));
+        for kept in ["-0.0", "-0e1", "-0E+2", "-1", "-10", "\"-0\"", "[\"a\\\"-0\"]", "0"] {
+            assert_eq!(without_negative_zero(kept), None, "{kept}");
+        }
+        assert_eq!(decode_text::<i64>("-0").unwrap(), 0);
+        assert_eq!(decode_text::<u8>("-0").unwrap(), 0);
+        assert_eq!(decode_text::<Vec<i32>>("[-0,1]").unwrap(), [0, 1]);
+        assert!(decode_text::<f64>("-0").unwrap().is_sign_negative(), "a float keeps its sign");
+        assert!(decode_text::<i64>("-0.5").is_err());
     }
 
     #[test]

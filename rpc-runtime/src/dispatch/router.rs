@@ -14,6 +14,7 @@ use serde_json::value::RawValue;
 use crate::catalog::{Catalog, DISCOVER_METHOD};
 use crate::dispatch::context::Context;
 use crate::dispatch::params::Params;
+use crate::log::KeyedThrottle;
 use crate::spec::MethodSpec;
 use crate::wire::error::ErrorObject;
 
@@ -273,15 +274,22 @@ impl fmt::Debug for Router {
     }
 }
 
-/// -32603 for a handler that panicked; the panic message is logged, not sent.
+/// -32603 for a handler that panicked; the panic message is logged, not
+/// sent. A client can make a handler panic as often as it likes, so the
+/// log is throttled per method: the first panic with its message, then at
+/// most one line per interval with the running count.
 #[cold]
 pub(crate) fn panicked(method: &str, panic: &(dyn std::any::Any + Send)) -> ErrorObject {
-    let text = panic
-        .downcast_ref::<&str>()
-        .copied()
-        .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
-        .unwrap_or("non-string panic payload");
-    tracing::error!(method, panic = text, "method handler panicked");
+    /// Methods are the server's own, so few; the bound is only a guard.
+    static PANICS: KeyedThrottle = KeyedThrottle::new(crate::log::INTERVAL, 1_024);
+    if let Some(seen) = PANICS.hit(method) {
+        let text = panic
+            .downcast_ref::<&str>()
+            .copied()
+            .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
+            .unwrap_or("non-string panic payload");
+        tracing::error!(method, panic = text, panics = seen.total, unlogged = seen.unlogged, "method handler panicked");
+    }
     ErrorObject::internal_error(format!("Internal error: method `{method}` panicked"))
 }
 

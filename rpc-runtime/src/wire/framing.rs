@@ -211,7 +211,7 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
         if self.skip_pending > 0 {
             let length = std::mem::take(&mut self.skip_pending);
             if !self.skip(length).await? {
-                tracing::warn!(length, "stream ended inside an oversized message body");
+                crate::log::warn_throttled!(length, "stream ended inside an oversized message body");
                 return Ok(None);
             }
         }
@@ -228,7 +228,7 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
                 }
                 Line::Eof { rest } => {
                     if seen_header || rest.is_some_and(|(s, e)| !trim_ascii(&self.buf[s..e]).is_empty()) {
-                        tracing::warn!("stream ended inside a message header");
+                        crate::log::warn_throttled!("stream ended inside a message header");
                     }
                     return Ok(None);
                 }
@@ -248,7 +248,7 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
                         // rest of a frame whose length was unreadable, already
                         // reported): the frame starts here.
                         if let Some(junk) = problem.take() {
-                            tracing::warn!(reason = %junk, "skipped malformed input before a Content-Length header");
+                            crate::log::warn_throttled!(reason = %junk, "skipped malformed input before a Content-Length header");
                         }
                         length = Some(value);
                     }
@@ -283,7 +283,7 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
         match self.take(length).await? {
             Some(body) => Ok(Some(RawFrame::Message(body))),
             None => {
-                tracing::warn!(length, "stream ended inside a message body");
+                crate::log::warn_throttled!(length, "stream ended inside a message body");
                 Ok(None)
             }
         }
@@ -386,9 +386,8 @@ fn parse_header(line: &[u8]) -> Header {
     if let Some(at) = content_length_at(line, NAME) {
         let value = String::from_utf8_lossy(trim_ascii(&line[at + NAME.len()..]));
         return Header::ContentLength(
-            value
-                .parse::<usize>()
-                .map_err(|_| format!("invalid Content-Length value `{value}`: expected a byte count")),
+            parse_length(&value)
+                .ok_or_else(|| format!("invalid Content-Length value `{value}`: expected a byte count")),
         );
     }
     match line.iter().position(|&b| b == b':') {
@@ -434,13 +433,22 @@ fn content_length_at(line: &[u8], name: &[u8]) -> Option<usize> {
     None
 }
 
+/// A byte count: ASCII digits only (`usize::from_str` would also take a
+/// leading `+`, which no peer sends and a strict one refuses).
+fn parse_length(value: &str) -> Option<usize> {
+    if value.is_empty() || !value.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    value.parse().ok()
+}
+
 fn find_ascii_case_insensitive(haystack: &[u8], needle: &[u8]) -> Option<usize> {
     haystack.windows(needle.len()).position(|window| window.eq_ignore_ascii_case(needle))
 }
 
 #[cold]
 fn malformed(reason: String) -> RawFrame {
-    tracing::warn!(%reason, "malformed message header");
+    crate::log::warn_throttled!(%reason, "malformed message header");
     RawFrame::Malformed(reason)
 }
 
@@ -546,6 +554,16 @@ mod tests {
         let got = frames(Framing::ContentLength, input, 100).await;
         assert!(matches!(&got[0], Frame::Malformed(reason) if reason.contains('x')), "{got:?}");
         assert_eq!(got[1..], [msg("{}")]);
+    }
+
+    #[tokio::test]
+    async fn a_content_length_with_a_sign_is_malformed() {
+        for value in ["+2", "-2", "2 2", "0x2", "\u{661}"] {
+            let input = format!("Content-Length: {value}\r\n\r\n{{}}Content-Length: 2\r\n\r\n[]");
+            let got = frames(Framing::ContentLength, input.as_bytes(), 100).await;
+            assert!(matches!(&got[0], Frame::Malformed(reason) if reason.contains(value)), "{value}: {got:?}");
+            assert_eq!(got.last(), Some(&msg("[]")), "{value}: {got:?}");
+        }
     }
 
     #[tokio::test]
