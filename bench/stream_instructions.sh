@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Instructions per request of each stream server, by callgrind, under the
+# load of `load` (16 connections x 32 pipelined requests), the server
+# pinned to one core. Two runs of different lengths per target; the
+# difference of their totals over the difference of their request counts
+# leaves out start-up. Requests are counted exactly, as the calls callgrind
+# saw to the function that answers one message. Run from bench/ after
+# `cargo build --release --bin load`.
+set -euo pipefail
+short=${SHORT:-3}
+long=${LONG:-10}
+targets=${TARGETS:-ours,handwritten}
+out=$(mktemp -d)
+declare -A instr requests
+for secs in "$short" "$long"; do
+  rm -f "$out"/cg.*
+  report=$(LOAD_SERVER_WRAPPER="taskset -c 0 valgrind --tool=callgrind --callgrind-out-file=$out/cg.%p" \
+    target/release/load --targets "$targets" --seconds "$secs" 2>/dev/null)
+  files=($(ls -tr "$out"/cg.*))
+  i=0
+  for target in ${targets//,/ }; do
+    case $target in
+      handwritten) answer='rpc_bench::handwritten::handle' ;;
+      *) answer='rpc_runtime::dispatch::engine::Engine::process_incoming' ;;
+    esac
+    instr[$target,$secs]=$(grep -m1 '^summary' "${files[$i]}" | awk '{print $2}')
+    requests[$target,$secs]=$(callgrind_annotate --inclusive=yes --tree=calling "${files[$i]}" 2>/dev/null |
+      grep -F "=> " | grep -F ":$answer (" | grep -oE '\([0-9,]+x\)' | tr -d '(),x' |
+      awk '{n+=$1} END{print n}')
+    i=$((i+1))
+  done
+done
+for target in ${targets//,/ }; do
+  awk -v t="$target" -v a="${instr[$target,$long]}" -v b="${instr[$target,$short]}" \
+      -v c="${requests[$target,$long]}" -v d="${requests[$target,$short]}" \
+      'BEGIN{printf "%s: %.0f instructions per request\n", t, (a-b)/(c-d)}'
+done
+rm -rf "$out"
