@@ -119,6 +119,8 @@ enum RawFrame {
 /// Longest accepted header line in `Content-Length` framing.
 const MAX_HEADER_LINE: usize = 8 * 1024;
 const READ_CHUNK: usize = 64 * 1024;
+/// Capacity the read buffer keeps at most between messages.
+const KEEP_CAPACITY: usize = 4 * READ_CHUNK;
 
 /// Reads frames from any `AsyncRead`, never holding more than the size
 /// limit (plus one read chunk) in memory.
@@ -380,6 +382,11 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
         if self.pos > 0 {
             self.buf.drain(..self.pos);
             self.pos = 0;
+        }
+        // A buffer that grew for one large message is given back once that
+        // message is consumed, so an idle connection does not keep its peak.
+        if self.buf.capacity() > KEEP_CAPACITY && self.buf.len() < READ_CHUNK {
+            self.buf.shrink_to(READ_CHUNK * 2);
         }
         self.buf.reserve(READ_CHUNK);
         let read = self.reader.read_buf(&mut self.buf).await?;
