@@ -51,8 +51,8 @@ pub use catalog::{
 pub use dispatch::context::Context;
 pub use dispatch::engine::{Engine, Limits, PendingResponse};
 pub use dispatch::middleware::{MethodCall, Middleware, Next};
-pub use dispatch::permissions::Permissions;
 pub use dispatch::params::Params;
+pub use dispatch::permissions::Permissions;
 pub use dispatch::router::{
     encode, DuplicateMethod, IntoMethodResult, MethodFuture, MethodOutcome, MethodResult, Router,
 };
@@ -63,27 +63,27 @@ pub use spec::{MethodSpec, ParamSpec, ParamStructure};
 pub use transport::hook::HookFuture;
 #[cfg(feature = "http")]
 pub use transport::http::{HttpAddrs, HttpConnect, HttpService, HttpSink, HttpSource};
-#[cfg(feature = "ws")]
-pub use transport::ws::{Reconnect, WsConnect, WsSink, WsSource};
 pub use transport::memory::{memory_pair, MemorySink, MemorySource};
 pub use transport::server::{ConnectionInfo, Refused, Server, DEFAULT_MAX_CONNECTIONS};
 pub use transport::stream::StreamSink;
+#[cfg(feature = "ws")]
+pub use transport::ws::{Reconnect, WsConnect, WsSink, WsSource};
 pub use wire::{
     ErrorObject, Frame, FrameReader, Framing, RpcResult, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST,
     LIMIT_EXCEEDED, METHOD_NOT_FOUND, PARSE_ERROR, PERMISSION_DENIED, REQUEST_CANCELLED, SERVER_OVERLOADED,
     TRANSPORT_ERROR,
 };
 
-/// Re-exported so that generated code needs no direct dependency. Users
-/// usually depend on `schemars = "1"` and derive `JsonSchema` directly; a
-/// crate without that dependency derives through this re-export with
-/// `#[schemars(crate = "rpc_runtime::schemars")]`.
-pub use schemars;
 /// Re-exported for the HTTP transport's types: the connection hook finds
 /// an HTTP request's `http::request::Parts` (headers, URI) in
 /// [`ConnectionInfo::part`].
 #[cfg(feature = "http")]
 pub use http;
+/// Re-exported so that generated code needs no direct dependency. Users
+/// usually depend on `schemars = "1"` and derive `JsonSchema` directly; a
+/// crate without that dependency derives through this re-export with
+/// `#[schemars(crate = "rpc_runtime::schemars")]`.
+pub use schemars;
 /// Re-exported so that users (and generated code) need no direct dependency.
 pub use serde;
 /// Re-exported so that users (and generated code) need no direct dependency.

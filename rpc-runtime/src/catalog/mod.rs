@@ -328,7 +328,10 @@ impl MethodInfo {
             }
         }
         if spec.requires.is_some() && !errors.iter().any(|known| known.code == crate::wire::PERMISSION_DENIED) {
-            errors.push(ErrorDescriptor { code: crate::wire::PERMISSION_DENIED, message: "Permission denied".to_owned() });
+            errors.push(ErrorDescriptor {
+                code: crate::wire::PERMISSION_DENIED,
+                message: "Permission denied".to_owned(),
+            });
         }
         let summary = match self.alias_of {
             Some(current) => Some(format!("Deprecated alias of `{current}`: call `{current}` instead.")),

@@ -121,6 +121,7 @@ pub(crate) fn call_through(stack: &Stack, router: &Router, call: MethodCall<'_>,
 fn raw(json: Vec<u8>) -> MethodResult {
     // The router wrote valid JSON; re-checking it costs a parse but keeps
     // this free of `unsafe`.
-    let text = String::from_utf8(json).map_err(|_| ErrorObject::internal_error("Internal error: result is not UTF-8"))?;
+    let text =
+        String::from_utf8(json).map_err(|_| ErrorObject::internal_error("Internal error: result is not UTF-8"))?;
     RawValue::from_string(text).map_err(|err| ErrorObject::internal_error(format!("Internal error: {err}")))
 }

@@ -24,7 +24,8 @@ pub(crate) fn request_ids(message: &[u8]) -> Vec<Box<str>> {
     let Ok(text) = std::str::from_utf8(message) else { return Vec::new() };
     let id = |entry: Entry<'_>| entry.method.and(entry.id).map(|id| Box::from(id.get()));
     if text.trim_start().starts_with('[') {
-        serde_json::from_str::<Vec<Entry<'_>>>(text).map_or_else(|_| Vec::new(), |batch| batch.into_iter().filter_map(id).collect())
+        serde_json::from_str::<Vec<Entry<'_>>>(text)
+            .map_or_else(|_| Vec::new(), |batch| batch.into_iter().filter_map(id).collect())
     } else {
         serde_json::from_str::<Entry<'_>>(text).ok().and_then(id).into_iter().collect()
     }

@@ -85,7 +85,11 @@ pub(crate) fn is_upgrade<B>(request: &Request<B>) -> bool {
 /// Answers a WebSocket upgrade: the handshake checks, the connection hook
 /// (401/403 before the upgrade), then 101 and the connection on its own
 /// task.
-pub(crate) async fn upgrade<B>(inner: Arc<Inner>, mut request: Request<B>, addrs: Option<HttpAddrs>) -> Response<Full<Bytes>>
+pub(crate) async fn upgrade<B>(
+    inner: Arc<Inner>,
+    mut request: Request<B>,
+    addrs: Option<HttpAddrs>,
+) -> Response<Full<Bytes>>
 where
     B: Body + Send + 'static,
 {
@@ -127,7 +131,8 @@ where
         let config = config(server.engine.limits().max_message_size);
         let ws = WebSocketStream::from_raw_socket(TokioIo::new(upgraded), Role::Server, Some(config)).await;
         let (source, sink) = transport(ws, ping_interval, server.engine.limits().max_message_size);
-        let controls = Controls { idle_timeout: server.idle_timeout, drain: serving.as_ref().map(|s| Arc::clone(&s.drain)) };
+        let controls =
+            Controls { idle_timeout: server.idle_timeout, drain: serving.as_ref().map(|s| Arc::clone(&s.drain)) };
         let (connection, _peer) = Connection::new(server.engine.clone(), server.peer, cx, controls);
         if let Err(err) = connection.run(source, sink).await {
             tracing::debug!(peer = ?addrs.map(|a| a.peer), error = %err, "WebSocket connection ended with an error");
@@ -220,7 +225,11 @@ pub struct WsSink<S> {
 
 /// The two halves of a WebSocket transport over `ws`, pinging every
 /// `ping_interval`.
-fn transport<S>(ws: WebSocketStream<S>, ping_interval: Option<Duration>, max_message_size: usize) -> (WsSource<S>, WsSink<S>)
+fn transport<S>(
+    ws: WebSocketStream<S>,
+    ping_interval: Option<Duration>,
+    max_message_size: usize,
+) -> (WsSource<S>, WsSink<S>)
 where
     S: AsyncRead + AsyncWrite + Unpin + Send,
 {
@@ -629,7 +638,8 @@ impl WsConnect {
         let mut request = self.url.as_str().into_client_request().map_err(into_io)?;
         for (name, value) in &self.headers {
             let name = HeaderName::try_from(name.as_str()).map_err(|err| invalid(format!("header `{name}`: {err}")))?;
-            let value = HeaderValue::try_from(value.as_str()).map_err(|err| invalid(format!("header `{name}`: {err}")))?;
+            let value =
+                HeaderValue::try_from(value.as_str()).map_err(|err| invalid(format!("header `{name}`: {err}")))?;
             request.headers_mut().append(name, value);
         }
         let stream = TcpStream::connect((host.trim_start_matches('[').trim_end_matches(']'), port)).await?;

@@ -119,7 +119,8 @@ impl HttpConnect {
         let mut headers = HeaderMap::new();
         for (name, value) in &self.headers {
             let name = HeaderName::try_from(name.as_str()).map_err(|err| invalid(format!("header `{name}`: {err}")))?;
-            let value = HeaderValue::try_from(value.as_str()).map_err(|err| invalid(format!("header `{name}`: {err}")))?;
+            let value =
+                HeaderValue::try_from(value.as_str()).map_err(|err| invalid(format!("header `{name}`: {err}")))?;
             headers.append(name, value);
         }
         let target = Arc::new(Target { uri, authority, headers, max_body, idle: Mutex::new(Vec::new()) });
@@ -254,9 +255,10 @@ impl Target {
             Err(err) => return Err(io::Error::other(err.into_error())),
         };
         let (parts, body) = response.into_parts();
-        let body = Limited::new(body, self.max_body).collect().await.map_err(|err| {
-            io::Error::new(io::ErrorKind::InvalidData, format!("reading the answer failed: {err}"))
-        })?;
+        let body = Limited::new(body, self.max_body)
+            .collect()
+            .await
+            .map_err(|err| io::Error::new(io::ErrorKind::InvalidData, format!("reading the answer failed: {err}")))?;
         self.checkin(sender);
         Ok((parts.status, body.to_bytes()))
     }

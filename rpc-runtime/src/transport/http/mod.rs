@@ -13,6 +13,6 @@ mod serve;
 mod service;
 
 pub use client::{HttpConnect, HttpSink, HttpSource};
-pub use service::{HttpAddrs, HttpService};
 #[cfg(feature = "ws")]
 pub(crate) use service::{status_response, Inner, Serving};
+pub use service::{HttpAddrs, HttpService};
