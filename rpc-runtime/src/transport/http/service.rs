@@ -252,7 +252,7 @@ impl HttpService {
             use tower_service::Service;
             let mut cors = layer.layer(Core(Arc::clone(&self.inner)));
             let future = cors.call(request);
-            return Box::pin(async move { future.await });
+            return Box::pin(future);
         }
         let inner = Arc::clone(&self.inner);
         Box::pin(async move { Ok(inner.respond(request).await) })
@@ -315,12 +315,12 @@ impl Inner {
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
         let addrs = request.extensions().get::<HttpAddrs>().copied();
-        if let Err(refusal) = self.check_host(&request, addrs) {
+        if let Some(refusal) = self.check_host(&request, addrs) {
             return refusal;
         }
         #[cfg(feature = "ws")]
         if crate::transport::ws::is_upgrade(&request) {
-            if let Err(refusal) = self.check_origin(&request) {
+            if let Some(refusal) = self.check_origin(&request) {
                 return refusal;
             }
             return crate::transport::ws::upgrade(self, request, addrs).await;
@@ -333,7 +333,7 @@ impl Inner {
             response.headers_mut().insert(header::ALLOW, HeaderValue::from_static("POST"));
             return response;
         }
-        if let Err(refusal) = self.check_origin(&request) {
+        if let Some(refusal) = self.check_origin(&request) {
             return refusal;
         }
         if !is_json(request.headers().get(header::CONTENT_TYPE)) {
@@ -414,15 +414,15 @@ impl Inner {
         })
     }
 
-    /// 403 unless the `Host` is allowed (see [`HostCheck`]).
-    fn check_host<B>(&self, request: &Request<B>, addrs: Option<HttpAddrs>) -> Result<(), Response<Full<Bytes>>> {
+    /// 403 unless the `Host` is allowed (see [`HostCheck`]); `None` when it is.
+    fn check_host<B>(&self, request: &Request<B>, addrs: Option<HttpAddrs>) -> Option<Response<Full<Bytes>>> {
         let local = match addrs {
             Some(addrs) => addrs.local.ip().is_loopback(),
             None => false,
         };
         let extra: &[String] = match &self.config.hosts {
-            HostCheck::Any => return Ok(()),
-            HostCheck::Auto if !local => return Ok(()),
+            HostCheck::Any => return None,
+            HostCheck::Auto if !local => return None,
             HostCheck::Auto => &[],
             HostCheck::Only(hosts) => hosts,
         };
@@ -438,24 +438,22 @@ impl Inner {
             (local && is_loopback_name(name)) || extra.iter().any(|allowed| *allowed == host || *allowed == name)
         });
         if allowed {
-            return Ok(());
+            return None;
         }
         tracing::debug!(host = ?host, "refused an HTTP request for a host that is not allowed");
-        Err(status_response(
+        Some(status_response(
             StatusCode::FORBIDDEN,
             "Forbidden: this Host is not served (DNS rebinding protection); the server can allow it with allowed_hosts",
         ))
     }
 
     /// 403 when an `Origin` is given and is neither the request's own nor
-    /// an allowed one.
-    pub(crate) fn check_origin<B>(&self, request: &Request<B>) -> Result<(), Response<Full<Bytes>>> {
+    /// an allowed one; `None` otherwise.
+    pub(crate) fn check_origin<B>(&self, request: &Request<B>) -> Option<Response<Full<Bytes>>> {
         if self.config.any_origin {
-            return Ok(());
+            return None;
         }
-        let Some(origin) = request.headers().get(header::ORIGIN) else {
-            return Ok(());
-        };
+        let origin = request.headers().get(header::ORIGIN)?;
         let origin = origin.to_str().unwrap_or("").to_ascii_lowercase();
         let host = request.headers().get(header::HOST).and_then(|value| value.to_str().ok());
         let same_origin = host.is_some_and(|host| {
@@ -463,10 +461,10 @@ impl Inner {
             authority.eq_ignore_ascii_case(host)
         });
         if same_origin || self.config.origins.contains(&origin) {
-            return Ok(());
+            return None;
         }
         tracing::debug!(origin, "refused an HTTP request from an origin that is not allowed");
-        Err(status_response(
+        Some(status_response(
             StatusCode::FORBIDDEN,
             "Forbidden: requests from this Origin are not allowed; the server can allow it with allowed_origins or cors",
         ))
