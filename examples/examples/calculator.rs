@@ -2,12 +2,15 @@
 //! specification's examples, plus a few that exercise the engine.
 //!
 //! ```text
-//! cargo run --example calculator -- [--framing ndjson|content-length] [--tcp ADDR]
+//! cargo run --example calculator -- [--framing ndjson|content-length] [--tcp ADDR] [--http ADDR] [--ws ADDR]
 //! cargo run --example calculator -- --catalog
 //! ```
 //!
 //! Serves over stdio by default; with `--tcp ADDR` it listens there instead
-//! and prints `listening on ADDR` to stderr. Logs go to stderr
+//! and prints `listening on ADDR` to stderr. `--http ADDR` serves JSON-RPC
+//! over HTTP `POST` there (printing `listening on http://ADDR`), `--ws ADDR`
+//! over WebSocket (printing `listening on ws://ADDR`; plain `POST` works on
+//! that port too); any of the three may be given together. Logs go to stderr
 //! (`RPC_LOG=debug` for more). With `--catalog` it prints its OpenRPC
 //! document (pretty JSON) to stdout and exits. On SIGINT or SIGTERM it
 //! shuts down gracefully: stops reading, answers the requests already
@@ -216,24 +219,83 @@ fn callback_failed(err: ClientError) -> ErrorObject {
 struct Options {
     framing: Framing,
     tcp: Option<String>,
+    http: Option<String>,
+    ws: Option<String>,
     catalog: bool,
 }
 
 fn parse_args() -> Result<Options, String> {
-    let mut options = Options { framing: Framing::NewlineDelimited, tcp: None, catalog: false };
+    let mut options = Options { framing: Framing::NewlineDelimited, tcp: None, http: None, ws: None, catalog: false };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--framing" => options.framing = args.next().ok_or("--framing needs a value")?.parse()?,
             "--tcp" => options.tcp = Some(args.next().ok_or("--tcp needs an address such as 127.0.0.1:4000")?),
+            "--http" => options.http = Some(args.next().ok_or("--http needs an address such as 127.0.0.1:8080")?),
+            "--ws" => options.ws = Some(args.next().ok_or("--ws needs an address such as 127.0.0.1:8081")?),
             "--catalog" => options.catalog = true,
             "-h" | "--help" => {
-                return Err("usage: calculator [--framing ndjson|content-length] [--tcp ADDR] | --catalog".to_owned());
+                return Err(
+                    "usage: calculator [--framing ndjson|content-length] [--tcp ADDR] [--http ADDR] [--ws ADDR] | --catalog"
+                        .to_owned(),
+                );
             }
             other => return Err(format!("unknown argument `{other}`; try --help")),
         }
     }
     Ok(options)
+}
+
+async fn bind(addr: &str, scheme: &str) -> std::io::Result<tokio::net::TcpListener> {
+    let listener = tokio::net::TcpListener::bind(addr).await?;
+    let local = listener.local_addr().map_or_else(|_| addr.to_owned(), |a| a.to_string());
+    eprintln!("listening on {scheme}{local}");
+    Ok(listener)
+}
+
+async fn serve_tcp(server: &Server, addr: &str) -> std::io::Result<()> {
+    server.serve_listener_with_shutdown(bind(addr, "").await?, shutdown_signal()).await
+}
+
+/// Serves every listener asked for at once; returns when one fails.
+async fn serve_listeners(server: Server, options: Options) -> std::io::Result<()> {
+    // One signal shuts every listener down.
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    tokio::spawn(async move {
+        shutdown_signal().await;
+        let _ = stop.send(true);
+    });
+    let until_stopped = move || {
+        let mut stopped = stopped.clone();
+        async move {
+            let _ = stopped.wait_for(|stop| *stop).await;
+        }
+    };
+    let mut tasks = tokio::task::JoinSet::new();
+    if let Some(addr) = &options.tcp {
+        let listener = bind(addr, "").await?;
+        let server = server.clone();
+        let shutdown = until_stopped();
+        tasks.spawn(async move { server.serve_listener_with_shutdown(listener, shutdown).await });
+    }
+    if let Some(addr) = &options.http {
+        let http = server.http().websocket(false);
+        let listener = bind(addr, "http://").await?;
+        tasks.spawn(http.serve_listener_with_shutdown(listener, until_stopped()));
+    }
+    if let Some(addr) = &options.ws {
+        let listener = bind(addr, "ws://").await?;
+        tasks.spawn(server.http().serve_listener_with_shutdown(listener, until_stopped()));
+    }
+    // Until every listener has shut down (or one fails).
+    while let Some(joined) = tasks.join_next().await {
+        match joined {
+            Ok(Ok(())) => {}
+            Ok(Err(err)) => return Err(err),
+            Err(err) => return Err(std::io::Error::other(err)),
+        }
+    }
+    Ok(())
 }
 
 #[tokio::main]
@@ -252,16 +314,15 @@ async fn main() -> std::process::ExitCode {
         return std::process::ExitCode::SUCCESS;
     }
     let server = Server::new(Calc.into_rpc()).framing(options.framing);
-    // SIGINT or SIGTERM: stop reading, answer what is running, exit 0.
-    let result = match options.tcp {
-        None => server.serve_stdio_with_shutdown(shutdown_signal()).await,
-        Some(addr) => match tokio::net::TcpListener::bind(&addr).await {
-            Ok(listener) => {
-                eprintln!("listening on {}", listener.local_addr().map_or(addr, |a| a.to_string()));
-                server.serve_listener_with_shutdown(listener, shutdown_signal()).await
-            }
-            Err(err) => Err(err),
-        },
+    // SIGINT or SIGTERM: stop accepting and reading, answer what is
+    // running, exit 0.
+    let result = if options.http.is_none() && options.ws.is_none() {
+        match options.tcp {
+            None => server.serve_stdio_with_shutdown(shutdown_signal()).await,
+            Some(addr) => serve_tcp(&server, &addr).await,
+        }
+    } else {
+        serve_listeners(server, options).await
     };
     let code = match result {
         Ok(()) => 0,

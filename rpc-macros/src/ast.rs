@@ -39,6 +39,8 @@ pub struct Method {
     /// `#[rpc(alias = "...")]`: older wire names (namespace applied), each
     /// with where to point errors about it.
     pub aliases: Vec<(String, Span)>,
+    /// `#[rpc(requires = "...")]`: the permission a caller must hold.
+    pub requires: Option<syn::LitStr>,
     /// The signature as written (for spans).
     pub sig: syn::Signature,
 }
@@ -169,6 +171,7 @@ fn parse_method(cx: &Ctxt, service: &ServiceAttrs, method: &mut TraitItemFn) -> 
         deprecated: method.attrs.iter().any(|a| a.path().is_ident("deprecated")),
         errors: attrs.errors,
         aliases,
+        requires: attrs.requires,
         sig: sig.clone(),
     }
 }

@@ -32,7 +32,9 @@ const WHOLE_PARAMS: &str = "whole_params";
 const ALLOW_EXTRA_PARAMS: &str = "allow_extra_params";
 const ERROR: &str = "error";
 const ALIAS: &str = "alias";
-const METHOD_KEYS: &[&str] = &[NAME, ALIAS, NOTIFICATION, PARAM_STRUCTURE, WHOLE_PARAMS, ALLOW_EXTRA_PARAMS, ERROR];
+const REQUIRES: &str = "requires";
+const METHOD_KEYS: &[&str] =
+    &[NAME, ALIAS, NOTIFICATION, PARAM_STRUCTURE, WHOLE_PARAMS, ALLOW_EXTRA_PARAMS, ERROR, REQUIRES];
 
 // Keys inside `error(...)`.
 const CODE: &str = "code";
@@ -98,6 +100,8 @@ pub struct MethodAttrs {
     pub errors: Vec<DeclaredError>,
     /// `alias = "old_name"`: older wire names also served (repeatable).
     pub aliases: Vec<LitStr>,
+    /// `requires = "admin"`: the permission a caller must hold.
+    pub requires: Option<LitStr>,
 }
 
 /// `error(code = -32001, message = "...")` on a method; the code is an
@@ -200,6 +204,8 @@ pub fn take_method_attrs(cx: &Ctxt, attrs: &mut Vec<Attribute>) -> MethodAttrs {
                 out.errors.push(parse_declared_error(&meta)?);
             } else if meta.path.is_ident(ALIAS) {
                 out.aliases.push(string_value(&meta, ALIAS, "\"oldName\"")?);
+            } else if meta.path.is_ident(REQUIRES) {
+                out.requires = Some(string_value(&meta, REQUIRES, "\"admin\"")?);
             } else {
                 return Err(unknown_key(&meta, "on an #[rpc] method", METHOD_KEYS));
             }

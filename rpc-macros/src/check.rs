@@ -22,7 +22,34 @@ pub fn check(cx: &Ctxt, service: &Service) {
         error_type_is_not_text(cx, method);
         whole_params_has_one_param(cx, method);
         duplicate_param_names(cx, method);
+        invalid_permission(cx, method);
     }
+}
+
+/// ```ignore
+/// #[rpc(requires = "")]
+/// fn drop_all(&self);        // a permission nobody could be granted by name
+/// #[rpc(requires = "ad min")]
+/// fn reset(&self);           // whitespace in a permission name
+/// ```
+fn invalid_permission(cx: &Ctxt, method: &Method) {
+    let Some(requires) = &method.requires else {
+        return;
+    };
+    let permission = requires.value();
+    let problem = if permission.is_empty() {
+        "must not be empty"
+    } else if permission.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        "must not contain whitespace or control characters"
+    } else {
+        return;
+    };
+    cx.syn_error(syn::Error::new(
+        requires.span(),
+        format!(
+            "the permission name {permission:?} {problem}: it is matched exactly against the `Permissions` the connection hook grants; write a name such as `requires = \"admin\"`"
+        ),
+    ));
 }
 
 /// ```ignore

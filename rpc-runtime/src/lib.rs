@@ -66,7 +66,9 @@ pub use catalog::{
 };
 pub use dispatch::context::Context;
 pub use dispatch::engine::{Engine, Limits, PendingResponse};
+pub use dispatch::middleware::{MethodCall, Middleware, Next};
 pub use dispatch::params::Params;
+pub use dispatch::permissions::Permissions;
 pub use dispatch::router::{
     encode, DuplicateMethod, IntoMethodResult, MethodFuture, MethodOutcome, MethodResult, Router,
 };
@@ -75,14 +77,24 @@ pub use peer::{Cancellation, MessageSink, MessageSource, Peer, PeerBuilder, Rece
 pub use rpc_macros::{rpc, RpcError};
 pub use spec::{MethodSpec, ParamSpec, ParamStructure};
 pub use transport::hook::HookFuture;
+#[cfg(feature = "http")]
+pub use transport::http::{HttpAddrs, HttpConnect, HttpService, HttpSink, HttpSource};
 pub use transport::memory::{memory_pair, MemorySink, MemorySource};
 pub use transport::server::{ConnectionInfo, Refused, Server, DEFAULT_MAX_CONNECTIONS};
 pub use transport::stream::StreamSink;
+#[cfg(feature = "ws")]
+pub use transport::ws::{Reconnect, WsConnect, WsSink, WsSource};
 pub use wire::{
     ErrorObject, Frame, FrameReader, Framing, RpcResult, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST,
-    METHOD_NOT_FOUND, PARSE_ERROR, REQUEST_CANCELLED, SERVER_OVERLOADED,
+    LIMIT_EXCEEDED, METHOD_NOT_FOUND, PARSE_ERROR, PERMISSION_DENIED, REQUEST_CANCELLED, SERVER_OVERLOADED,
+    TRANSPORT_ERROR,
 };
 
+/// Re-exported for the HTTP transport's types: the connection hook finds
+/// an HTTP request's `http::request::Parts` (headers, URI) in
+/// [`ConnectionInfo::part`].
+#[cfg(feature = "http")]
+pub use http;
 /// Re-exported so that generated code needs no direct dependency. Users
 /// usually depend on `schemars = "1"` and derive `JsonSchema` directly; a
 /// crate without that dependency derives through this re-export with
@@ -129,7 +141,7 @@ pub mod __private {
         whole: bool,
         notification: bool,
     ) -> MethodSpec {
-        MethodSpec { name, params, structure, allow_extra, whole, notification }
+        MethodSpec { name, params, structure, allow_extra, whole, notification, requires: None }
     }
 
     /// A [`ParamSpec`], written positionally.

@@ -52,4 +52,15 @@ pub struct MethodSpec {
     pub whole: bool,
     /// When `true`, the method is a notification: it is never answered.
     pub notification: bool,
+    /// The permission a caller must hold (`#[rpc(requires = "admin")]`),
+    /// checked before the params are decoded against the caller's
+    /// `Permissions`; `None` for a method anyone may call.
+    pub requires: Option<&'static str>,
+}
+
+impl MethodSpec {
+    /// The same spec, callable only by holders of `permission`.
+    pub const fn requiring(self, permission: &'static str) -> Self {
+        MethodSpec { requires: Some(permission), ..self }
+    }
 }

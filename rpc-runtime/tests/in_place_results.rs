@@ -105,6 +105,7 @@ fn handlers_registered_by_hand_answer_like_generated_ones() {
         allow_extra: false,
         whole: false,
         notification: false,
+        requires: None,
     };
     static BROKEN: MethodSpec = MethodSpec { name: "broken", params: &[], ..DOUBLE };
     let mut router = Router::new();

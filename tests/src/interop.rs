@@ -54,3 +54,39 @@ pub fn require(tools: &[&str], test: &str) -> bool {
     let _ = writeln!(std::io::stderr().lock(), "SKIPPED {message}; set {REQUIRE_ENV}=1 to make this a failure");
     false
 }
+
+/// Where `.ci/run` installs the Python packages of `tests/py/requirements.txt`
+/// (a venv under `target/`); `RPC_INTEROP_PYTHON` overrides it.
+pub fn python() -> std::path::PathBuf {
+    if let Some(python) = std::env::var_os("RPC_INTEROP_PYTHON") {
+        return python.into();
+    }
+    let workspace = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap_or(std::path::Path::new("."));
+    workspace.join("target/interop-venv/bin/python")
+}
+
+/// [`python`] when it can import every one of `modules`; otherwise the
+/// test named `test` is skipped as [`require`] does (a failure under
+/// [`REQUIRE_ENV`]).
+pub fn require_python(modules: &[&str], test: &str) -> Option<std::path::PathBuf> {
+    let python = python();
+    let imports = modules.iter().map(|module| format!("import {module}")).collect::<Vec<_>>().join("; ");
+    let works = Command::new(&python)
+        .args(["-c", &imports])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|status| status.success());
+    if works {
+        return Some(python);
+    }
+    let message = format!(
+        "{test}: needs {} with the Python packages {} (python3 -m venv target/interop-venv && target/interop-venv/bin/pip install -r tests/py/requirements.txt)",
+        python.display(),
+        modules.join(", ")
+    );
+    assert!(!required(), "{message} ({REQUIRE_ENV}=1 makes it mandatory)");
+    let _ = writeln!(std::io::stderr().lock(), "SKIPPED {message}; set {REQUIRE_ENV}=1 to make this a failure");
+    None
+}

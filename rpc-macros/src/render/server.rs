@@ -174,7 +174,11 @@ fn method_spec_named(method: &Method, name: &str) -> TokenStream {
     let allow_extra = method.allow_extra;
     let whole = method.whole_params;
     let notification = method.notification.is_some();
+    let requires = method.requires.as_ref().map(|permission| {
+        let permission = permission.value();
+        quote!(.requiring(#permission))
+    });
     quote! {
-        #private::spec(#name, &[#(#params),*], #private::ParamStructure::#structure, #allow_extra, #whole, #notification)
+        #private::spec(#name, &[#(#params),*], #private::ParamStructure::#structure, #allow_extra, #whole, #notification)#requires
     }
 }

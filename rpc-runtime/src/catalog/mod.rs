@@ -327,6 +327,12 @@ impl MethodInfo {
                 errors.push(ErrorDescriptor { code: error.code, message: error.message.to_owned() });
             }
         }
+        if spec.requires.is_some() && !errors.iter().any(|known| known.code == crate::wire::PERMISSION_DENIED) {
+            errors.push(ErrorDescriptor {
+                code: crate::wire::PERMISSION_DENIED,
+                message: "Permission denied".to_owned(),
+            });
+        }
         let summary = match self.alias_of {
             Some(current) => Some(format!("Deprecated alias of `{current}`: call `{current}` instead.")),
             None => self.summary.map(str::to_owned),
@@ -343,6 +349,7 @@ impl MethodInfo {
             whole_params: spec.whole,
             allow_extra_params: spec.allow_extra,
             alias_of: self.alias_of,
+            requires: spec.requires,
         }
     }
 }
@@ -565,6 +572,10 @@ pub struct MethodObject {
     /// (`#[rpc(alias = "...")]`), served the same way and `deprecated`.
     #[serde(rename = "x-alias-of", skip_serializing_if = "Option::is_none")]
     pub alias_of: Option<&'static str>,
+    /// Extension `x-requires`: the permission a caller must hold
+    /// (`#[rpc(requires = "...")]`); others are refused with -32003.
+    #[serde(rename = "x-requires", skip_serializing_if = "Option::is_none")]
+    pub requires: Option<&'static str>,
 }
 
 /// A content descriptor: one param or the result.

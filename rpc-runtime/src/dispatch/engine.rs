@@ -16,6 +16,7 @@ use serde_json::error::Category;
 use serde_json::value::RawValue;
 
 use crate::dispatch::context::Context;
+use crate::dispatch::middleware::{call_through, MethodCall, Middleware, Stack};
 use crate::dispatch::router::{panicked, Called, MethodFuture, MethodResult, Router};
 use crate::wire::error::{ErrorObject, INVALID_REQUEST};
 
@@ -60,6 +61,8 @@ impl Default for Limits {
 pub struct Engine {
     router: Arc<Router>,
     limits: Limits,
+    /// Around every call; `None` keeps the direct path.
+    middleware: Option<Stack>,
 }
 
 /// The id of a request as it appeared on the wire, or `None` for a
@@ -157,7 +160,15 @@ fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<&'de Raw
 impl Engine {
     /// An engine for `router` with the given limits.
     pub fn new(router: Router, limits: Limits) -> Self {
-        Engine { router: Arc::new(router), limits }
+        Engine { router: Arc::new(router), limits, middleware: None }
+    }
+
+    /// The same engine with `middleware` around every call, inside any
+    /// added before (the first added sees a call first).
+    pub fn with_middleware(self, middleware: impl Middleware) -> Self {
+        let mut stack: Vec<Arc<dyn Middleware>> = self.middleware.as_deref().map(<[_]>::to_vec).unwrap_or_default();
+        stack.push(Arc::new(middleware));
+        Engine { middleware: Some(stack.into()), ..self }
     }
 
     /// The same router with other limits.
@@ -356,7 +367,13 @@ impl Engine {
         let start = out.len();
         out.extend_from_slice(RESULT_HEAD);
         let (cx, inflight) = cx.for_request(id);
-        let called = self.router.call_into(&method, envelope.params, &cx, out);
+        let called = match &self.middleware {
+            None => self.router.call_into(&method, envelope.params, &cx, out),
+            Some(stack) => {
+                let call = MethodCall { method: &method, params: envelope.params, cx: &cx, notification: id.is_none() };
+                Some(call_through(stack, &self.router, call, out))
+            }
+        };
         match (called, id) {
             (Some(Called::Written), Some(id)) => write_response_tail(out, id),
             (None, Some(id)) => {

@@ -5,6 +5,8 @@
 pub(crate) mod context;
 pub(crate) mod engine;
 pub(crate) mod inflight;
+pub(crate) mod middleware;
 pub(crate) mod params;
+pub(crate) mod permissions;
 pub(crate) mod router;
 pub(crate) mod signal;

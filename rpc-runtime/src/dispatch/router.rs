@@ -14,6 +14,7 @@ use serde_json::value::RawValue;
 use crate::catalog::{Catalog, DISCOVER_METHOD};
 use crate::dispatch::context::Context;
 use crate::dispatch::params::Params;
+use crate::dispatch::permissions::{denied, Permissions};
 use crate::log::KeyedThrottle;
 use crate::spec::MethodSpec;
 use crate::wire::error::ErrorObject;
@@ -216,6 +217,11 @@ impl Router {
             }
             return None;
         };
+        if let Some(permission) = method.spec.requires {
+            if !Permissions::of(cx).grants(permission) {
+                return Some(Called::Failed(denied(name, permission)));
+            }
+        }
         let start = out.len();
         let outcome = catch_unwind(AssertUnwindSafe(|| {
             let params = Params::parse(params, method.spec)?;

@@ -7,12 +7,21 @@
 //! - `tcp`, `stdio`, `child`: byte streams from sockets, this
 //!   process's stdio, a child process;
 //! - `memory`: an in-process pair of message channels;
+//! - `http` (feature `http`): the HTTP server (a tower service) and client;
+//! - `ws` (feature `ws`): WebSocket frames as messages, server and client;
+//! - `replies`: error answers made up for calls a transport lost;
 //! - `server`: the server, its connection hook and connection controls.
 
 pub(crate) mod child;
 pub(crate) mod hook;
+#[cfg(feature = "http")]
+pub(crate) mod http;
 pub(crate) mod memory;
+#[cfg(any(feature = "http", feature = "ws"))]
+pub(crate) mod replies;
 pub(crate) mod server;
 pub(crate) mod stdio;
 pub(crate) mod stream;
 pub(crate) mod tcp;
+#[cfg(feature = "ws")]
+pub(crate) mod ws;

@@ -79,6 +79,13 @@ impl Server {
         Server { engine: self.engine.with_limits(limits), ..self }
     }
 
+    /// Adds `middleware` around every call on every connection and
+    /// transport (see [`Middleware`](crate::Middleware)); the first added
+    /// sees a call first. Without any, calls take the direct path.
+    pub fn middleware(self, middleware: impl crate::dispatch::middleware::Middleware) -> Self {
+        Server { engine: self.engine.with_middleware(middleware), ..self }
+    }
+
     /// Sets the framing used on byte streams (stdio, TCP, `serve_stream`).
     pub fn framing(self, framing: Framing) -> Self {
         Server { framing, ..self }

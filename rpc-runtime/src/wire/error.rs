@@ -23,6 +23,16 @@ pub const SERVER_OVERLOADED: i64 = -32000;
 /// The request was cancelled (LSP's `RequestCancelled`; outside the ranges
 /// JSON-RPC 2.0 reserves, as LSP defines it).
 pub const REQUEST_CANCELLED: i64 = -32800;
+/// Implementation-defined server error: the caller lacks the permission
+/// the method requires (`#[rpc(requires = "...")]`).
+pub const PERMISSION_DENIED: i64 = -32003;
+/// Implementation-defined server error: a rate or quota limit was hit
+/// (the code EIP-1474 uses for "limit exceeded").
+pub const LIMIT_EXCEEDED: i64 = -32005;
+/// Made up on the calling side, never sent by a server: the transport
+/// could not deliver the call or its answer (an HTTP status other than
+/// 200/204, a connection lost under a reconnecting WebSocket client).
+pub const TRANSPORT_ERROR: i64 = -32099;
 
 /// A JSON-RPC 2.0 error object: `{"code": .., "message": .., "data": ..}`.
 ///

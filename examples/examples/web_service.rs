@@ -1,0 +1,117 @@
+//! A service on HTTP and WebSocket with the security controls on: bearer
+//! tokens checked by the connection hook, a method only admins may call,
+//! and middleware that logs every call and rate-limits each caller.
+//!
+//! ```text
+//! cargo run --example web_service
+//! curl -s localhost:8080 -H 'content-type: application/json' -H 'authorization: Bearer admin-token' \
+//!      -d '{"jsonrpc":"2.0","method":"reset","params":[],"id":1}'
+//! ```
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use rpc_runtime::{
+    rpc, Context, ErrorObject, MethodCall, MethodOutcome, Middleware, Next, Permissions, Refused, Server,
+    LIMIT_EXCEEDED,
+};
+
+/// A counter anyone signed in may read and bump; only admins may reset it.
+#[rpc]
+pub trait Counter {
+    /// Adds one and returns the new value.
+    fn bump(&self) -> u64;
+    /// Sets the counter back to zero.
+    #[rpc(requires = "admin")]
+    fn reset(&self);
+}
+
+struct Count(std::sync::atomic::AtomicU64);
+
+impl Counter for Count {
+    fn bump(&self) -> u64 {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1
+    }
+    fn reset(&self) {
+        self.0.store(0, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// Who the caller is, as the hook established it.
+#[derive(Clone, Debug)]
+struct Caller(String);
+
+/// Logging: method, caller and outcome of every call, when it is known.
+struct Log;
+
+impl Middleware for Log {
+    fn call(&self, call: &MethodCall<'_>, next: Next<'_>) -> MethodOutcome {
+        let method = call.method.to_owned();
+        let caller = call.cx.extension::<Caller>().map_or("?", |caller| caller.0.as_str()).to_owned();
+        let started = Instant::now();
+        next.run().inspect(move |result| {
+            let error = result.as_ref().err().map(|error| error.code());
+            tracing::info!(%method, %caller, ?error, elapsed = ?started.elapsed(), "call");
+        })
+    }
+}
+
+/// Rate limiting: at most `per_second` calls per caller per second,
+/// answered with a JSON-RPC error (not an HTTP error) beyond that.
+struct RateLimit {
+    per_second: u32,
+    windows: Mutex<HashMap<String, (Instant, u32)>>,
+}
+
+impl Middleware for RateLimit {
+    fn call(&self, call: &MethodCall<'_>, next: Next<'_>) -> MethodOutcome {
+        let caller = call.cx.extension::<Caller>().map_or_else(String::new, |caller| caller.0.clone());
+        let now = Instant::now();
+        let allowed = {
+            let mut windows = self.windows.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            let (start, count) = windows.entry(caller).or_insert((now, 0));
+            if now.duration_since(*start) >= Duration::from_secs(1) {
+                (*start, *count) = (now, 0);
+            }
+            *count += 1;
+            *count <= self.per_second
+        };
+        if !allowed {
+            let message = format!("Limit exceeded: at most {} calls per second", self.per_second);
+            return MethodOutcome::Ready(Err(ErrorObject::new(LIMIT_EXCEEDED, message)));
+        }
+        next.run()
+    }
+}
+
+/// The hook: `Authorization: Bearer <token>`; admins get `admin`.
+fn authenticate(info: &rpc_runtime::ConnectionInfo, cx: Context) -> Result<Context, Refused> {
+    let headers =
+        &info.part::<rpc_runtime::http::request::Parts>().ok_or_else(|| Refused::forbidden("HTTP only"))?.headers;
+    let token = headers
+        .get("authorization")
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.strip_prefix("Bearer "))
+        .ok_or_else(|| Refused::unauthorized("no bearer token"))?;
+    match token {
+        "admin-token" => Ok(cx.with_extension(Caller("admin".into())).with_extension(Permissions::new(["admin"]))),
+        "user-token" => Ok(cx.with_extension(Caller("user".into()))),
+        _ => Err(Refused::forbidden("unknown token")),
+    }
+}
+
+#[tokio::main]
+async fn main() -> std::io::Result<()> {
+    let _log = examples::init_logging();
+    let server = Server::new(Count(0.into()).into_rpc())
+        .on_connect(authenticate)
+        .middleware(Log)
+        .middleware(RateLimit { per_second: 20, windows: Mutex::new(HashMap::new()) });
+    eprintln!("listening on http://127.0.0.1:8080 (and ws://127.0.0.1:8080); Ctrl-C stops");
+    server
+        .serve_http_with_shutdown("127.0.0.1:8080", async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+        .await
+}

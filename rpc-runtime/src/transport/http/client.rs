@@ -1,0 +1,321 @@
+//! The HTTP client: a message transport whose every outgoing message is
+//! `POST`ed, and whose incoming messages are the response bodies. A
+//! [`Peer`] runs over it unchanged, and so does every generated client
+//! (calls, notifications, batches).
+
+use std::io;
+use std::sync::{Arc, Mutex};
+
+use bytes::Bytes;
+use http::header::{self, HeaderName, HeaderValue};
+use http::{HeaderMap, Request, StatusCode, Uri};
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::client::conn::http1::SendRequest;
+use hyper_util::rt::TokioIo;
+use tokio::net::TcpStream;
+use tokio::sync::mpsc;
+
+use crate::peer::{MessageSink, MessageSource, Peer, PeerBuilder, Received};
+use crate::transport::replies::{error_reply, request_ids};
+use crate::wire::{ErrorObject, TRANSPORT_ERROR};
+
+/// Kept-alive connections kept for reuse, at most.
+const MAX_IDLE: usize = 32;
+
+/// Where and how an HTTP client connects: the URL (`http://host:port/path`)
+/// and headers sent with every request (`Authorization`, say).
+///
+/// ```no_run
+/// # async fn run() -> std::io::Result<()> {
+/// use rpc_runtime::{HttpConnect, Peer};
+/// let peer = Peer::builder().connect_http(
+///     HttpConnect::new("http://127.0.0.1:8080/rpc").header("authorization", "Bearer s3cret"),
+/// )?;
+/// let difference: i64 = peer.call("subtract", [42, 23]).await.expect("a call");
+/// # Ok(()) }
+/// ```
+#[derive(Clone, Debug)]
+pub struct HttpConnect {
+    url: String,
+    headers: Vec<(String, String)>,
+}
+
+impl HttpConnect {
+    /// A client of `url` (`http://`; `https://` needs TLS, which this crate
+    /// does not include).
+    pub fn new(url: impl Into<String>) -> Self {
+        HttpConnect { url: url.into(), headers: Vec::new() }
+    }
+
+    /// Sends header `name: value` with every request.
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.headers.push((name.into(), value.into()));
+        self
+    }
+}
+
+impl From<&str> for HttpConnect {
+    fn from(url: &str) -> Self {
+        HttpConnect::new(url)
+    }
+}
+
+impl From<String> for HttpConnect {
+    fn from(url: String) -> Self {
+        HttpConnect::new(url)
+    }
+}
+
+/// What every request of one client shares: the target, the headers and
+/// the idle connections.
+struct Target {
+    uri: Uri,
+    authority: String,
+    headers: HeaderMap,
+    max_body: usize,
+    idle: Mutex<Vec<SendRequest<Full<Bytes>>>>,
+}
+
+/// The receiving half of the HTTP client: the bodies of the answers.
+pub struct HttpSource {
+    replies: mpsc::UnboundedReceiver<Vec<u8>>,
+    current: Vec<u8>,
+}
+
+/// The sending half of the HTTP client: each message is one `POST`, sent
+/// on its own task (calls run concurrently over a pool of kept-alive
+/// connections).
+pub struct HttpSink {
+    target: Arc<Target>,
+    scratch: Vec<u8>,
+    queue: Vec<Vec<u8>>,
+    queued: usize,
+    /// Dropped on close: the source ends once every answer is in.
+    replies: Option<mpsc::UnboundedSender<Vec<u8>>>,
+}
+
+impl HttpConnect {
+    /// The client's two halves, for [`PeerBuilder::connect_transport`].
+    /// Bodies of answers are limited to `max_body` bytes.
+    pub fn transport(self, max_body: usize) -> io::Result<(HttpSource, HttpSink)> {
+        let uri: Uri = self.url.parse().map_err(|err| invalid(format!("`{}` is not a URL: {err}", self.url)))?;
+        match uri.scheme_str() {
+            Some("http") => {}
+            Some("https") => {
+                return Err(io::Error::new(
+                    io::ErrorKind::Unsupported,
+                    "https:// needs TLS, which rpc-runtime does not include; put a TLS proxy in front, or use http://",
+                ))
+            }
+            _ => return Err(invalid(format!("`{}` is not an http:// URL", self.url))),
+        }
+        let Some(authority) = uri.authority() else {
+            return Err(invalid(format!("`{}` has no host", self.url)));
+        };
+        let authority = match authority.port() {
+            Some(_) => authority.as_str().to_owned(),
+            None => format!("{}:80", authority.host()),
+        };
+        let mut headers = HeaderMap::new();
+        for (name, value) in &self.headers {
+            let name = HeaderName::try_from(name.as_str()).map_err(|err| invalid(format!("header `{name}`: {err}")))?;
+            let value =
+                HeaderValue::try_from(value.as_str()).map_err(|err| invalid(format!("header `{name}`: {err}")))?;
+            headers.append(name, value);
+        }
+        let target = Arc::new(Target { uri, authority, headers, max_body, idle: Mutex::new(Vec::new()) });
+        let (tx, rx) = mpsc::unbounded_channel();
+        let sink = HttpSink { target, scratch: Vec::new(), queue: Vec::new(), queued: 0, replies: Some(tx) };
+        Ok((HttpSource { replies: rx, current: Vec::new() }, sink))
+    }
+}
+
+fn invalid(message: String) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidInput, message)
+}
+
+impl PeerBuilder {
+    /// A connection to a JSON-RPC server over HTTP: every call (or batch,
+    /// or notification) is one `POST` to `target`'s URL, and the answer
+    /// comes back in its response (call it inside a tokio runtime).
+    ///
+    /// HTTP is request/response only: the server cannot call this side
+    /// back. An answer other than 200 or 204 fails each call in the
+    /// message with a [`TRANSPORT_ERROR`] error object naming the status
+    /// (`data`: `{"httpStatus": 401}`), as does a request that could not be
+    /// sent at all.
+    pub fn connect_http(self, target: impl Into<HttpConnect>) -> io::Result<Peer> {
+        let (source, sink) = target.into().transport(self.limits.max_message_size)?;
+        Ok(self.connect_transport(source, sink))
+    }
+}
+
+impl MessageSource for HttpSource {
+    async fn recv(&mut self) -> io::Result<Option<Received<'_>>> {
+        match self.replies.recv().await {
+            Some(reply) => {
+                self.current = reply;
+                Ok(Some(Received::Message(&self.current)))
+            }
+            None => Ok(None),
+        }
+    }
+
+    fn recv_ready(&mut self) -> Option<Received<'_>> {
+        self.current = self.replies.try_recv().ok()?;
+        Some(Received::Message(&self.current))
+    }
+}
+
+impl MessageSink for HttpSink {
+    fn buffer(&mut self) -> &mut Vec<u8> {
+        &mut self.scratch
+    }
+
+    fn commit(&mut self, start: usize) {
+        if self.scratch.len() > start {
+            let message = self.scratch.split_off(start);
+            self.queued += message.len();
+            self.queue.push(message);
+        }
+    }
+
+    fn queued(&self) -> usize {
+        self.queued
+    }
+
+    async fn flush(&mut self) -> io::Result<()> {
+        let Some(replies) = &self.replies else {
+            return Err(io::Error::new(io::ErrorKind::NotConnected, "the HTTP client is closed"));
+        };
+        // Each message is sent on its own task: nothing is left in the
+        // future, so dropping it loses nothing.
+        for message in self.queue.drain(..) {
+            tokio::spawn(exchange(Arc::clone(&self.target), message, replies.clone()));
+        }
+        self.queued = 0;
+        Ok(())
+    }
+
+    async fn close(&mut self) -> io::Result<()> {
+        let flushed = self.flush().await;
+        self.replies = None;
+        flushed
+    }
+}
+
+/// Posts `message`; hands the answer (or an error answer for each call in
+/// it) to `replies`.
+async fn exchange(target: Arc<Target>, message: Vec<u8>, replies: mpsc::UnboundedSender<Vec<u8>>) {
+    let failure = match target.post(&message).await {
+        Ok((StatusCode::OK, body)) if body.is_empty() => return,
+        Ok((StatusCode::OK, body)) => {
+            let _ = replies.send(body.to_vec());
+            return;
+        }
+        Ok((StatusCode::NO_CONTENT, _)) => return,
+        Ok((status, body)) => {
+            let text = String::from_utf8_lossy(&body);
+            let text = text.trim();
+            let mut reason = format!("HTTP {status}");
+            if !text.is_empty() {
+                reason.push_str(": ");
+                reason.extend(text.chars().take(200));
+            }
+            #[derive(serde::Serialize)]
+            struct Data {
+                #[serde(rename = "httpStatus")]
+                http_status: u16,
+            }
+            ErrorObject::new(TRANSPORT_ERROR, reason).with_data(&Data { http_status: status.as_u16() })
+        }
+        Err(err) => ErrorObject::new(TRANSPORT_ERROR, format!("the HTTP request failed: {err}")),
+    };
+    tracing::debug!(error = %failure, "an HTTP exchange failed");
+    for id in request_ids(&message) {
+        let _ = replies.send(error_reply(&id, &failure));
+    }
+}
+
+impl Target {
+    /// One `POST`: the status and body of the answer.
+    async fn post(&self, message: &[u8]) -> io::Result<(StatusCode, Bytes)> {
+        let body = Bytes::copy_from_slice(message);
+        let (mut sender, reused) = self.checkout().await?;
+        let response = match sender.try_send_request(self.request(body.clone())?).await {
+            Ok(response) => response,
+            // A kept-alive connection the server closed meanwhile: the
+            // request was not sent, so sending it again is safe.
+            Err(err) if reused && err.message().is_some() => {
+                let (mut fresh, _) = self.connect().await?;
+                let response = fresh.send_request(self.request(body)?).await.map_err(io::Error::other)?;
+                sender = fresh;
+                response
+            }
+            Err(err) => return Err(io::Error::other(err.into_error())),
+        };
+        let (parts, body) = response.into_parts();
+        let body = Limited::new(body, self.max_body)
+            .collect()
+            .await
+            .map_err(|err| io::Error::new(io::ErrorKind::InvalidData, format!("reading the answer failed: {err}")))?;
+        self.checkin(sender);
+        Ok((parts.status, body.to_bytes()))
+    }
+
+    fn request(&self, body: Bytes) -> io::Result<Request<Full<Bytes>>> {
+        let path = self.uri.path_and_query().map_or("/", |path| path.as_str());
+        let mut request = Request::post(path)
+            .header(header::HOST, self.uri.authority().map_or("", |authority| authority.as_str()))
+            .header(header::CONTENT_TYPE, "application/json")
+            .header(header::ACCEPT, "application/json")
+            .body(Full::new(body))
+            .map_err(io::Error::other)?;
+        for (name, value) in &self.headers {
+            request.headers_mut().append(name, value.clone());
+        }
+        Ok(request)
+    }
+
+    /// An idle kept-alive connection, or a new one; and whether it was
+    /// reused.
+    async fn checkout(&self) -> io::Result<(SendRequest<Full<Bytes>>, bool)> {
+        loop {
+            let idle = self.idle.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).pop();
+            match idle {
+                Some(mut sender) => {
+                    if sender.is_closed() {
+                        continue;
+                    }
+                    if std::future::poll_fn(|cx| sender.poll_ready(cx)).await.is_ok() {
+                        return Ok((sender, true));
+                    }
+                }
+                None => return self.connect().await,
+            }
+        }
+    }
+
+    async fn connect(&self) -> io::Result<(SendRequest<Full<Bytes>>, bool)> {
+        let stream = TcpStream::connect(&self.authority).await?;
+        let _ = stream.set_nodelay(true);
+        let (sender, connection) =
+            hyper::client::conn::http1::handshake(TokioIo::new(stream)).await.map_err(io::Error::other)?;
+        tokio::spawn(async move {
+            if let Err(err) = connection.await {
+                tracing::debug!(error = %err, "an HTTP client connection ended with an error");
+            }
+        });
+        Ok((sender, false))
+    }
+
+    fn checkin(&self, sender: SendRequest<Full<Bytes>>) {
+        if sender.is_closed() {
+            return;
+        }
+        let mut idle = self.idle.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if idle.len() < MAX_IDLE {
+            idle.push(sender);
+        }
+    }
+}

@@ -1,0 +1,18 @@
+//! HTTP: the server as a `tower::Service` (mountable in axum next to other
+//! routes), a standalone listener with graceful shutdown, and a
+//! request/response client that a [`Peer`](crate::Peer) (and so every
+//! generated client) runs over.
+//!
+//! HTTP is request/response only: each `POST` body is one message (or
+//! batch) for the engine, with no calls back to the client (use the
+//! WebSocket transport for that; with the `ws` feature the same service
+//! accepts WebSocket upgrades).
+
+mod client;
+mod serve;
+mod service;
+
+pub use client::{HttpConnect, HttpSink, HttpSource};
+#[cfg(feature = "ws")]
+pub(crate) use service::{status_response, Inner, Serving};
+pub use service::{HttpAddrs, HttpService};

@@ -1,0 +1,151 @@
+//! The standalone HTTP server: accepts TCP connections (at most
+//! `max_connections`), serves HTTP/1.1 with keep-alive on each, and shuts
+//! down gracefully.
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::io;
+use std::pin::pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use http::Request;
+use hyper::body::Incoming;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::io::AsyncWriteExt;
+use tokio::net::{TcpListener, TcpStream, ToSocketAddrs};
+use tokio::sync::Semaphore;
+
+use super::service::{HttpAddrs, HttpService, Serving};
+use crate::dispatch::signal::Signal;
+use crate::transport::server::{until_shutdown, Server};
+
+/// How long a connection refused for the connection limit has to take its
+/// 503 before it is closed anyway.
+const REFUSAL_WRITE_TIMEOUT: Duration = Duration::from_secs(1);
+
+impl Server {
+    /// Binds `addr` and serves HTTP (and, with the `ws` feature,
+    /// WebSocket upgrades) on it, forever, with the defaults of
+    /// [`Server::http`]. See [`HttpService`].
+    pub async fn serve_http(&self, addr: impl ToSocketAddrs) -> io::Result<()> {
+        self.http().serve(addr).await
+    }
+
+    /// [`Server::serve_http`] until `shutdown` completes, then shuts down
+    /// gracefully (see [`HttpService::serve_listener_with_shutdown`]).
+    pub async fn serve_http_with_shutdown(
+        &self,
+        addr: impl ToSocketAddrs,
+        shutdown: impl Future<Output = ()>,
+    ) -> io::Result<()> {
+        self.http().serve_with_shutdown(addr, shutdown).await
+    }
+}
+
+impl HttpService {
+    /// Binds `addr` and serves every connection on it, forever.
+    pub async fn serve(self, addr: impl ToSocketAddrs) -> io::Result<()> {
+        self.serve_with_shutdown(addr, std::future::pending()).await
+    }
+
+    /// Binds `addr` and serves until `shutdown` completes.
+    pub async fn serve_with_shutdown(
+        self,
+        addr: impl ToSocketAddrs,
+        shutdown: impl Future<Output = ()>,
+    ) -> io::Result<()> {
+        let listener = TcpListener::bind(addr).await?;
+        self.serve_listener_with_shutdown(listener, shutdown).await
+    }
+
+    /// Serves every connection accepted on `listener` until `shutdown`
+    /// completes, then shuts down gracefully: stops accepting, lets each
+    /// request in progress finish and be answered, closes idle
+    /// keep-alive connections and WebSocket connections (after answering
+    /// what runs on them), and returns once all are closed.
+    ///
+    /// At most the server's `max_connections` are open at once (a
+    /// WebSocket connection counts as one); one more is answered 503.
+    pub async fn serve_listener_with_shutdown(
+        self,
+        listener: TcpListener,
+        shutdown: impl Future<Output = ()>,
+    ) -> io::Result<()> {
+        let drain = Arc::new(Signal::default());
+        let limit = self.inner().server.max_connections.min(Semaphore::MAX_PERMITS).min(u32::MAX as usize);
+        let slots = Arc::new(Semaphore::new(limit));
+        until_shutdown(self.accept_loop(&listener, &drain, &slots), shutdown, &drain).await;
+        drop(listener);
+        let _all_closed = slots.acquire_many(limit as u32).await;
+        Ok(())
+    }
+
+    async fn accept_loop(&self, listener: &TcpListener, drain: &Arc<Signal>, slots: &Arc<Semaphore>) {
+        loop {
+            let accepted = tokio::select! {
+                biased;
+                () = drain.raised() => return,
+                accepted = listener.accept() => accepted,
+            };
+            let (stream, peer) = match accepted {
+                Ok(accepted) => accepted,
+                Err(err) => {
+                    tracing::debug!(error = %err, "accepting an HTTP connection failed; retrying");
+                    tokio::select! {
+                        () = drain.raised() => return,
+                        () = tokio::time::sleep(Duration::from_millis(50)) => continue,
+                    }
+                }
+            };
+            let _ = stream.set_nodelay(true);
+            let Ok(slot) = Arc::clone(slots).try_acquire_owned() else {
+                tracing::debug!(%peer, "refused an HTTP connection: at the connection limit");
+                tokio::spawn(refuse_overloaded(stream));
+                continue;
+            };
+            let Ok(local) = stream.local_addr() else { continue };
+            let serving = Serving { drain: Arc::clone(drain), _slot: Arc::new(slot) };
+            tokio::spawn(self.clone().serve_connection(stream, HttpAddrs { peer, local }, serving));
+        }
+    }
+
+    async fn serve_connection(self, stream: TcpStream, addrs: HttpAddrs, serving: Serving) {
+        let drain = Arc::clone(&serving.drain);
+        let header_timeout = self.inner().config.header_timeout;
+        let service = hyper::service::service_fn(move |mut request: Request<Incoming>| {
+            request.extensions_mut().insert(addrs);
+            request.extensions_mut().insert(serving.clone());
+            let answer = self.respond(request);
+            async move { Ok::<_, Infallible>(answer.await.unwrap_or_else(|never| match never {})) }
+        });
+        let mut builder = hyper::server::conn::http1::Builder::new();
+        builder.timer(TokioTimer::new()).header_read_timeout(header_timeout).keep_alive(true);
+        let connection = builder.serve_connection(TokioIo::new(stream), service).with_upgrades();
+        let mut connection = pin!(connection);
+        let result = tokio::select! {
+            result = connection.as_mut() => result,
+            () = drain.raised() => {
+                connection.as_mut().graceful_shutdown();
+                connection.await
+            }
+        };
+        if let Err(err) = result {
+            tracing::debug!(peer = %addrs.peer, error = %err, "HTTP connection ended with an error");
+        }
+    }
+}
+
+/// Answers 503 to a connection over the limit, then closes it.
+async fn refuse_overloaded(mut stream: TcpStream) {
+    let body = "Service Unavailable: the server is at its connection limit (max_connections); retry later\n";
+    let response = format!(
+        "HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain; charset=utf-8\r\nretry-after: 1\r\nconnection: close\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    let _ = tokio::time::timeout(REFUSAL_WRITE_TIMEOUT, async {
+        stream.write_all(response.as_bytes()).await?;
+        stream.shutdown().await
+    })
+    .await;
+}

@@ -1,0 +1,543 @@
+//! The HTTP handler: checks (Host, method, Origin, content type, size),
+//! the connection hook, then one message through the engine.
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::net::{IpAddr, SocketAddr};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context as TaskContext, Poll};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::header::{self, HeaderValue};
+use http::{Method, Request, Response, StatusCode};
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::Body;
+use tokio::sync::OwnedSemaphorePermit;
+
+use crate::dispatch::context::Context;
+use crate::dispatch::signal::Signal;
+use crate::transport::hook::{admit, ConnectionInfo, Refused};
+use crate::transport::server::Server;
+
+/// Default time a client has to send a request's headers (and, between
+/// requests on a kept-alive connection, to start the next one).
+const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+/// Default time a client has to send a request's body once its headers
+/// arrived.
+const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The addresses of the connection a request came in on. The standalone
+/// server ([`HttpService::serve`]) adds them to every request's
+/// extensions; inside another server (axum), insert them yourself (from
+/// axum's `ConnectInfo`) to give the connection hook and the Host check
+/// the peer and local addresses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HttpAddrs {
+    /// The client's address.
+    pub peer: SocketAddr,
+    /// The address the request arrived on.
+    pub local: SocketAddr,
+}
+
+/// What the standalone server adds to requests so that upgraded
+/// WebSocket connections drain with it and count against its limit.
+#[derive(Clone)]
+pub(crate) struct Serving {
+    pub(crate) drain: Arc<Signal>,
+    /// Held, never read: the connection counts against the limit while
+    /// a clone lives.
+    pub(crate) _slot: Arc<OwnedSemaphorePermit>,
+}
+
+/// Which `Host` headers are served (DNS rebinding protection).
+#[derive(Clone, Debug)]
+enum HostCheck {
+    /// Loopback names only when the server is local: bound to a loopback
+    /// address (or, when that is not known, called from one); any host
+    /// otherwise.
+    Auto,
+    /// Any host.
+    Any,
+    /// These hosts (`name` matches any port, `name:port` that port only),
+    /// plus the loopback names when the server is local.
+    Only(Vec<String>),
+}
+
+#[derive(Clone)]
+pub(crate) struct HttpConfig {
+    hosts: HostCheck,
+    origins: Vec<String>,
+    any_origin: bool,
+    max_body: Option<usize>,
+    pub(crate) header_timeout: Duration,
+    body_timeout: Duration,
+    #[cfg(feature = "ws")]
+    pub(crate) ws: crate::transport::ws::WsServerOptions,
+    #[cfg(feature = "cors")]
+    cors: Option<tower_http::cors::CorsLayer>,
+}
+
+/// The HTTP (and, with the `ws` feature, WebSocket) face of a [`Server`]:
+/// a `tower::Service` for `http::Request`s, so it mounts as a route in an
+/// axum app, and a standalone listener ([`HttpService::serve`]).
+///
+/// ```no_run
+/// # async fn run(router: rpc_runtime::Router) -> std::io::Result<()> {
+/// use rpc_runtime::Server;
+/// // Standalone, with graceful shutdown on Ctrl-C:
+/// let http = Server::new(router).http();
+/// http.serve_with_shutdown("127.0.0.1:8080", async { tokio::signal::ctrl_c().await.ok(); }).await
+/// # }
+/// ```
+///
+/// In axum: `Router::new().route_service("/rpc", server.http())`.
+///
+/// What it answers (HTTP/1.1, keep-alive):
+///
+/// | request | answer |
+/// |---|---|
+/// | `POST`, JSON body | 200 with the JSON-RPC response; 204 with no body when the message held only notifications. Every JSON-RPC failure (parse error, unknown method, handler error) is an error object in a 200 |
+/// | another method | 405, with `Allow: POST` |
+/// | a `Content-Type` that is not JSON (or none) | 415 |
+/// | a body over the limit | 413, from `Content-Length` before reading, or as soon as the limit is passed |
+/// | a body not sent within the body timeout | 408 |
+/// | a `Host` not allowed, an `Origin` not allowed | 403 |
+/// | refused by the connection hook | 401 ([`Refused::unauthorized`]) or 403 |
+///
+/// The connection hook ([`Server::on_connect`]) runs for every request,
+/// with [`ConnectionInfo`] of transport `"http"` carrying the request's
+/// `http::request::Parts` (headers, URI) as a part: it is the place for
+/// authentication, and the context it returns is what handlers see.
+///
+/// Security defaults: a server bound to a loopback address serves only
+/// the loopback host names (`localhost`, `127.0.0.1`, `[::1]`), against
+/// DNS rebinding; an `Origin` header (sent by browsers) must be the
+/// request's own origin or an allowed one; CORS is off until
+/// configured; bodies are limited to the engine's `max_message_size`;
+/// headers must arrive within 10 s and bodies within 30 s.
+#[derive(Clone)]
+pub struct HttpService {
+    inner: Arc<Inner>,
+}
+
+pub(crate) struct Inner {
+    pub(crate) server: Server,
+    pub(crate) config: HttpConfig,
+}
+
+impl Server {
+    /// This server's HTTP face (see [`HttpService`]).
+    pub fn http(&self) -> HttpService {
+        let config = HttpConfig {
+            hosts: HostCheck::Auto,
+            origins: Vec::new(),
+            any_origin: false,
+            max_body: None,
+            header_timeout: DEFAULT_HEADER_TIMEOUT,
+            body_timeout: DEFAULT_BODY_TIMEOUT,
+            #[cfg(feature = "ws")]
+            ws: Default::default(),
+            #[cfg(feature = "cors")]
+            cors: None,
+        };
+        HttpService { inner: Arc::new(Inner { server: self.clone(), config }) }
+    }
+}
+
+impl HttpService {
+    fn with_config(self, change: impl FnOnce(&mut HttpConfig)) -> Self {
+        let mut config = self.inner.config.clone();
+        change(&mut config);
+        HttpService { inner: Arc::new(Inner { server: self.inner.server.clone(), config }) }
+    }
+
+    /// Serves requests whose `Host` is one of `hosts` (`example.com`
+    /// matches any port, `example.com:8080` only that one). On a local
+    /// server the loopback names stay allowed.
+    pub fn allowed_hosts<I, S>(self, hosts: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        let hosts = hosts.into_iter().map(|host| host.into().to_ascii_lowercase()).collect();
+        self.with_config(|config| config.hosts = HostCheck::Only(hosts))
+    }
+
+    /// Serves any `Host`, even on a loopback address (turns DNS rebinding
+    /// protection off).
+    pub fn allow_any_host(self) -> Self {
+        self.with_config(|config| config.hosts = HostCheck::Any)
+    }
+
+    /// Accepts requests (and WebSocket upgrades) from web pages of these
+    /// origins (`https://app.example.com`), besides same-origin ones.
+    pub fn allowed_origins<I, S>(self, origins: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        let origins = origins.into_iter().map(|origin| origin.into().to_ascii_lowercase()).collect();
+        self.with_config(|config| config.origins = origins)
+    }
+
+    /// Accepts any `Origin` (turns the cross-site check off).
+    pub fn allow_any_origin(self) -> Self {
+        self.with_config(|config| config.any_origin = true)
+    }
+
+    /// The largest body accepted, in bytes (default: the engine's
+    /// `max_message_size`, 10 MiB).
+    pub fn max_body(self, bytes: usize) -> Self {
+        self.with_config(|config| config.max_body = Some(bytes))
+    }
+
+    /// How long a client may take to send a request's headers, and to
+    /// start the next request on a kept-alive connection (default 10 s);
+    /// past it the connection is closed. Keeps slow clients from holding
+    /// connections.
+    pub fn header_timeout(self, timeout: Duration) -> Self {
+        self.with_config(|config| config.header_timeout = timeout)
+    }
+
+    /// How long a client may take to send a body once its headers
+    /// arrived (default 30 s); past it the answer is 408.
+    pub fn body_timeout(self, timeout: Duration) -> Self {
+        self.with_config(|config| config.body_timeout = timeout)
+    }
+
+    /// Answers CORS preflights and adds CORS headers for web pages of
+    /// `origins` (which are also allowed by the Origin check), for
+    /// `POST` with `Content-Type` and `Authorization` headers. Off by
+    /// default. Needs the `cors` feature.
+    #[cfg(feature = "cors")]
+    pub fn cors<I, S>(self, origins: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        let origins: Vec<String> = origins.into_iter().map(|origin| origin.into().to_ascii_lowercase()).collect();
+        let values: Vec<HeaderValue> = origins.iter().filter_map(|origin| HeaderValue::from_str(origin).ok()).collect();
+        let layer = tower_http::cors::CorsLayer::new()
+            .allow_origin(values)
+            .allow_methods([Method::POST])
+            .allow_headers([header::CONTENT_TYPE, header::AUTHORIZATION]);
+        self.with_config(|config| {
+            config.origins.extend(origins);
+            config.cors = Some(layer);
+        })
+    }
+
+    /// The same service with other WebSocket settings.
+    #[cfg(feature = "ws")]
+    pub(crate) fn with_ws(self, change: impl FnOnce(&mut crate::transport::ws::WsServerOptions)) -> Self {
+        self.with_config(|config| change(&mut config.ws))
+    }
+
+    pub(crate) fn inner(&self) -> &Arc<Inner> {
+        &self.inner
+    }
+
+    /// Answers one request (CORS first, when configured).
+    pub(crate) fn respond<B>(&self, request: Request<B>) -> ResponseFuture
+    where
+        B: Body + Send + 'static,
+        B::Data: Send,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        #[cfg(feature = "cors")]
+        if let Some(layer) = &self.inner.config.cors {
+            use tower_layer::Layer;
+            use tower_service::Service;
+            let mut cors = layer.layer(Core(Arc::clone(&self.inner)));
+            let future = cors.call(request);
+            return Box::pin(future);
+        }
+        let inner = Arc::clone(&self.inner);
+        Box::pin(async move { Ok(inner.respond(request).await) })
+    }
+}
+
+/// The future of one answer.
+pub type ResponseFuture = Pin<Box<dyn Future<Output = Result<Response<Full<Bytes>>, Infallible>> + Send>>;
+
+impl<B> tower_service::Service<Request<B>> for HttpService
+where
+    B: Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    type Response = Response<Full<Bytes>>;
+    type Error = Infallible;
+    type Future = ResponseFuture;
+
+    fn poll_ready(&mut self, _: &mut TaskContext<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request<B>) -> Self::Future {
+        self.respond(request)
+    }
+}
+
+/// The service without CORS, for the CORS layer to wrap.
+#[cfg(feature = "cors")]
+#[derive(Clone)]
+struct Core(Arc<Inner>);
+
+#[cfg(feature = "cors")]
+impl<B> tower_service::Service<Request<B>> for Core
+where
+    B: Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    type Response = Response<Full<Bytes>>;
+    type Error = Infallible;
+    type Future = ResponseFuture;
+
+    fn poll_ready(&mut self, _: &mut TaskContext<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request<B>) -> Self::Future {
+        let inner = Arc::clone(&self.0);
+        Box::pin(async move { Ok(inner.respond(request).await) })
+    }
+}
+
+impl Inner {
+    async fn respond<B>(self: Arc<Self>, request: Request<B>) -> Response<Full<Bytes>>
+    where
+        B: Body + Send + 'static,
+        B::Data: Send,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        let addrs = request.extensions().get::<HttpAddrs>().copied();
+        if let Some(refusal) = self.check_host(&request, addrs) {
+            return refusal;
+        }
+        #[cfg(feature = "ws")]
+        if crate::transport::ws::is_upgrade(&request) {
+            if let Some(refusal) = self.check_origin(&request) {
+                return refusal;
+            }
+            return crate::transport::ws::upgrade(self, request, addrs).await;
+        }
+        if request.method() != Method::POST {
+            let mut response = status_response(
+                StatusCode::METHOD_NOT_ALLOWED,
+                &format!("Method Not Allowed: JSON-RPC over HTTP takes POST, not {}", request.method()),
+            );
+            response.headers_mut().insert(header::ALLOW, HeaderValue::from_static("POST"));
+            return response;
+        }
+        if let Some(refusal) = self.check_origin(&request) {
+            return refusal;
+        }
+        if !is_json(request.headers().get(header::CONTENT_TYPE)) {
+            return status_response(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "Unsupported Media Type: send the JSON-RPC message with `Content-Type: application/json`",
+            );
+        }
+        let max_body = self.config.max_body.unwrap_or(self.server.engine.limits().max_message_size);
+        let declared = request
+            .headers()
+            .get(header::CONTENT_LENGTH)
+            .and_then(|value| value.to_str().ok())
+            .and_then(|value| value.parse::<u64>().ok());
+        if declared.is_some_and(|length| length > max_body as u64) {
+            return too_large(max_body);
+        }
+        let (parts, body) = request.into_parts();
+        let cx = match self.admit(parts, addrs).await {
+            Ok(cx) => cx,
+            Err(refusal) => return refusal,
+        };
+        let body = match tokio::time::timeout(self.config.body_timeout, Limited::new(body, max_body).collect()).await {
+            Ok(Ok(collected)) => collected.to_bytes(),
+            Ok(Err(err)) if err.downcast_ref::<http_body_util::LengthLimitError>().is_some() => {
+                return too_large(max_body)
+            }
+            Ok(Err(err)) => {
+                tracing::debug!(error = %err, "reading an HTTP body failed");
+                return status_response(StatusCode::BAD_REQUEST, "Bad Request: the body could not be read");
+            }
+            Err(_) => {
+                return status_response(
+                    StatusCode::REQUEST_TIMEOUT,
+                    &format!("Request Timeout: the body did not arrive within {:?}", self.config.body_timeout),
+                )
+            }
+        };
+        let engine = &self.server.engine;
+        let mut out = Vec::new();
+        let out = match engine.process(&body, &cx, &mut out) {
+            Some(pending) => pending.run().await,
+            None => out,
+        };
+        if out.is_empty() {
+            return Response::builder()
+                .status(StatusCode::NO_CONTENT)
+                .body(Full::default())
+                .unwrap_or_else(|_| Response::new(Full::default()));
+        }
+        let mut response = Response::new(Full::new(Bytes::from(out)));
+        response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        response
+    }
+
+    /// The connection hook, for one request: the context handlers see, or
+    /// the 401/403 answer.
+    pub(crate) async fn admit(
+        &self,
+        parts: http::request::Parts,
+        addrs: Option<HttpAddrs>,
+    ) -> Result<Context, Response<Full<Bytes>>> {
+        let Some(hook) = &self.server.hook else {
+            let cx = Context::new();
+            return Ok(match addrs {
+                Some(addrs) => cx.with_peer_addr(addrs.peer),
+                None => cx,
+            });
+        };
+        let mut info = ConnectionInfo::new("http");
+        if let Some(addrs) = addrs {
+            info = info.with_peer_addr(addrs.peer).with_local_addr(addrs.local);
+        }
+        let info = info.with_part(parts);
+        admit(Some(hook), &info, Context::new()).await.map_err(|refused| {
+            tracing::debug!(peer = ?info.peer_addr(), %refused, "HTTP request refused by the connection hook");
+            refusal(&refused)
+        })
+    }
+
+    /// 403 unless the `Host` is allowed (see [`HostCheck`]); `None` when it is.
+    fn check_host<B>(&self, request: &Request<B>, addrs: Option<HttpAddrs>) -> Option<Response<Full<Bytes>>> {
+        let local = match addrs {
+            Some(addrs) => addrs.local.ip().is_loopback(),
+            None => false,
+        };
+        let extra: &[String] = match &self.config.hosts {
+            HostCheck::Any => return None,
+            HostCheck::Auto if !local => return None,
+            HostCheck::Auto => &[],
+            HostCheck::Only(hosts) => hosts,
+        };
+        let host = request
+            .headers()
+            .get(header::HOST)
+            .and_then(|value| value.to_str().ok())
+            .map(str::to_owned)
+            .or_else(|| request.uri().authority().map(|authority| authority.as_str().to_owned()));
+        let allowed = host.as_deref().is_some_and(|host| {
+            let host = host.to_ascii_lowercase();
+            let name = host_name(&host);
+            (local && is_loopback_name(name)) || extra.iter().any(|allowed| *allowed == host || *allowed == name)
+        });
+        if allowed {
+            return None;
+        }
+        tracing::debug!(host = ?host, "refused an HTTP request for a host that is not allowed");
+        Some(status_response(
+            StatusCode::FORBIDDEN,
+            "Forbidden: this Host is not served (DNS rebinding protection); the server can allow it with allowed_hosts",
+        ))
+    }
+
+    /// 403 when an `Origin` is given and is neither the request's own nor
+    /// an allowed one; `None` otherwise.
+    pub(crate) fn check_origin<B>(&self, request: &Request<B>) -> Option<Response<Full<Bytes>>> {
+        if self.config.any_origin {
+            return None;
+        }
+        let origin = request.headers().get(header::ORIGIN)?;
+        let origin = origin.to_str().unwrap_or("").to_ascii_lowercase();
+        let host = request.headers().get(header::HOST).and_then(|value| value.to_str().ok());
+        let same_origin = host.is_some_and(|host| {
+            let authority = origin.split_once("://").map_or("", |(_, authority)| authority);
+            authority.eq_ignore_ascii_case(host)
+        });
+        if same_origin || self.config.origins.contains(&origin) {
+            return None;
+        }
+        tracing::debug!(origin, "refused an HTTP request from an origin that is not allowed");
+        Some(status_response(
+            StatusCode::FORBIDDEN,
+            "Forbidden: requests from this Origin are not allowed; the server can allow it with allowed_origins or cors",
+        ))
+    }
+}
+
+/// `host` of `host:port`, `[::1]` of `[::1]:port`.
+fn host_name(host: &str) -> &str {
+    if host.starts_with('[') {
+        return host.find(']').map_or(host, |end| &host[..=end]);
+    }
+    host.rsplit_once(':').map_or(host, |(name, _)| name)
+}
+
+fn is_loopback_name(name: &str) -> bool {
+    if name == "localhost" || name.ends_with(".localhost") {
+        return true;
+    }
+    let bare = name.trim_start_matches('[').trim_end_matches(']');
+    bare.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
+}
+
+/// `application/json`, with parameters (`; charset=utf-8`) or as a
+/// `+json` suffix.
+fn is_json(value: Option<&HeaderValue>) -> bool {
+    let Some(value) = value.and_then(|value| value.to_str().ok()) else {
+        return false;
+    };
+    let essence = value.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+    essence == "application/json" || (essence.starts_with("application/") && essence.ends_with("+json"))
+}
+
+fn too_large(max_body: usize) -> Response<Full<Bytes>> {
+    status_response(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        &format!("Payload Too Large: the body exceeds the limit of {max_body} bytes"),
+    )
+}
+
+/// 401 (with `WWW-Authenticate`) or 403 for a refusal of the hook; the
+/// reason stays in the server's logs.
+pub(crate) fn refusal(refused: &Refused) -> Response<Full<Bytes>> {
+    if refused.is_unauthorized() {
+        let mut response =
+            status_response(StatusCode::UNAUTHORIZED, "Unauthorized: this service needs credentials it accepts");
+        response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        response
+    } else {
+        status_response(StatusCode::FORBIDDEN, "Forbidden: this caller may not use this service")
+    }
+}
+
+/// An HTTP error answer with a plain-text reason.
+pub(crate) fn status_response(status: StatusCode, reason: &str) -> Response<Full<Bytes>> {
+    let mut response = Response::new(Full::new(Bytes::from(format!("{reason}\n"))));
+    *response.status_mut() = status;
+    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; charset=utf-8"));
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hosts_and_content_types_are_read_as_browsers_send_them() {
+        assert_eq!(host_name("localhost:8080"), "localhost");
+        assert_eq!(host_name("[::1]:8080"), "[::1]");
+        assert_eq!(host_name("example.com"), "example.com");
+        assert!(is_loopback_name("127.0.0.1") && is_loopback_name("[::1]") && is_loopback_name("app.localhost"));
+        assert!(!is_loopback_name("evil.example") && !is_loopback_name("127.0.0.1.nip.io"));
+        let json = |text: &'static str| is_json(Some(&HeaderValue::from_static(text)));
+        assert!(json("application/json") && json("Application/JSON; charset=utf-8") && json("application/rpc+json"));
+        assert!(!json("text/plain") && !json("application/x-www-form-urlencoded") && !is_json(None));
+    }
+}

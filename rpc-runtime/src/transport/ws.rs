@@ -1,0 +1,702 @@
+//! WebSocket: one JSON-RPC message (or batch) per text frame. The server
+//! side is an upgrade of the HTTP service (same port, same checks, same
+//! connection hook); the client is `PeerBuilder::connect_ws`, optionally
+//! reconnecting. Both run the one peer: calls in both directions,
+//! notifications, cancellation.
+//!
+//! Built on tokio-tungstenite: the WebSocket crate axum and most of the
+//! tokio ecosystem use; it answers pings and close frames by itself and
+//! enforces frame and message size limits.
+
+use std::collections::{HashSet, VecDeque};
+use std::future::{poll_fn, Future};
+use std::io;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::{Context as TaskContext, Poll};
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures_util::{Sink, Stream};
+use http::header::{self, HeaderName, HeaderValue};
+use http::{Request, Response, StatusCode};
+use http_body_util::Full;
+use hyper::body::Body;
+use hyper_util::rt::TokioIo;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::net::TcpStream;
+use tokio::sync::Notify;
+use tokio::time::{Instant, Interval, MissedTickBehavior};
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role, WebSocketConfig};
+use tokio_tungstenite::tungstenite::{Error as WsError, Message, Utf8Bytes};
+use tokio_tungstenite::WebSocketStream;
+
+use crate::peer::{Connection, Controls, MessageSink, MessageSource, Peer, PeerBuilder, Received};
+use crate::transport::http::{status_response, HttpAddrs, Inner, Serving};
+use crate::transport::replies::{error_reply, request_ids, response_ids};
+use crate::wire::{ErrorObject, TRANSPORT_ERROR};
+
+/// Default interval of keep-alive pings.
+const DEFAULT_PING_INTERVAL: Duration = Duration::from_secs(30);
+/// How long a closing side waits for the other's close frame.
+const CLOSE_WAIT: Duration = Duration::from_secs(1);
+
+/// WebSocket settings of the HTTP service.
+#[derive(Clone, Debug)]
+pub(crate) struct WsServerOptions {
+    pub(crate) enabled: bool,
+    pub(crate) ping_interval: Option<Duration>,
+}
+
+impl Default for WsServerOptions {
+    fn default() -> Self {
+        WsServerOptions { enabled: true, ping_interval: Some(DEFAULT_PING_INTERVAL) }
+    }
+}
+
+impl super::http::HttpService {
+    /// Whether WebSocket upgrades are accepted (default: yes, with the
+    /// `ws` feature).
+    pub fn websocket(self, enabled: bool) -> Self {
+        self.with_ws(|options| options.enabled = enabled)
+    }
+
+    /// Pings every WebSocket client this often, and closes a connection
+    /// that answered nothing (no pong, no message) for a whole interval
+    /// (default 30 s; `None` turns pings off).
+    pub fn ws_ping_interval(self, interval: Option<Duration>) -> Self {
+        self.with_ws(|options| options.ping_interval = interval)
+    }
+}
+
+/// Whether `request` asks for a WebSocket upgrade.
+pub(crate) fn is_upgrade<B>(request: &Request<B>) -> bool {
+    let has = |name: HeaderName, token: &str| {
+        request.headers().get_all(name).iter().any(|value| {
+            value.to_str().is_ok_and(|value| value.split(',').any(|part| part.trim().eq_ignore_ascii_case(token)))
+        })
+    };
+    request.method() == http::Method::GET && has(header::UPGRADE, "websocket") && has(header::CONNECTION, "upgrade")
+}
+
+/// Answers a WebSocket upgrade: the handshake checks, the connection hook
+/// (401/403 before the upgrade), then 101 and the connection on its own
+/// task.
+pub(crate) async fn upgrade<B>(
+    inner: Arc<Inner>,
+    mut request: Request<B>,
+    addrs: Option<HttpAddrs>,
+) -> Response<Full<Bytes>>
+where
+    B: Body + Send + 'static,
+{
+    if !inner.config.ws.enabled {
+        return status_response(StatusCode::METHOD_NOT_ALLOWED, "Method Not Allowed: WebSocket is not served here");
+    }
+    if request.headers().get(header::SEC_WEBSOCKET_VERSION).map_or(true, |version| version != "13") {
+        let mut response =
+            status_response(StatusCode::UPGRADE_REQUIRED, "Upgrade Required: only WebSocket version 13 is served");
+        response.headers_mut().insert(header::SEC_WEBSOCKET_VERSION, HeaderValue::from_static("13"));
+        return response;
+    }
+    let Some(key) = request.headers().get(header::SEC_WEBSOCKET_KEY).map(|key| derive_accept_key(key.as_bytes()))
+    else {
+        return status_response(StatusCode::BAD_REQUEST, "Bad Request: Sec-WebSocket-Key is missing");
+    };
+    let Some(on_upgrade) = request.extensions_mut().remove::<hyper::upgrade::OnUpgrade>() else {
+        return status_response(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "Internal Server Error: this HTTP server cannot hand the connection over to WebSocket",
+        );
+    };
+    let serving = request.extensions().get::<Serving>().cloned();
+    let (parts, _) = request.into_parts();
+    let cx = match inner.admit(parts, addrs).await {
+        Ok(cx) => cx,
+        Err(refusal) => return refusal,
+    };
+    let server = inner.server.clone();
+    let ping_interval = inner.config.ws.ping_interval;
+    tokio::spawn(async move {
+        let upgraded = match on_upgrade.await {
+            Ok(upgraded) => upgraded,
+            Err(err) => {
+                tracing::debug!(error = %err, "a WebSocket upgrade did not complete");
+                return;
+            }
+        };
+        let config = config(server.engine.limits().max_message_size);
+        let ws = WebSocketStream::from_raw_socket(TokioIo::new(upgraded), Role::Server, Some(config)).await;
+        let (source, sink) = transport(ws, ping_interval, server.engine.limits().max_message_size);
+        let controls =
+            Controls { idle_timeout: server.idle_timeout, drain: serving.as_ref().map(|s| Arc::clone(&s.drain)) };
+        let (connection, _peer) = Connection::new(server.engine.clone(), server.peer, cx, controls);
+        if let Err(err) = connection.run(source, sink).await {
+            tracing::debug!(peer = ?addrs.map(|a| a.peer), error = %err, "WebSocket connection ended with an error");
+        }
+        // Held until here: the connection counts against the limit and
+        // graceful shutdown waits for it.
+        drop(serving);
+    });
+    let mut response = Response::new(Full::default());
+    *response.status_mut() = StatusCode::SWITCHING_PROTOCOLS;
+    let headers = response.headers_mut();
+    headers.insert(header::CONNECTION, HeaderValue::from_static("upgrade"));
+    headers.insert(header::UPGRADE, HeaderValue::from_static("websocket"));
+    if let Ok(key) = HeaderValue::from_str(&key) {
+        headers.insert(header::SEC_WEBSOCKET_ACCEPT, key);
+    }
+    response
+}
+
+fn config(max_message_size: usize) -> WebSocketConfig {
+    WebSocketConfig::default().max_message_size(Some(max_message_size)).max_frame_size(Some(max_message_size))
+}
+
+/// A future that opens a new WebSocket connection (for reconnecting).
+type Reopen<S> = Arc<dyn Fn() -> Pin<Box<dyn Future<Output = io::Result<WebSocketStream<S>>> + Send>> + Send + Sync>;
+
+/// What both halves of one WebSocket transport share.
+struct Shared<S> {
+    /// `None` while a reconnecting client reconnects.
+    ws: Mutex<Option<WebSocketStream<S>>>,
+    /// Raised when a new connection replaced a lost one.
+    reconnected: Notify,
+    /// Reconnecting client only: ids of calls sent on the current
+    /// connection and not answered yet, failed when it is lost.
+    outstanding: Option<Mutex<HashSet<Box<str>>>>,
+    closing: std::sync::atomic::AtomicBool,
+    max_message_size: usize,
+}
+
+impl<S> Shared<S> {
+    fn ws(&self) -> MutexGuard<'_, Option<WebSocketStream<S>>> {
+        self.ws.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn reconnects(&self) -> bool {
+        self.outstanding.is_some() && !self.closing.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    fn outstanding(&self) -> Option<MutexGuard<'_, HashSet<Box<str>>>> {
+        Some(self.outstanding.as_ref()?.lock().unwrap_or_else(|poisoned| poisoned.into_inner()))
+    }
+}
+
+/// Keep-alive: a ping every interval; a whole interval without a frame
+/// from the other side after a ping means it is gone.
+struct Keepalive {
+    interval: Duration,
+    timer: Interval,
+    heard: bool,
+    waiting: bool,
+    ping_due: bool,
+    flush_due: bool,
+}
+
+impl Keepalive {
+    fn new(interval: Duration) -> Self {
+        let mut timer = tokio::time::interval_at(Instant::now() + interval, interval);
+        timer.set_missed_tick_behavior(MissedTickBehavior::Delay);
+        Keepalive { interval, timer, heard: true, waiting: false, ping_due: false, flush_due: false }
+    }
+}
+
+/// The receiving half of a WebSocket transport: text frames as messages.
+pub struct WsSource<S> {
+    shared: Arc<Shared<S>>,
+    current: Bytes,
+    keepalive: Option<Keepalive>,
+    /// Error answers for calls lost with a connection, delivered first.
+    lost: VecDeque<Vec<u8>>,
+    reopen: Option<(Reopen<S>, Reconnect)>,
+}
+
+/// The sending half of a WebSocket transport: each message one text frame.
+pub struct WsSink<S> {
+    shared: Arc<Shared<S>>,
+    scratch: Vec<u8>,
+    queue: VecDeque<Utf8Bytes>,
+    queued: usize,
+}
+
+/// The two halves of a WebSocket transport over `ws`, pinging every
+/// `ping_interval`.
+fn transport<S>(
+    ws: WebSocketStream<S>,
+    ping_interval: Option<Duration>,
+    max_message_size: usize,
+) -> (WsSource<S>, WsSink<S>)
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send,
+{
+    build(ws, ping_interval, max_message_size, None)
+}
+
+fn build<S>(
+    ws: WebSocketStream<S>,
+    ping_interval: Option<Duration>,
+    max_message_size: usize,
+    reopen: Option<(Reopen<S>, Reconnect)>,
+) -> (WsSource<S>, WsSink<S>)
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send,
+{
+    let shared = Arc::new(Shared {
+        ws: Mutex::new(Some(ws)),
+        reconnected: Notify::new(),
+        outstanding: reopen.as_ref().map(|_| Mutex::new(HashSet::new())),
+        closing: false.into(),
+        max_message_size,
+    });
+    let source = WsSource {
+        shared: Arc::clone(&shared),
+        current: Bytes::new(),
+        keepalive: ping_interval.map(Keepalive::new),
+        lost: VecDeque::new(),
+        reopen,
+    };
+    let sink = WsSink { shared, scratch: Vec::new(), queue: VecDeque::new(), queued: 0 };
+    (source, sink)
+}
+
+/// What one poll for a frame produced.
+enum Frame {
+    Message(Message),
+    /// The connection ended or failed (or there is none).
+    Gone(Option<WsError>),
+    /// Nothing heard for a whole keep-alive interval after a ping.
+    Silent(Duration),
+}
+
+impl<S: AsyncRead + AsyncWrite + Unpin + Send> WsSource<S> {
+    fn poll_frame(&mut self, cx: &mut TaskContext<'_>) -> Poll<Frame> {
+        let mut guard = self.shared.ws();
+        let Some(ws) = guard.as_mut() else { return Poll::Ready(Frame::Gone(None)) };
+        if let Some(keepalive) = &mut self.keepalive {
+            while keepalive.timer.poll_tick(cx).is_ready() {
+                if keepalive.waiting && !keepalive.heard {
+                    return Poll::Ready(Frame::Silent(keepalive.interval));
+                }
+                keepalive.waiting = true;
+                keepalive.heard = false;
+                keepalive.ping_due = true;
+            }
+            if keepalive.ping_due {
+                match Pin::new(&mut *ws).poll_ready(cx) {
+                    Poll::Ready(Ok(())) => {
+                        if let Err(err) = Pin::new(&mut *ws).start_send(Message::Ping(Bytes::new())) {
+                            return Poll::Ready(Frame::Gone(Some(err)));
+                        }
+                        keepalive.ping_due = false;
+                        keepalive.flush_due = true;
+                    }
+                    Poll::Ready(Err(err)) => return Poll::Ready(Frame::Gone(Some(err))),
+                    Poll::Pending => {}
+                }
+            }
+            if keepalive.flush_due {
+                if let Poll::Ready(flushed) = Pin::new(&mut *ws).poll_flush(cx) {
+                    keepalive.flush_due = false;
+                    if let Err(err) = flushed {
+                        return Poll::Ready(Frame::Gone(Some(err)));
+                    }
+                }
+            }
+        }
+        match Pin::new(&mut *ws).poll_next(cx) {
+            Poll::Ready(Some(Ok(message))) => {
+                if let Some(keepalive) = &mut self.keepalive {
+                    keepalive.heard = true;
+                }
+                Poll::Ready(Frame::Message(message))
+            }
+            Poll::Ready(Some(Err(err))) => Poll::Ready(Frame::Gone(Some(err))),
+            Poll::Ready(None) => Poll::Ready(Frame::Gone(None)),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+
+    /// The connection is gone: fails the calls sent on it and reconnects
+    /// (reconnecting client), or ends.
+    async fn lost(&mut self, why: io::Error) -> io::Result<()> {
+        let Some((reopen, reconnect)) = self.reopen.clone().filter(|_| self.shared.reconnects()) else {
+            return Err(why);
+        };
+        tracing::debug!(error = %why, "WebSocket connection lost; reconnecting");
+        self.shared.ws().take();
+        let lost: Vec<Box<str>> = self.shared.outstanding().map(|mut ids| ids.drain().collect()).unwrap_or_default();
+        let error = ErrorObject::new(
+            TRANSPORT_ERROR,
+            format!("the WebSocket connection was lost ({why}) before the answer came; the call may or may not have run, and the client is reconnecting"),
+        );
+        self.lost.extend(lost.iter().map(|id| error_reply(id, &error)));
+        let mut delay = reconnect.initial;
+        let mut attempt = 0u32;
+        loop {
+            attempt += 1;
+            match reopen().await {
+                Ok(ws) => {
+                    *self.shared.ws() = Some(ws);
+                    if let Some(keepalive) = &mut self.keepalive {
+                        *keepalive = Keepalive::new(keepalive.interval);
+                    }
+                    self.shared.reconnected.notify_waiters();
+                    tracing::debug!(attempt, "WebSocket reconnected");
+                    return Ok(());
+                }
+                Err(err) if reconnect.attempts.is_some_and(|max| attempt >= max) => {
+                    return Err(io::Error::new(err.kind(), format!("reconnecting failed {attempt} times: {err}")));
+                }
+                Err(err) => tracing::debug!(attempt, error = %err, ?delay, "WebSocket reconnect failed; retrying"),
+            }
+            if !self.lost.is_empty() {
+                // Deliver the failures first; reconnecting goes on at the
+                // next receive.
+                tokio::time::sleep(Duration::ZERO).await;
+            }
+            tokio::time::sleep(delay).await;
+            delay = (delay * 2).min(reconnect.max);
+        }
+    }
+
+    /// Sends a close frame with `code` and `reason` (best effort).
+    async fn close_with(&self, code: CloseCode, reason: String) {
+        let frame = CloseFrame { code, reason: reason.into() };
+        let _ = poll_fn(|cx| {
+            let mut guard = self.shared.ws();
+            let Some(ws) = guard.as_mut() else { return Poll::Ready(Ok(())) };
+            ready_then_send(ws, cx, Message::Close(Some(frame.clone())))
+        })
+        .await;
+    }
+}
+
+impl<S: AsyncRead + AsyncWrite + Unpin + Send> MessageSource for WsSource<S> {
+    async fn recv(&mut self) -> io::Result<Option<Received<'_>>> {
+        loop {
+            if let Some(reply) = self.lost.pop_front() {
+                self.current = Bytes::from(reply);
+                return Ok(Some(Received::Message(&self.current)));
+            }
+            let why = match poll_fn(|cx| self.poll_frame(cx)).await {
+                Frame::Message(Message::Text(text)) => {
+                    if let Some(mut outstanding) = self.shared.outstanding().filter(|ids| !ids.is_empty()) {
+                        for id in response_ids(text.as_bytes()) {
+                            outstanding.remove(&id);
+                        }
+                    }
+                    self.current = Bytes::from(text);
+                    return Ok(Some(Received::Message(&self.current)));
+                }
+                Frame::Message(Message::Binary(_)) => {
+                    return Ok(Some(Received::Malformed(
+                        "binary WebSocket frames are not accepted: send each JSON-RPC message as a text frame".into(),
+                    )));
+                }
+                Frame::Message(_) => continue,
+                Frame::Silent(interval) => io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    format!("no answer to a WebSocket ping within {interval:?}"),
+                ),
+                Frame::Gone(Some(WsError::Capacity(err))) => {
+                    let reason = format!("message too big: the limit is {} bytes", self.shared.max_message_size);
+                    tracing::debug!(error = %err, "closing a WebSocket connection: {reason}");
+                    self.close_with(CloseCode::Size, reason).await;
+                    return Ok(None);
+                }
+                Frame::Gone(Some(WsError::ConnectionClosed | WsError::AlreadyClosed)) | Frame::Gone(None) => {
+                    if !self.shared.reconnects() {
+                        return Ok(None);
+                    }
+                    io::Error::new(io::ErrorKind::ConnectionAborted, "the server closed the connection")
+                }
+                Frame::Gone(Some(err)) => into_io(err),
+            };
+            self.lost(why).await?;
+        }
+    }
+}
+
+impl<S: AsyncRead + AsyncWrite + Unpin + Send> WsSink<S> {
+    /// Hands every queued message to the connection and flushes it.
+    fn poll_write(&mut self, cx: &mut TaskContext<'_>) -> Poll<io::Result<()>> {
+        let mut guard = self.shared.ws();
+        let Some(ws) = guard.as_mut() else {
+            return Poll::Ready(Err(io::Error::new(io::ErrorKind::NotConnected, "the WebSocket connection is lost")));
+        };
+        let failed = loop {
+            let Some(front) = self.queue.front() else {
+                match Pin::new(&mut *ws).poll_flush(cx) {
+                    Poll::Ready(Ok(())) => return Poll::Ready(Ok(())),
+                    Poll::Ready(Err(err)) => break err,
+                    Poll::Pending => return Poll::Pending,
+                }
+            };
+            match Pin::new(&mut *ws).poll_ready(cx) {
+                Poll::Ready(Ok(())) => {}
+                Poll::Ready(Err(err)) => break err,
+                Poll::Pending => return Poll::Pending,
+            }
+            if let Some(mut outstanding) = self.shared.outstanding() {
+                outstanding.extend(request_ids(front.as_bytes()));
+            }
+            let Some(message) = self.queue.pop_front() else { continue };
+            self.queued -= message.len();
+            if let Err(err) = Pin::new(&mut *ws).start_send(Message::Text(message)) {
+                break err;
+            }
+        };
+        if self.shared.reconnects() {
+            // The receiving half notices and reconnects.
+            guard.take();
+            cx.waker().wake_by_ref();
+        }
+        Poll::Ready(Err(into_io(failed)))
+    }
+}
+
+impl<S: AsyncRead + AsyncWrite + Unpin + Send> MessageSink for WsSink<S> {
+    fn buffer(&mut self) -> &mut Vec<u8> {
+        &mut self.scratch
+    }
+
+    fn commit(&mut self, start: usize) {
+        if self.scratch.len() > start {
+            let message = self.scratch.split_off(start);
+            let text = match String::from_utf8(message) {
+                Ok(text) => text,
+                Err(err) => String::from_utf8_lossy(err.as_bytes()).into_owned(),
+            };
+            self.queued += text.len();
+            self.queue.push_back(text.into());
+        }
+    }
+
+    fn queued(&self) -> usize {
+        self.queued
+    }
+
+    async fn flush(&mut self) -> io::Result<()> {
+        loop {
+            // Registered before looking, so a reconnection in between is
+            // not missed.
+            let shared = Arc::clone(&self.shared);
+            let reconnected = shared.reconnected.notified();
+            match poll_fn(|cx| self.poll_write(cx)).await {
+                Ok(()) => return Ok(()),
+                Err(_) if self.shared.reconnects() => reconnected.await,
+                Err(err) => return Err(err),
+            }
+        }
+    }
+
+    async fn close(&mut self) -> io::Result<()> {
+        self.shared.closing.store(true, std::sync::atomic::Ordering::Relaxed);
+        let flushed = poll_fn(|cx| self.poll_write(cx)).await;
+        let closing = Message::Close(Some(CloseFrame { code: CloseCode::Normal, reason: "".into() }));
+        let sent = poll_fn(|cx| {
+            let mut guard = self.shared.ws();
+            let Some(ws) = guard.as_mut() else { return Poll::Ready(Ok(())) };
+            ready_then_send(ws, cx, closing.clone())
+        })
+        .await;
+        if sent.is_ok() {
+            // The close handshake: wait (briefly) for the other side's
+            // close frame, or for it to hang up.
+            let _ = tokio::time::timeout(
+                CLOSE_WAIT,
+                poll_fn(|cx| {
+                    let mut guard = self.shared.ws();
+                    let Some(ws) = guard.as_mut() else { return Poll::Ready(()) };
+                    loop {
+                        match Pin::new(&mut *ws).poll_next(cx) {
+                            Poll::Ready(Some(Ok(_))) => continue,
+                            Poll::Ready(_) => return Poll::Ready(()),
+                            Poll::Pending => return Poll::Pending,
+                        }
+                    }
+                }),
+            )
+            .await;
+        }
+        flushed
+    }
+}
+
+/// Sends `message` and flushes.
+fn ready_then_send<S: AsyncRead + AsyncWrite + Unpin>(
+    ws: &mut WebSocketStream<S>,
+    cx: &mut TaskContext<'_>,
+    message: Message,
+) -> Poll<Result<(), WsError>> {
+    match Pin::new(&mut *ws).poll_ready(cx) {
+        Poll::Ready(Ok(())) => {}
+        other => return other,
+    }
+    Pin::new(&mut *ws).start_send(message)?;
+    Pin::new(&mut *ws).poll_flush(cx)
+}
+
+fn into_io(err: WsError) -> io::Error {
+    match err {
+        WsError::Io(err) => err,
+        WsError::ConnectionClosed | WsError::AlreadyClosed => {
+            io::Error::new(io::ErrorKind::NotConnected, "the WebSocket connection is closed")
+        }
+        other => io::Error::new(io::ErrorKind::InvalidData, other.to_string()),
+    }
+}
+
+/// How a WebSocket client reconnects after losing its connection: after
+/// `initial`, doubling up to `max` between attempts, at most `attempts`
+/// times (forever when `None`).
+#[derive(Clone, Copy, Debug)]
+pub struct Reconnect {
+    /// The first wait.
+    pub initial: Duration,
+    /// The longest wait.
+    pub max: Duration,
+    /// Attempts before giving up (the connection then closes); `None`:
+    /// never give up.
+    pub attempts: Option<u32>,
+}
+
+impl Default for Reconnect {
+    /// 100 ms, doubling up to 5 s, forever.
+    fn default() -> Self {
+        Reconnect { initial: Duration::from_millis(100), max: Duration::from_secs(5), attempts: None }
+    }
+}
+
+/// Where and how a WebSocket client connects: the URL (`ws://host:port/path`),
+/// headers for the handshake (`Authorization`, say), keep-alive pings and
+/// reconnection.
+///
+/// ```no_run
+/// # async fn run() -> std::io::Result<()> {
+/// use rpc_runtime::{Peer, Reconnect, WsConnect};
+/// let peer = Peer::builder()
+///     .connect_ws(WsConnect::new("ws://127.0.0.1:8080/").header("authorization", "Bearer s3cret").reconnect(Reconnect::default()))
+///     .await?;
+/// # Ok(()) }
+/// ```
+#[derive(Clone, Debug)]
+pub struct WsConnect {
+    url: String,
+    headers: Vec<(String, String)>,
+    ping_interval: Option<Duration>,
+    reconnect: Option<Reconnect>,
+}
+
+impl WsConnect {
+    /// A client of `url` (`ws://`; `wss://` needs TLS, which this crate
+    /// does not include).
+    pub fn new(url: impl Into<String>) -> Self {
+        WsConnect { url: url.into(), headers: Vec::new(), ping_interval: None, reconnect: None }
+    }
+
+    /// Sends header `name: value` with the handshake (and every
+    /// reconnection's).
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.headers.push((name.into(), value.into()));
+        self
+    }
+
+    /// Pings the server this often, and treats a whole interval of
+    /// silence after a ping as a lost connection (off by default).
+    pub fn ping_interval(mut self, interval: Duration) -> Self {
+        self.ping_interval = Some(interval);
+        self
+    }
+
+    /// Reconnects when the connection is lost (off by default). Calls in
+    /// flight then fail at once with a [`TRANSPORT_ERROR`] error object
+    /// saying so (they may or may not have run); calls made later go
+    /// through the new connection. A close by this side ends it for good.
+    pub fn reconnect(mut self, reconnect: Reconnect) -> Self {
+        self.reconnect = Some(reconnect);
+        self
+    }
+
+    async fn open(&self, config: WebSocketConfig) -> io::Result<WebSocketStream<TcpStream>> {
+        let uri: http::Uri = self.url.parse().map_err(|err| invalid(format!("`{}` is not a URL: {err}", self.url)))?;
+        let port = match uri.scheme_str() {
+            Some("ws") => uri.port_u16().unwrap_or(80),
+            Some("wss") => {
+                return Err(io::Error::new(
+                    io::ErrorKind::Unsupported,
+                    "wss:// needs TLS, which rpc-runtime does not include; put a TLS proxy in front, or use ws://",
+                ))
+            }
+            _ => return Err(invalid(format!("`{}` is not a ws:// URL", self.url))),
+        };
+        let host = uri.host().ok_or_else(|| invalid(format!("`{}` has no host", self.url)))?;
+        let mut request = self.url.as_str().into_client_request().map_err(into_io)?;
+        for (name, value) in &self.headers {
+            let name = HeaderName::try_from(name.as_str()).map_err(|err| invalid(format!("header `{name}`: {err}")))?;
+            let value =
+                HeaderValue::try_from(value.as_str()).map_err(|err| invalid(format!("header `{name}`: {err}")))?;
+            request.headers_mut().append(name, value);
+        }
+        let stream = TcpStream::connect((host.trim_start_matches('[').trim_end_matches(']'), port)).await?;
+        let _ = stream.set_nodelay(true);
+        match tokio_tungstenite::client_async_with_config(request, stream, Some(config)).await {
+            Ok((ws, _)) => Ok(ws),
+            Err(WsError::Http(response)) => {
+                let body = response.body().as_deref().map(String::from_utf8_lossy).unwrap_or_default();
+                let kind = match response.status() {
+                    StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN => io::ErrorKind::PermissionDenied,
+                    _ => io::ErrorKind::ConnectionRefused,
+                };
+                Err(io::Error::new(
+                    kind,
+                    format!("the server refused the WebSocket connection: HTTP {}: {}", response.status(), body.trim()),
+                ))
+            }
+            Err(err) => Err(into_io(err)),
+        }
+    }
+}
+
+impl From<&str> for WsConnect {
+    fn from(url: &str) -> Self {
+        WsConnect::new(url)
+    }
+}
+
+impl From<String> for WsConnect {
+    fn from(url: String) -> Self {
+        WsConnect::new(url)
+    }
+}
+
+fn invalid(message: String) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidInput, message)
+}
+
+impl PeerBuilder {
+    /// Connects to a JSON-RPC server over WebSocket: one message per text
+    /// frame, both directions (the server may call this side back; serve
+    /// a router with [`PeerBuilder::serve`] to answer). The handshake's
+    /// refusal (401, 403, ...) is an error of kind `PermissionDenied` or
+    /// `ConnectionRefused` naming the status.
+    pub async fn connect_ws(self, target: impl Into<WsConnect>) -> io::Result<Peer> {
+        let target = target.into();
+        let max = self.limits.max_message_size;
+        let ws = target.open(config(max)).await?;
+        let reopen = target.reconnect.map(|reconnect| {
+            let target = target.clone();
+            let reopen: Reopen<TcpStream> = Arc::new(move || {
+                let target = target.clone();
+                Box::pin(async move { target.open(config(max)).await })
+            });
+            (reopen, reconnect)
+        });
+        let (source, sink) = build(ws, target.ping_interval, max, reopen);
+        Ok(self.connect_transport(source, sink))
+    }
+}
