@@ -17,7 +17,15 @@ const fn param(name: &'static str, ty: &'static str, optional: bool) -> ParamSpe
 }
 
 const fn spec(name: &'static str, params: &'static [ParamSpec], allow_extra: bool, whole: bool) -> MethodSpec {
-    MethodSpec { name, params, structure: ParamStructure::Either, allow_extra, whole, notification: false, requires: None }
+    MethodSpec {
+        name,
+        params,
+        structure: ParamStructure::Either,
+        allow_extra,
+        whole,
+        notification: false,
+        requires: None,
+    }
 }
 
 /// Four optional values that take anything: what the split found is
