@@ -4,12 +4,15 @@
 //! ```text
 //! cargo run --example calculator -- [--framing ndjson|content-length] [--tcp ADDR]
 //! cargo run --example calculator -- --catalog
+//! cargo run --example calculator -- --mcp
 //! ```
 //!
 //! Serves over stdio by default; with `--tcp ADDR` it listens there instead
 //! and prints `listening on ADDR` to stderr. Logs go to stderr
 //! (`RPC_LOG=debug` for more). With `--catalog` it prints its OpenRPC
-//! document (pretty JSON) to stdout and exits.
+//! document (pretty JSON) to stdout and exits. With `--mcp` it is a Model
+//! Context Protocol server instead: each method is a tool of the same name
+//! whose arguments are its params by name (over stdio, or `--tcp ADDR`).
 
 use std::time::Duration;
 
@@ -17,12 +20,15 @@ use rpc_runtime::schemars::JsonSchema;
 use rpc_runtime::serde::{Deserialize, Serialize};
 use rpc_runtime::serde_json::value::RawValue;
 use rpc_runtime::serde_json::{Map, Value};
-use rpc_runtime::{rpc, ClientError, Context, ErrorObject, Framing, RpcError, Server, INTERNAL_ERROR, INVALID_PARAMS};
+use rpc_runtime::{
+    rpc, ClientError, Context, ErrorObject, Framing, McpServer, RpcError, Server, INTERNAL_ERROR, INVALID_PARAMS,
+};
 
 /// The calculator of the JSON-RPC 2.0 specification's examples.
 #[rpc]
 pub trait Calculator {
     /// Subtracts `subtrahend` from `minuend`.
+    #[rpc(mcp(title = "Subtract", read_only, idempotent, open_world = false))]
     fn subtract(&self, minuend: i64, subtrahend: i64) -> i64;
 
     /// Adds up any number of integers, given as positional params.
@@ -54,6 +60,7 @@ pub trait Calculator {
     fn fail(&self, code: i64, message: String, data: Option<Box<RawValue>>) -> Result<(), ErrorObject>;
 
     /// Its handler panics (the server answers -32603 and carries on).
+    #[rpc(mcp(hidden))]
     fn panic(&self);
 
     /// Answers `ms` after waiting that many milliseconds, without blocking
@@ -81,6 +88,7 @@ pub trait Calculator {
 
     /// Divides `dividend` by `divisor`, rounding toward zero. Fails with
     /// the errors of [`CalcError`] (listed in the catalog from its derive).
+    #[rpc(mcp(title = "Divide", read_only, idempotent, open_world = false))]
     fn divide(&self, dividend: i64, divisor: i64) -> Result<i64, CalcError>;
 }
 
@@ -211,18 +219,23 @@ struct Options {
     framing: Framing,
     tcp: Option<String>,
     catalog: bool,
+    mcp: bool,
 }
 
 fn parse_args() -> Result<Options, String> {
-    let mut options = Options { framing: Framing::NewlineDelimited, tcp: None, catalog: false };
+    let mut options = Options { framing: Framing::NewlineDelimited, tcp: None, catalog: false, mcp: false };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--framing" => options.framing = args.next().ok_or("--framing needs a value")?.parse()?,
             "--tcp" => options.tcp = Some(args.next().ok_or("--tcp needs an address such as 127.0.0.1:4000")?),
             "--catalog" => options.catalog = true,
+            "--mcp" => options.mcp = true,
             "-h" | "--help" => {
-                return Err("usage: calculator [--framing ndjson|content-length] [--tcp ADDR] | --catalog".to_owned());
+                return Err(
+                    "usage: calculator [--framing ndjson|content-length] [--tcp ADDR] | --catalog | --mcp [--tcp ADDR]"
+                        .to_owned(),
+                );
             }
             other => return Err(format!("unknown argument `{other}`; try --help")),
         }
@@ -244,7 +257,12 @@ async fn main() -> std::process::ExitCode {
         println!("{}", CalculatorCatalog::catalog().to_json_pretty());
         return std::process::ExitCode::SUCCESS;
     }
-    let server = Server::new(Calc.into_rpc()).framing(options.framing);
+    let server = if options.mcp {
+        // MCP: every method a tool, both eras of the protocol, newline-delimited.
+        McpServer::new(Calc.into_rpc()).name("calculator").into_server()
+    } else {
+        Server::new(Calc.into_rpc()).framing(options.framing)
+    };
     let result = match options.tcp {
         None => server.serve_stdio().await,
         Some(addr) => match tokio::net::TcpListener::bind(&addr).await {

@@ -6,7 +6,7 @@
 use proc_macro2::Span;
 use syn::{FnArg, ItemTrait, Pat, ReturnType, TraitItem, TraitItemFn, Type};
 
-use crate::attr::{self, DeclaredError, ServiceAttrs, Structure};
+use crate::attr::{self, DeclaredError, McpAttrs, ServiceAttrs, Structure};
 use crate::ctxt::Ctxt;
 
 /// The whole trait.
@@ -39,6 +39,8 @@ pub struct Method {
     /// `#[rpc(alias = "...")]`: older wire names (namespace applied), each
     /// with where to point errors about it.
     pub aliases: Vec<(String, Span)>,
+    /// `#[rpc(mcp(...))]`: the method's MCP tool.
+    pub mcp: McpAttrs,
     /// The signature as written (for spans).
     pub sig: syn::Signature,
 }
@@ -154,6 +156,13 @@ fn parse_method(cx: &Ctxt, service: &ServiceAttrs, method: &mut TraitItemFn) -> 
         err.combine(syn::Error::new(span, "`whole_params` given here"));
         cx.syn_error(err);
     }
+    // A notification is never a tool (it has no result).
+    if let (Some(_), Some(span)) = (attrs.notification, attrs.mcp.span) {
+        cx.syn_error(syn::Error::new(
+            span,
+            "`mcp(...)` has no effect on a notification: notifications are not MCP tools (a tool call needs a result); remove it",
+        ));
+    }
     Method {
         ident,
         wire_name,
@@ -169,6 +178,7 @@ fn parse_method(cx: &Ctxt, service: &ServiceAttrs, method: &mut TraitItemFn) -> 
         deprecated: method.attrs.iter().any(|a| a.path().is_ident("deprecated")),
         errors: attrs.errors,
         aliases,
+        mcp: attrs.mcp,
         sig: sig.clone(),
     }
 }
