@@ -137,7 +137,22 @@ fn standalone(schema: SchemaFn, contract: Contract) -> Standalone {
     if object {
         root.entry("type").or_insert_with(|| "object".into());
     }
-    attach_defs(&mut root, generator.definitions());
+    let mut definitions = generator.definitions();
+    // The root's own type, inlined, stays among the definitions only if
+    // something (itself, when recursive) still refers to it.
+    if let Some(reference) = schema.get("$ref").and_then(Value::as_str) {
+        let quoted = format!("\"{reference}\"");
+        let own =
+            definitions.keys().find(|name| format!("#{DEFS}/{}", super::encode_ref_name(name)) == reference).cloned();
+        if let Some(own) = own {
+            let used = Value::Object(root.clone()).to_string().contains(&quoted)
+                || definitions.values().any(|value| value.to_string().contains(&quoted));
+            if !used {
+                definitions.remove(&own);
+            }
+        }
+    }
+    attach_defs(&mut root, definitions);
     Standalone { schema: root, object, any }
 }
 
