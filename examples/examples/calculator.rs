@@ -65,7 +65,7 @@ pub trait Calculator {
 
     /// Answers `ms` after waiting that many milliseconds, without blocking
     /// other requests.
-    async fn sleep(&self, ms: u64) -> u64;
+    async fn sleep(&self, ms: u64, cx: Context) -> u64;
 
     /// Calls the caller back: sends it request `method` with `params` (an
     /// array, an object, or nothing) on the same connection and answers
@@ -166,8 +166,13 @@ impl Calculator for Calc {
         panic!("the `panic` method always panics");
     }
 
-    async fn sleep(&self, ms: u64) -> u64 {
-        tokio::time::sleep(Duration::from_millis(ms)).await;
+    async fn sleep(&self, ms: u64, cx: Context) -> u64 {
+        // Cancellation is cooperative: stop waiting once the caller gave up
+        // (only MCP mode understands cancellation notifications).
+        tokio::select! {
+            () = tokio::time::sleep(Duration::from_millis(ms)) => {}
+            () = cx.cancelled() => {}
+        }
         ms
     }
 

@@ -107,8 +107,8 @@ impl Drop for InflightGuard {
 
 /// Wraps a running request so that it stays cancellable until it ends, and
 /// is answered with -32800 if it was cancelled. On a connection whose
-/// cancelled requests are not answered, also returns the signal that says
-/// so once the request ends.
+/// cancelled requests are not answered (MCP), also returns the signal that
+/// says, once the request ends, that it is not to be answered.
 pub(crate) fn track(future: MethodFuture, guard: Option<InflightGuard>) -> (MethodFuture, Option<Arc<Signal>>) {
     let Some(guard) = guard else { return (future, None) };
     let quiet = (!guard.link.answer_cancelled).then(|| Arc::clone(&guard.signal));
