@@ -328,7 +328,13 @@ fn parse_mcp(meta: &ParseNestedMeta<'_>) -> syn::Result<McpAttrs> {
     meta.parse_nested_meta(|inner| {
         given_once(&inner, &mut seen)?;
         if inner.path.is_ident(HIDDEN) {
-            hidden = Some(flag(&inner, HIDDEN)?);
+            if inner.input.peek(syn::Token![=]) || inner.input.peek(syn::token::Paren) {
+                return Err(syn::Error::new(
+                    span_of(&inner),
+                    "`hidden` is a flag and takes no value: write `#[rpc(mcp(hidden))]`",
+                ));
+            }
+            hidden = Some(span_of(&inner));
             out.hidden = true;
             return Ok(());
         }
