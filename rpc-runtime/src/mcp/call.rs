@@ -3,6 +3,8 @@
 //! a text block with its JSON plus `structuredContent`; its error becomes a
 //! result with `isError: true` that the model can read.
 
+use std::borrow::Cow;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use serde::Serialize;
@@ -11,7 +13,7 @@ use serde_json::value::RawValue;
 use super::progress::ProgressToken;
 use super::revision::Revision;
 use super::tools::{Arguments, Structured, Tool, WRAPPED_RESULT};
-use super::Core;
+use super::{Core, Stamp};
 use crate::dispatch::context::Context;
 use crate::dispatch::params::named_to_positional;
 use crate::dispatch::router::{Called, MethodOutcome, MethodResult};
@@ -67,13 +69,13 @@ pub(crate) fn call_tool(
 }
 
 /// The method's params, from the tool's arguments.
-fn params_of(tool: &Tool, arguments: Option<&RawValue>) -> Result<Option<Box<RawValue>>, ErrorObject> {
+fn params_of<'a>(tool: &Tool, arguments: Option<&'a RawValue>) -> Result<Option<Cow<'a, RawValue>>, ErrorObject> {
     let spec = tool.method.spec;
     match tool.arguments {
-        Arguments::Named | Arguments::Whole => Ok(arguments.map(ToOwned::to_owned)),
-        Arguments::Positional => named_to_positional(arguments, spec).map(Some),
+        Arguments::Named | Arguments::Whole => Ok(arguments.map(Cow::Borrowed)),
+        Arguments::Positional => named_to_positional(arguments, spec).map(|params| Some(Cow::Owned(params))),
         Arguments::Wrapped { name, optional } => {
-            let members: std::collections::HashMap<String, &RawValue> = match arguments {
+            let members: HashMap<String, &RawValue> = match arguments {
                 Some(arguments) => serde_json::from_str(arguments.get()).map_err(|err| {
                     ErrorObject::invalid_params(format!("Invalid params: malformed `arguments`: {err}"))
                 })?,
@@ -88,7 +90,7 @@ fn params_of(tool: &Tool, arguments: Option<&RawValue>) -> Result<Option<Box<Raw
                 }
             }
             match members.get(name) {
-                Some(value) => Ok(Some((*value).to_owned())),
+                Some(value) => Ok(Some(Cow::Owned((*value).to_owned()))),
                 None if optional => Ok(None),
                 None => Err(ErrorObject::invalid_params(format!(
                     "missing required argument `{name}` of tool `{}`",
@@ -111,7 +113,7 @@ struct TextContent<'a> {
 #[serde(untagged)]
 enum StructuredContent<'a> {
     AsIs(&'a RawValue),
-    Wrapped(std::collections::BTreeMap<&'static str, &'a RawValue>),
+    Wrapped(BTreeMap<&'static str, &'a RawValue>),
 }
 
 /// A `CallToolResult`.
@@ -123,10 +125,8 @@ struct CallToolResult<'a> {
     structured_content: Option<StructuredContent<'a>>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     is_error: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    result_type: Option<&'static str>,
-    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
-    meta: Option<&'a RawValue>,
+    #[serde(flatten)]
+    stamp: Option<Stamp<'a>>,
 }
 
 /// The answer to `tools/call`, from the method's result.
@@ -144,8 +144,7 @@ fn finish(core: &Core, tool: &Tool, revision: Revision, result: MethodResult) ->
         content: [TextContent { kind: "text", text: value.get() }],
         structured_content,
         is_error: false,
-        result_type: revision.is_modern().then_some("complete"),
-        meta: revision.is_modern().then_some(&*core.server_info_meta),
+        stamp: core.stamp(revision),
     };
     crate::dispatch::router::encode(&result)
 }
@@ -172,8 +171,7 @@ fn failed(core: &Core, revision: Revision, error: ErrorObject) -> MethodResult {
         content: [TextContent { kind: "text", text: &text }],
         structured_content: None,
         is_error: true,
-        result_type: revision.is_modern().then_some("complete"),
-        meta: revision.is_modern().then_some(&*core.server_info_meta),
+        stamp: core.stamp(revision),
     };
     crate::dispatch::router::encode(&result)
 }

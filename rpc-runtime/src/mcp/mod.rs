@@ -113,6 +113,22 @@ pub(crate) struct Core {
     pub(crate) server_info_meta: Box<RawValue>,
 }
 
+/// The members MCP adds to every result of the modern revision.
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Stamp<'a> {
+    result_type: &'static str,
+    #[serde(rename = "_meta")]
+    meta: &'a RawValue,
+}
+
+impl Core {
+    /// What a result of `revision` carries besides its own members.
+    fn stamp(&self, revision: Revision) -> Option<Stamp<'_>> {
+        revision.is_modern().then(|| Stamp { result_type: "complete", meta: &self.server_info_meta })
+    }
+}
+
 impl McpServer {
     /// An MCP server for `router`. Its name, version and instructions
     /// default to the catalog's title, version and doc comments.
@@ -267,14 +283,15 @@ struct MetaOnly<'a> {
 
 /// A result of `value`, stamped as the modern revision wants
 /// (`resultType`, the server's identity) when it is modern.
-fn answer(core: &Core, revision: Revision, mut value: Map<String, Value>) -> Result<MethodOutcome, ErrorObject> {
-    if revision.is_modern() {
-        value.insert("resultType".into(), "complete".into());
-        if let Ok(meta) = serde_json::from_str::<Value>(core.server_info_meta.get()) {
-            value.insert("_meta".into(), meta);
-        }
+fn answer(core: &Core, revision: Revision, value: Map<String, Value>) -> Result<MethodOutcome, ErrorObject> {
+    #[derive(serde::Serialize)]
+    struct Stamped<'a> {
+        #[serde(flatten)]
+        value: Map<String, Value>,
+        #[serde(flatten)]
+        stamp: Option<Stamp<'a>>,
     }
-    Ok(MethodOutcome::Ready(encode(&value)))
+    Ok(MethodOutcome::Ready(encode(&Stamped { value, stamp: core.stamp(revision) })))
 }
 
 #[derive(Deserialize)]
@@ -385,18 +402,30 @@ struct ListParams<'a> {
 fn tools_list(core: &Arc<Core>, params: Params<'_>, cx: &Context) -> Result<MethodOutcome, ErrorObject> {
     let request: ListParams<'_> = read(&params, "tools/list")?;
     let revision = Meta::read(request.meta).revision(cx)?;
-    let (page, next) = core.tools.page(revision, request.cursor.as_deref(), core.page_size)?;
-    let tools: Vec<Value> = page.iter().filter_map(|tool| serde_json::from_str(tool.get()).ok()).collect();
-    let mut result = Map::new();
-    result.insert("tools".into(), tools.into());
-    if let Some(next) = next {
-        result.insert("nextCursor".into(), next.into());
+    let (tools, next_cursor) = core.tools.page(revision, request.cursor.as_deref(), core.page_size)?;
+    // The tools' JSON is made once per revision; a page only copies it.
+    #[derive(serde::Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct ListToolsResult<'a> {
+        tools: &'a [Box<RawValue>],
+        #[serde(skip_serializing_if = "Option::is_none")]
+        next_cursor: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        ttl_ms: Option<u64>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_scope: Option<&'static str>,
+        #[serde(flatten)]
+        stamp: Option<Stamp<'a>>,
     }
-    if revision.is_modern() {
-        result.insert("ttlMs".into(), 0.into());
-        result.insert("cacheScope".into(), "private".into());
-    }
-    answer(core, revision, result)
+    let modern = revision.is_modern();
+    let result = ListToolsResult {
+        tools,
+        next_cursor,
+        ttl_ms: modern.then_some(0),
+        cache_scope: modern.then_some("private"),
+        stamp: core.stamp(revision),
+    };
+    Ok(MethodOutcome::Ready(encode(&result)))
 }
 
 #[derive(Deserialize)]
