@@ -125,7 +125,7 @@ struct Stamp<'a> {
 impl Core {
     /// What a result of `revision` carries besides its own members.
     fn stamp(&self, revision: Revision) -> Option<Stamp<'_>> {
-        revision.is_modern().then(|| Stamp { result_type: "complete", meta: &self.server_info_meta })
+        revision.is_modern().then_some(Stamp { result_type: "complete", meta: &self.server_info_meta })
     }
 }
 
