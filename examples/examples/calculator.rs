@@ -4,6 +4,7 @@
 //! ```text
 //! cargo run --example calculator -- [--framing ndjson|content-length] [--tcp ADDR] [--http ADDR] [--ws ADDR]
 //! cargo run --example calculator -- --catalog
+//! cargo run --example calculator -- --mcp
 //! ```
 //!
 //! Serves over stdio by default; with `--tcp ADDR` it listens there instead
@@ -12,7 +13,10 @@
 //! over WebSocket (printing `listening on ws://ADDR`; plain `POST` works on
 //! that port too); any of the three may be given together. Logs go to stderr
 //! (`RPC_LOG=debug` for more). With `--catalog` it prints its OpenRPC
-//! document (pretty JSON) to stdout and exits. On SIGINT or SIGTERM it
+//! document (pretty JSON) to stdout and exits. With `--mcp` it is a Model
+//! Context Protocol server instead: each method is a tool of the same name
+//! whose arguments are its params by name (over stdio, or `--tcp ADDR`).
+//! On SIGINT or SIGTERM it
 //! shuts down gracefully: stops reading, answers the requests already
 //! received, and exits with status 0.
 //!
@@ -26,12 +30,15 @@ use rpc_runtime::schemars::JsonSchema;
 use rpc_runtime::serde::{Deserialize, Serialize};
 use rpc_runtime::serde_json::value::RawValue;
 use rpc_runtime::serde_json::{Map, Value};
-use rpc_runtime::{rpc, ClientError, Context, ErrorObject, Framing, RpcError, Server, INTERNAL_ERROR, INVALID_PARAMS};
+use rpc_runtime::{
+    rpc, ClientError, Context, ErrorObject, Framing, McpServer, RpcError, Server, INTERNAL_ERROR, INVALID_PARAMS,
+};
 
 /// The calculator of the JSON-RPC 2.0 specification's examples.
 #[rpc]
 pub trait Calculator {
     /// Subtracts `subtrahend` from `minuend`.
+    #[rpc(mcp(title = "Subtract", read_only, idempotent, open_world = false))]
     fn subtract(&self, minuend: i64, subtrahend: i64) -> i64;
 
     /// Adds up any number of integers, given as positional params.
@@ -63,11 +70,12 @@ pub trait Calculator {
     fn fail(&self, code: i64, message: String, data: Option<Box<RawValue>>) -> Result<(), ErrorObject>;
 
     /// Its handler panics (the server answers -32603 and carries on).
+    #[rpc(mcp(hidden))]
     fn panic(&self);
 
     /// Answers `ms` after waiting that many milliseconds, without blocking
     /// other requests.
-    async fn sleep(&self, ms: u64) -> u64;
+    async fn sleep(&self, ms: u64, cx: Context) -> u64;
 
     /// Calls the caller back: sends it request `method` with `params` (an
     /// array, an object, or nothing) on the same connection and answers
@@ -90,6 +98,7 @@ pub trait Calculator {
 
     /// Divides `dividend` by `divisor`, rounding toward zero. Fails with
     /// the errors of [`CalcError`] (listed in the catalog from its derive).
+    #[rpc(mcp(title = "Divide", read_only, idempotent, open_world = false))]
     fn divide(&self, dividend: i64, divisor: i64) -> Result<i64, CalcError>;
 }
 
@@ -167,8 +176,13 @@ impl Calculator for Calc {
         panic!("the `panic` method always panics");
     }
 
-    async fn sleep(&self, ms: u64) -> u64 {
-        tokio::time::sleep(Duration::from_millis(ms)).await;
+    async fn sleep(&self, ms: u64, cx: Context) -> u64 {
+        // Cancellation is cooperative: stop waiting once the caller gave up
+        // (only MCP mode understands cancellation notifications).
+        tokio::select! {
+            () = tokio::time::sleep(Duration::from_millis(ms)) => {}
+            () = cx.cancelled() => {}
+        }
         ms
     }
 
@@ -222,10 +236,12 @@ struct Options {
     http: Option<String>,
     ws: Option<String>,
     catalog: bool,
+    mcp: bool,
 }
 
 fn parse_args() -> Result<Options, String> {
-    let mut options = Options { framing: Framing::NewlineDelimited, tcp: None, http: None, ws: None, catalog: false };
+    let mut options =
+        Options { framing: Framing::NewlineDelimited, tcp: None, http: None, ws: None, catalog: false, mcp: false };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -234,9 +250,10 @@ fn parse_args() -> Result<Options, String> {
             "--http" => options.http = Some(args.next().ok_or("--http needs an address such as 127.0.0.1:8080")?),
             "--ws" => options.ws = Some(args.next().ok_or("--ws needs an address such as 127.0.0.1:8081")?),
             "--catalog" => options.catalog = true,
+            "--mcp" => options.mcp = true,
             "-h" | "--help" => {
                 return Err(
-                    "usage: calculator [--framing ndjson|content-length] [--tcp ADDR] [--http ADDR] [--ws ADDR] | --catalog"
+                    "usage: calculator [--framing ndjson|content-length] [--tcp ADDR] [--http ADDR] [--ws ADDR] | --catalog | --mcp [--tcp ADDR]"
                         .to_owned(),
                 );
             }
@@ -313,7 +330,12 @@ async fn main() -> std::process::ExitCode {
         println!("{}", CalculatorCatalog::catalog().to_json_pretty());
         return std::process::ExitCode::SUCCESS;
     }
-    let server = Server::new(Calc.into_rpc()).framing(options.framing);
+    let server = if options.mcp {
+        // MCP: every method a tool, both eras of the protocol, newline-delimited.
+        McpServer::new(Calc.into_rpc()).name("calculator").into_server()
+    } else {
+        Server::new(Calc.into_rpc()).framing(options.framing)
+    };
     // SIGINT or SIGTERM: stop accepting and reading, answer what is
     // running, exit 0.
     let result = if options.http.is_none() && options.ws.is_none() {

@@ -6,7 +6,7 @@
 use proc_macro2::Span;
 use syn::{FnArg, ItemTrait, Pat, ReturnType, TraitItem, TraitItemFn, Type};
 
-use crate::attr::{self, DeclaredError, ServiceAttrs, Structure};
+use crate::attr::{self, DeclaredError, McpAttrs, ServiceAttrs, Structure};
 use crate::ctxt::Ctxt;
 
 /// The whole trait.
@@ -41,6 +41,8 @@ pub struct Method {
     pub aliases: Vec<(String, Span)>,
     /// `#[rpc(requires = "...")]`: the permission a caller must hold.
     pub requires: Option<syn::LitStr>,
+    /// `#[rpc(mcp(...))]`: the method's MCP tool.
+    pub mcp: McpAttrs,
     /// The signature as written (for spans).
     pub sig: syn::Signature,
 }
@@ -156,6 +158,13 @@ fn parse_method(cx: &Ctxt, service: &ServiceAttrs, method: &mut TraitItemFn) -> 
         err.combine(syn::Error::new(span, "`whole_params` given here"));
         cx.syn_error(err);
     }
+    // A notification is never a tool (it has no result).
+    if let (Some(_), Some(span)) = (attrs.notification, attrs.mcp.span) {
+        cx.syn_error(syn::Error::new(
+            span,
+            "`mcp(...)` has no effect on a notification: notifications are not MCP tools (a tool call needs a result); remove it",
+        ));
+    }
     Method {
         ident,
         wire_name,
@@ -172,6 +181,7 @@ fn parse_method(cx: &Ctxt, service: &ServiceAttrs, method: &mut TraitItemFn) -> 
         errors: attrs.errors,
         aliases,
         requires: attrs.requires,
+        mcp: attrs.mcp,
         sig: sig.clone(),
     }
 }

@@ -55,6 +55,8 @@
 mod catalog;
 mod dispatch;
 mod log;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 mod peer;
 mod spec;
 mod transport;
@@ -62,7 +64,7 @@ mod wire;
 
 pub use catalog::{
     Catalog, Components, ContentDescriptor, Draft, ErrorDescriptor, ErrorInfo, Info, MethodInfo, MethodObject, OpenRpc,
-    ParamInfo, RpcError, SchemaFn, ServiceInfo, DISCOVER_METHOD, OPENRPC_VERSION,
+    ParamInfo, RpcError, SchemaFn, ServiceInfo, ToolInfo, DISCOVER_METHOD, OPENRPC_VERSION,
 };
 pub use dispatch::context::Context;
 pub use dispatch::engine::{Engine, Limits, PendingResponse};
@@ -72,6 +74,8 @@ pub use dispatch::permissions::Permissions;
 pub use dispatch::router::{
     encode, DuplicateMethod, IntoMethodResult, MethodFuture, MethodOutcome, MethodResult, Router,
 };
+#[cfg(feature = "mcp")]
+pub use mcp::McpServer;
 pub use peer::client::{Batch, BatchReply, Call, ClientError, FromErrorObject, Notification};
 pub use peer::{Cancellation, MessageSink, MessageSource, Peer, PeerBuilder, Received};
 pub use rpc_macros::{rpc, RpcError};
@@ -110,7 +114,8 @@ pub use serde_json;
 pub mod __private {
     pub use crate::catalog::{
         no_errors, result_schema_of, schema_of, unknown_schema_of, Catalog, ErrorInfo, ErrorsOf, MethodInfo, ParamInfo,
-        ResultSchema, RpcError, SchemaOf, ServiceInfo, ViaJsonSchema, ViaNoJsonSchema, ViaNoRpcError, ViaRpcError,
+        ResultSchema, RpcError, SchemaOf, ServiceInfo, ToolInfo, ViaJsonSchema, ViaNoJsonSchema, ViaNoRpcError,
+        ViaRpcError,
     };
     pub use crate::dispatch::context::Context;
     pub use crate::dispatch::params::Params;
@@ -161,7 +166,23 @@ pub mod __private {
         errors: &'static [ErrorInfo],
         error_type: fn() -> &'static [ErrorInfo],
     ) -> MethodInfo {
-        MethodInfo { spec, summary, description, params, result, deprecated, errors, error_type, alias_of: None }
+        MethodInfo {
+            spec,
+            summary,
+            description,
+            params,
+            result,
+            deprecated,
+            errors,
+            error_type,
+            alias_of: None,
+            tool: ToolInfo::DEFAULT,
+        }
+    }
+
+    /// `method` with what `#[rpc(mcp(...))]` says about its MCP tool.
+    pub const fn with_tool(method: MethodInfo, tool: ToolInfo) -> MethodInfo {
+        MethodInfo { tool, ..method }
     }
 
     /// The [`MethodInfo`] of an alias: `method`'s, under the alias's spec,

@@ -123,9 +123,33 @@ fn method_info(service: &Service, index: usize, method: &Method) -> TokenStream 
         }
         _ => quote!(#private::no_errors),
     };
-    quote! {
+    let info = quote! {
         #private::method_info(&#specs[#index], #summary, #description, &[#(#params),*], #result, #deprecated, &[#(#errors),*], #error_type)
+    };
+    match tool_info(method) {
+        Some(tool) => quote!(#private::with_tool(#info, #tool)),
+        None => info,
     }
+}
+
+/// What `#[rpc(mcp(...))]` says, as a `ToolInfo`; `None` when absent.
+fn tool_info(method: &Method) -> Option<TokenStream> {
+    let mcp = &method.mcp;
+    mcp.span?;
+    let hidden = mcp.hidden;
+    let title = match &mcp.title {
+        Some(title) => quote!(::core::option::Option::Some(#title)),
+        None => quote!(::core::option::Option::None),
+    };
+    let hint = |value: Option<bool>| match value {
+        Some(value) => quote!(::core::option::Option::Some(#value)),
+        None => quote!(::core::option::Option::None),
+    };
+    let (read_only, destructive, idempotent, open_world) =
+        (hint(mcp.read_only), hint(mcp.destructive), hint(mcp.idempotent), hint(mcp.open_world));
+    Some(quote! {
+        __rpc::ToolInfo { hidden: #hidden, title: #title, read_only: #read_only, destructive: #destructive, idempotent: #idempotent, open_world: #open_world }
+    })
 }
 
 /// The schema function of `ty`: `schema_of::<T>` under `strict_schemas`

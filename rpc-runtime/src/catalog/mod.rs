@@ -14,6 +14,12 @@ use serde_json::{Map, Value};
 
 use crate::spec::{MethodSpec, ParamStructure};
 
+mod tool;
+
+#[cfg(feature = "mcp")]
+pub(crate) use tool::Standalone;
+pub use tool::ToolInfo;
+
 /// The OpenRPC version the documents conform to.
 pub const OPENRPC_VERSION: &str = "1.3.2";
 
@@ -59,6 +65,8 @@ pub struct MethodInfo {
     pub error_type: fn() -> &'static [ErrorInfo],
     /// For an `#[rpc(alias = "...")]` name: the method's current name.
     pub alias_of: Option<&'static str>,
+    /// How the method appears as an MCP tool (`#[rpc(mcp(...))]`).
+    pub tool: ToolInfo,
 }
 
 /// What `#[rpc]` records about one parameter.
@@ -202,7 +210,9 @@ impl Catalog {
         serde_json::to_string_pretty(&self.document()).unwrap_or_else(|err| unreachable!("documents serialize: {err}"))
     }
 
-    fn info(&self) -> Info {
+    /// The document's `info`: the one set with [`Catalog::set_info`], else
+    /// the traits' titles, the first one's version, and their doc comments.
+    pub fn info(&self) -> Info {
         if let Some(info) = &self.info {
             return (**info).clone();
         }

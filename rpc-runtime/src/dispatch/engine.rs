@@ -18,6 +18,7 @@ use serde_json::value::RawValue;
 use crate::dispatch::context::Context;
 use crate::dispatch::middleware::{call_through, MethodCall, Middleware, Stack};
 use crate::dispatch::router::{panicked, Called, MethodFuture, MethodResult, Router};
+use crate::dispatch::signal::Signal;
 use crate::wire::error::{ErrorObject, INVALID_REQUEST};
 
 /// Limits that protect a server from oversized or abusive input.
@@ -63,6 +64,21 @@ pub struct Engine {
     limits: Limits,
     /// Around every call; `None` keeps the direct path.
     middleware: Option<Stack>,
+    dialect: Option<Arc<dyn Dialect>>,
+}
+
+/// The rules of a protocol built on JSON-RPC 2.0 that narrow what the
+/// engine accepts (MCP: no `null` ids, batches only on some revisions).
+/// Checked before a request runs; an error is answered as is and the
+/// request (or the whole batch) is not executed.
+pub(crate) trait Dialect: Send + Sync {
+    /// Whether a request may carry id `id` (raw JSON: a string, a number or
+    /// `null`).
+    fn check_id(&self, id: &RawValue) -> Result<(), ErrorObject>;
+
+    /// Whether a batch may be received in the connection or session that
+    /// `cx` belongs to.
+    fn check_batch(&self, cx: &Context) -> Result<(), ErrorObject>;
 }
 
 /// The id of a request as it appeared on the wire, or `None` for a
@@ -83,8 +99,17 @@ pub struct PendingResponse {
 }
 
 enum PendingShape {
-    Single { id: OwnedId, method: Box<str>, future: MethodFuture },
+    Single { id: OwnedId, method: Box<str>, future: MethodFuture, quiet: Quiet },
     Batch(Vec<BatchEntry>),
+}
+
+/// Raised when a request was cancelled on a connection that does not
+/// answer cancelled requests (MCP); then it is not answered.
+type Quiet = Option<Arc<Signal>>;
+
+/// Whether the answer to a request that ended with `quiet` is left unsent.
+fn silenced(quiet: &Quiet) -> bool {
+    quiet.as_ref().is_some_and(|signal| signal.is_raised())
 }
 
 enum BatchEntry {
@@ -95,6 +120,7 @@ enum BatchEntry {
         id: OwnedId,
         method: Box<str>,
         future: MethodFuture,
+        quiet: Quiet,
     },
 }
 
@@ -160,7 +186,7 @@ fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<&'de Raw
 impl Engine {
     /// An engine for `router` with the given limits.
     pub fn new(router: Router, limits: Limits) -> Self {
-        Engine { router: Arc::new(router), limits, middleware: None }
+        Engine { router: Arc::new(router), limits, middleware: None, dialect: None }
     }
 
     /// The same engine with `middleware` around every call, inside any
@@ -169,6 +195,12 @@ impl Engine {
         let mut stack: Vec<Arc<dyn Middleware>> = self.middleware.as_deref().map(<[_]>::to_vec).unwrap_or_default();
         stack.push(Arc::new(middleware));
         Engine { middleware: Some(stack.into()), ..self }
+    }
+
+    /// The same engine holding requests to the rules of `dialect` too.
+    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+    pub(crate) fn with_dialect(self, dialect: Arc<dyn Dialect>) -> Self {
+        Engine { dialect: Some(dialect), ..self }
     }
 
     /// The same router with other limits.
@@ -259,8 +291,8 @@ impl Engine {
     fn dispatch_single(&self, envelope: Envelope<'_>, cx: &Context, out: &mut Vec<u8>) -> Option<PendingResponse> {
         match self.dispatch(envelope, cx, out) {
             Dispatched::Written => None,
-            Dispatched::Pending { id, method, future } => {
-                Some(PendingResponse { shape: PendingShape::Single { id, method, future }, body: Vec::new() })
+            Dispatched::Pending { id, method, future, quiet } => {
+                Some(PendingResponse { shape: PendingShape::Single { id, method, future, quiet }, body: Vec::new() })
             }
         }
     }
@@ -276,6 +308,10 @@ impl Engine {
         };
         if len == 0 {
             write_error(out, NULL_ID, &ErrorObject::invalid_request());
+            return None;
+        }
+        if let Some(Err(error)) = self.dialect.as_ref().map(|dialect| dialect.check_batch(cx)) {
+            write_error(out, NULL_ID, &error);
             return None;
         }
         if len > self.limits.max_batch_len {
@@ -313,10 +349,10 @@ impl Engine {
                     BatchEntry::Done(None)
                 }
                 Dispatched::Written => BatchEntry::Done(Some(piece_start - start..out.len() - start)),
-                Dispatched::Pending { id, method, future } => {
+                Dispatched::Pending { id, method, future, quiet } => {
                     out.truncate(mark);
                     any_pending = true;
-                    BatchEntry::Pending { id, method, future }
+                    BatchEntry::Pending { id, method, future, quiet }
                 }
             };
             if any_pending || !matches!(result, BatchEntry::Done(None)) {
@@ -341,6 +377,12 @@ impl Engine {
             Some(raw) if is_valid_id(raw) => Some(raw.get()),
             Some(_) => return Dispatched::invalid(out, None, Some(Why::IdType)),
         };
+        if let (Some(dialect), Some(raw), Some(echo)) = (&self.dialect, envelope.id, id) {
+            if let Err(error) = dialect.check_id(raw) {
+                write_error(out, echo, &error);
+                return Dispatched::Written;
+            }
+        }
         let Some(method) = envelope.method.map(|raw| (raw, decode_str(raw))) else {
             // Neither `jsonrpc` nor `method` (the specification's
             // `{"foo": "boo"}`): nothing of a request, answered bare.
@@ -391,8 +433,8 @@ impl Engine {
             (Some(Called::Written) | None, None) => out.truncate(start),
             (Some(Called::Pending(future)), id) => {
                 out.truncate(start);
-                let future = crate::dispatch::inflight::track(future, inflight);
-                return Dispatched::Pending { id: id.map(Into::into), method: method.into(), future };
+                let (future, quiet) = crate::dispatch::inflight::track(future, inflight);
+                return Dispatched::Pending { id: id.map(Into::into), method: method.into(), future, quiet };
             }
         }
         Dispatched::Written
@@ -406,6 +448,7 @@ enum Dispatched {
         id: OwnedId,
         method: Box<str>,
         future: MethodFuture,
+        quiet: Quiet,
     },
 }
 
@@ -488,9 +531,9 @@ impl PendingResponse {
     pub async fn run(self) -> Vec<u8> {
         let mut out = Vec::new();
         match self.shape {
-            PendingShape::Single { id, method, future } => {
+            PendingShape::Single { id, method, future, quiet } => {
                 let result = CatchUnwind(future).await.unwrap_or_else(|panic| Err(panicked(&method, &*panic)));
-                if let Some(id) = id {
+                if let Some(id) = id.filter(|_| !silenced(&quiet)) {
                     write_response(&mut out, &id, &result);
                 }
             }
@@ -501,19 +544,21 @@ impl PendingResponse {
                 for entry in entries {
                     tasks.push(match entry {
                         BatchEntry::Done(piece) => Err(piece),
-                        BatchEntry::Pending { id, method, future } => Ok((id, method, tokio::spawn(future))),
+                        BatchEntry::Pending { id, method, future, quiet } => {
+                            Ok((id, method, quiet, tokio::spawn(future)))
+                        }
                     });
                 }
                 for task in tasks {
                     match task {
                         Err(piece) => push_piece(&mut out, piece.map(|range| &self.body[range])),
-                        Ok((id, method, handle)) => {
+                        Ok((id, method, quiet, handle)) => {
                             let result = match handle.await {
                                 Ok(result) => result,
                                 Err(err) if err.is_panic() => Err(panicked(&method, &*err.into_panic())),
                                 Err(_) => Err(ErrorObject::internal_error("Internal error: the request was aborted")),
                             };
-                            if let Some(id) = id {
+                            if let Some(id) = id.filter(|_| !silenced(&quiet)) {
                                 let mut piece = Vec::new();
                                 write_response(&mut piece, &id, &result);
                                 push_piece(&mut out, Some(&piece));

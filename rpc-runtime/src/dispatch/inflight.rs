@@ -3,8 +3,9 @@
 //! they run. The peer layer owns one per connection and raises its
 //! signals; dispatch only reads them, so imports still point down.
 
+use std::any::Any;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use crate::dispatch::router::MethodFuture;
 use crate::dispatch::signal::Signal;
@@ -20,6 +21,14 @@ pub(crate) struct Link {
     /// Running requests by normalized id, when the connection understands
     /// cancellation notifications.
     inflight: Option<Mutex<HashMap<String, Arc<Signal>>>>,
+    /// Whether a cancelled request is still answered (-32800, as LSP
+    /// requires) or not at all (as MCP asks).
+    answer_cancelled: bool,
+    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+    /// State of the protocol spoken on top of JSON-RPC on this connection
+    /// (an MCP session), created by that protocol on first use; dispatch
+    /// only keeps it for the connection's lifetime.
+    protocol: OnceLock<Arc<dyn Any + Send + Sync>>,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -28,9 +37,23 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Link {
-    /// A link; `track` when incoming requests may be cancelled by id.
-    pub(crate) fn new(track: bool) -> Self {
-        Link { stop: Signal::default(), inflight: track.then(Mutex::default) }
+    /// A link; `track` when incoming requests may be cancelled by id,
+    /// `answer_cancelled` when a cancelled request is still answered.
+    pub(crate) fn new(track: bool, answer_cancelled: bool) -> Self {
+        Link {
+            stop: Signal::default(),
+            inflight: track.then(Mutex::default),
+            answer_cancelled,
+            protocol: OnceLock::new(),
+        }
+    }
+
+    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+    /// The connection's protocol state of type `T`, made by `init` on first
+    /// use. `None` if another type already holds the slot.
+    pub(crate) fn protocol_state<T: Send + Sync + 'static>(&self, init: impl FnOnce() -> T) -> Option<Arc<T>> {
+        let state = self.protocol.get_or_init(|| Arc::new(init()));
+        Arc::clone(state).downcast().ok()
     }
 
     /// Whether incoming requests are registered for cancellation.
@@ -83,17 +106,21 @@ impl Drop for InflightGuard {
 }
 
 /// Wraps a running request so that it stays cancellable until it ends, and
-/// is answered with -32800 if it was cancelled.
-pub(crate) fn track(future: MethodFuture, guard: Option<InflightGuard>) -> MethodFuture {
-    let Some(guard) = guard else { return future };
-    Box::pin(async move {
+/// is answered with -32800 if it was cancelled. On a connection whose
+/// cancelled requests are not answered (MCP), also returns the signal that
+/// says, once the request ends, that it is not to be answered.
+pub(crate) fn track(future: MethodFuture, guard: Option<InflightGuard>) -> (MethodFuture, Option<Arc<Signal>>) {
+    let Some(guard) = guard else { return (future, None) };
+    let quiet = (!guard.link.answer_cancelled).then(|| Arc::clone(&guard.signal));
+    let future = Box::pin(async move {
         let result = future.await;
         if guard.signal.is_raised() {
             Err(ErrorObject::new(REQUEST_CANCELLED, "Request cancelled"))
         } else {
             result
         }
-    })
+    });
+    (future, quiet)
 }
 
 /// The key of an id in the table of running requests. Strings compare by
@@ -130,12 +157,12 @@ mod tests {
 
     #[test]
     fn a_tracked_request_is_cancelled_by_its_id_until_it_ends() {
-        let link = Arc::new(Link::new(true));
+        let link = Arc::new(Link::new(true, true));
         let (signal, guard) = link.track("\"a\"").unwrap();
         assert!(link.cancel("\"\\u0061\""));
         assert!(signal.is_raised());
         drop(guard);
         assert!(!link.cancel("\"a\""));
-        assert!(Arc::new(Link::new(false)).track("1").is_none());
+        assert!(Arc::new(Link::new(false, true)).track("1").is_none());
     }
 }

@@ -90,6 +90,12 @@ impl<'a> Params<'a> {
         Ok(Params { spec, raw, slots: Slots::Split(slots) })
     }
 
+    /// The request's whole `params` member, as received.
+    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+    pub(crate) fn raw(&self) -> Option<&'a RawValue> {
+        self.raw
+    }
+
     /// Decodes parameter `index` as `T`. An absent optional parameter decodes
     /// from `null` (so `Option<T>` yields `None`).
     pub fn decode<T: DeserializeOwned>(&self, index: usize) -> Result<T, ErrorObject> {
@@ -374,6 +380,36 @@ fn for_each_element<'a>(array: &'a str, mut each: impl FnMut(usize, &'a str)) ->
     }
     each(count, inner[start..].trim_ascii());
     Some(count + 1)
+}
+
+#[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+/// Named params (an object) rewritten as the positional params (an
+/// array) of a `by-position` method, checked as by-name params are:
+/// unknown and repeated names and missing required params are -32602.
+/// For protocols that only send names (MCP's tool arguments).
+pub(crate) fn named_to_positional(
+    raw: Option<&RawValue>,
+    spec: &'static MethodSpec,
+) -> Result<Box<RawValue>, ErrorObject> {
+    let slots = match raw {
+        Some(raw) if first_byte(raw) == b'{' => split_named(raw, spec)?,
+        Some(_) => return Err(ErrorObject::invalid_params("params must be an object of named params")),
+        None => SlotBuf::new(spec.params.len()),
+    };
+    let mut array = String::from("[");
+    for (index, param) in spec.params.iter().enumerate() {
+        let text = match slots.get(index) {
+            Some(text) => text,
+            None if param.optional => "null",
+            None => return Err(missing_error(spec, param)),
+        };
+        if index > 0 {
+            array.push(',');
+        }
+        array.push_str(text);
+    }
+    array.push(']');
+    RawValue::from_string(array).map_err(|err| ErrorObject::invalid_params(format!("malformed params: {err}")))
 }
 
 fn split_named<'a>(raw: &'a RawValue, spec: &'static MethodSpec) -> Result<SlotBuf<'a>, ErrorObject> {

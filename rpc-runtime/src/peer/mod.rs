@@ -38,9 +38,11 @@ pub use transport::{MessageSink, MessageSource, Received};
 /// - incoming: this notification raises the cancellation of the running
 ///   request with that id, which its handler sees through
 ///   [`Context::is_cancelled`] / [`Context::cancelled`]. Cancellation is
-///   cooperative: the handler decides when to stop. A cancelled request is
-///   still answered (the specification wants every request answered), with
-///   -32800 `Request cancelled` whatever the handler returned.
+///   cooperative: the handler decides when to stop. With
+///   [`Cancellation::Lsp`] a cancelled request is still answered (LSP wants
+///   every request answered), with -32800 `Request cancelled` whatever the
+///   handler returned; with [`Cancellation::Mcp`] it is not answered at
+///   all, as MCP asks of the receiver of `notifications/cancelled`.
 ///
 /// If the local router itself has a method with the notification's name,
 /// the router handles it instead.
@@ -52,7 +54,8 @@ pub enum Cancellation {
     /// LSP style: `$/cancelRequest` with params `{"id": <id>}`.
     Lsp,
     /// MCP style: `notifications/cancelled` with params
-    /// `{"requestId": <id>, "reason": "..."}`.
+    /// `{"requestId": <id>, "reason": "..."}`; a cancelled incoming request
+    /// is not answered.
     Mcp,
 }
 
@@ -464,7 +467,10 @@ impl Shared {
             next_id: AtomicU64::new(1),
             calls: Mutex::new(Calls { pending: HashMap::new(), closed: None }),
             options,
-            link: Arc::new(Link::new(options.cancellation != Cancellation::None)),
+            link: Arc::new(Link::new(
+                options.cancellation != Cancellation::None,
+                options.cancellation != Cancellation::Mcp,
+            )),
             closed: Signal::default(),
         });
         (shared, inbox)

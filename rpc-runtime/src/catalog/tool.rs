@@ -1,0 +1,165 @@
+//! How a method appears as a Model Context Protocol tool: what
+//! `#[rpc(mcp(...))]` records (hidden, title, behaviour hints), and the
+//! method's params and result as self-contained JSON Schema 2020-12
+//! documents, which is what MCP clients can follow (no pointers into a
+//! shared components section).
+
+use schemars::generate::Contract;
+use schemars::Schema;
+use serde_json::{Map, Value};
+
+use super::{Draft, Generator, MethodInfo, SchemaFn};
+
+/// What `#[rpc(mcp(...))]` says about a method's MCP tool.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ToolInfo {
+    /// `mcp(hidden)`: the method is not offered as a tool.
+    pub hidden: bool,
+    /// `mcp(title = "...")`: a human-readable name for the tool.
+    pub title: Option<&'static str>,
+    /// `mcp(read_only)`: the tool does not modify its environment.
+    pub read_only: Option<bool>,
+    /// `mcp(destructive)`: the tool may destroy or overwrite data (MCP's
+    /// default when not said; meaningful only when not read-only).
+    pub destructive: Option<bool>,
+    /// `mcp(idempotent)`: calling it again with the same arguments has no
+    /// further effect.
+    pub idempotent: Option<bool>,
+    /// `mcp(open_world)`: the tool reaches an open world of outside
+    /// entities (the web, say), rather than a closed domain.
+    pub open_world: Option<bool>,
+}
+
+impl ToolInfo {
+    /// Nothing said: a visible tool with MCP's default hints.
+    pub const DEFAULT: ToolInfo =
+        ToolInfo { hidden: false, title: None, read_only: None, destructive: None, idempotent: None, open_world: None };
+
+    /// Whether any annotation (title or hint) was given.
+    pub fn has_annotations(&self) -> bool {
+        self.title.is_some()
+            || self.read_only.is_some()
+            || self.destructive.is_some()
+            || self.idempotent.is_some()
+            || self.open_world.is_some()
+    }
+}
+
+#[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+/// A schema as one document: named types under the root's `$defs`, and
+/// what the value is known to be.
+pub(crate) struct Standalone {
+    /// The schema object (a `true`/`false` schema becomes `{}`/`{"not": {}}`).
+    pub(crate) schema: Map<String, Value>,
+    /// The value is always a JSON object.
+    pub(crate) object: bool,
+    /// The schema says nothing (any value).
+    pub(crate) any: bool,
+}
+
+#[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+impl MethodInfo {
+    /// The declared params as one object schema keyed by wire name
+    /// (whatever `param_structure` says), 2020-12, self-contained. `None`
+    /// for a `whole_params` method.
+    pub(crate) fn named_params_schema(&self) -> Option<Map<String, Value>> {
+        if self.spec.whole {
+            return None;
+        }
+        let mut generator = Generator::new(Draft::Draft2020_12, DEFS, Contract::Deserialize);
+        let mut properties = Map::new();
+        let mut required = Vec::new();
+        for (spec, param) in self.spec.params.iter().zip(self.params) {
+            let mut schema = generator.schema(param.schema);
+            if let (Some(text), Some(object)) = (param.description, schema.as_object_mut()) {
+                object.entry("description").or_insert_with(|| text.into());
+            }
+            properties.insert(spec.name.to_owned(), schema.to_value());
+            if !spec.optional {
+                required.push(Value::from(spec.name));
+            }
+        }
+        let mut root = Map::new();
+        root.insert("type".into(), "object".into());
+        root.insert("properties".into(), properties.into());
+        if !required.is_empty() {
+            root.insert("required".into(), required.into());
+        }
+        if !self.spec.allow_extra {
+            root.insert("additionalProperties".into(), false.into());
+        }
+        attach_defs(&mut root, generator.definitions());
+        Some(root)
+    }
+
+    /// The one parameter of a `whole_params` method, as it deserializes.
+    pub(crate) fn whole_param_schema(&self) -> Option<Standalone> {
+        let param = self.params.first().filter(|_| self.spec.whole)?;
+        let mut standalone = standalone(param.schema, Contract::Deserialize);
+        if let Some(text) = param.description {
+            standalone.schema.entry("description").or_insert_with(|| text.into());
+        }
+        Some(standalone)
+    }
+
+    /// The result, as it serializes; `None` for a notification.
+    pub(crate) fn result_schema(&self) -> Option<Standalone> {
+        self.result.map(|schema| standalone(schema, Contract::Serialize))
+    }
+}
+
+#[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+/// Where named types go: the root's `$defs`.
+const DEFS: &str = "/$defs";
+
+#[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+/// `schema` as one 2020-12 document. A root that only refers to a named
+/// type is replaced by that type's schema (so that an object type has
+/// `"type": "object"` at its root, as MCP wants); a value that is always
+/// an object gets that `type` at its root even when it is a `oneOf`.
+fn standalone(schema: SchemaFn, contract: Contract) -> Standalone {
+    let mut generator = Generator::new(Draft::Draft2020_12, DEFS, contract);
+    let schema = generator.schema(schema);
+    let mut types = Vec::new();
+    let known = generator.json_types(&schema, &mut types, 0);
+    let object = known && !types.is_empty() && types.iter().all(|t| *t == "object");
+    let resolved: Schema = generator.resolve(&schema).clone();
+    let mut root = match resolved.to_value() {
+        Value::Object(map) => map,
+        Value::Bool(true) => Map::new(),
+        _ => {
+            let mut never = Map::new();
+            never.insert("not".into(), Value::Object(Map::new()));
+            never
+        }
+    };
+    let any = root.keys().all(|key| matches!(key.as_str(), "description" | "title" | "x-no-schema"));
+    if object {
+        root.entry("type").or_insert_with(|| "object".into());
+    }
+    let mut definitions = generator.definitions();
+    // The root's own type, inlined, stays among the definitions only if
+    // something (itself, when recursive) still refers to it.
+    if let Some(reference) = schema.get("$ref").and_then(Value::as_str) {
+        let quoted = format!("\"{reference}\"");
+        let own =
+            definitions.keys().find(|name| format!("#{DEFS}/{}", super::encode_ref_name(name)) == reference).cloned();
+        if let Some(own) = own {
+            let used = Value::Object(root.clone()).to_string().contains(&quoted)
+                || definitions.values().any(|value| value.to_string().contains(&quoted));
+            if !used {
+                definitions.remove(&own);
+            }
+        }
+    }
+    attach_defs(&mut root, definitions);
+    Standalone { schema: root, object, any }
+}
+
+#[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+/// Puts `definitions` under the root's `$defs` (if there are any).
+fn attach_defs(root: &mut Map<String, Value>, definitions: Map<String, Value>) {
+    if !definitions.is_empty() {
+        root.insert("$defs".into(), definitions.into());
+    }
+}

@@ -1,0 +1,455 @@
+//! Any router as a [Model Context Protocol](https://modelcontextprotocol.io)
+//! server: every method becomes a tool, described by the catalog `#[rpc]`
+//! already generates (name, doc comment, params schema, result schema), with
+//! no second definition of anything. See [`McpServer`].
+//!
+//! Both eras of MCP are spoken on one connection, chosen by how the client
+//! opens:
+//!
+//! - the `initialize` handshake (revisions 2024-11-05, 2025-03-26,
+//!   2025-06-18, 2025-11-25): version negotiation, `ping`,
+//!   `notifications/initialized`; requests before `initialize` are refused;
+//! - the 2026-07-28 revision: no handshake, every request names its
+//!   revision and the client's capabilities in `params._meta`;
+//!   `server/discover`; every result has a `resultType`.
+//!
+//! This module is the MCP "engine": the methods above as a [`Router`] plus
+//! MCP's narrowing of JSON-RPC (no `null` ids, batches only where the
+//! revision has them), run by the same [`Engine`] and connection as any
+//! other service. Where the handshake state lives is the transport's
+//! business: over stdio (or any connection) it is the connection's; an
+//! HTTP transport keeps one per `Mcp-Session-Id` and puts it in the
+//! request's [`Context`].
+
+mod call;
+mod progress;
+mod revision;
+mod session;
+mod tools;
+
+use std::sync::Arc;
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::{json, Map, Value};
+
+pub use revision::Revision;
+pub use session::UNSUPPORTED_PROTOCOL_VERSION;
+
+use crate::dispatch::context::Context;
+use crate::dispatch::engine::Engine;
+use crate::dispatch::params::Params;
+use crate::dispatch::router::{encode, MethodOutcome, Router};
+use crate::peer::Cancellation;
+use crate::spec::{MethodSpec, ParamSpec, ParamStructure};
+use crate::transport::server::Server;
+use crate::wire::{ErrorObject, Framing, INVALID_PARAMS, METHOD_NOT_FOUND};
+use session::{session_of, McpRules, Meta, SERVER_INFO_KEY};
+use tools::Tools;
+
+/// Tools listed per page of `tools/list` by default.
+pub const DEFAULT_PAGE_SIZE: usize = 100;
+
+/// Serves a [`Router`] (one or more `#[rpc]` traits) as an MCP server: each
+/// method is a tool of the same name, whose arguments are the method's
+/// params by name.
+///
+/// ```no_run
+/// use rpc_runtime::{rpc, McpServer};
+///
+/// /// Notes kept in memory.
+/// #[rpc]
+/// pub trait Notes {
+///     /// Adds a note; answers its number.
+///     #[rpc(mcp(title = "Add a note", destructive = false))]
+///     fn add(&self, text: String) -> u64;
+/// }
+///
+/// # struct MyNotes;
+/// # impl Notes for MyNotes { fn add(&self, _: String) -> u64 { 0 } }
+/// # async fn run() -> std::io::Result<()> {
+/// McpServer::new(MyNotes.into_rpc()).name("notes").into_server().serve_stdio().await
+/// # }
+/// ```
+///
+/// Which methods are tools: every method in the router's catalog except
+/// notifications (they have no result), aliases, and methods marked
+/// `#[rpc(mcp(hidden))]`; a trait with `#[rpc(catalog = false)]` has none.
+/// `#[rpc(mcp(title = "..", read_only, destructive, idempotent,
+/// open_world))]` sets a tool's title and hints.
+///
+/// Each tool's `inputSchema` is one self-contained JSON Schema 2020-12
+/// object (named types under its own `$defs`); a `whole_params` method
+/// whose parameter is not an object (a list, say) takes it as the one
+/// argument named after the parameter. `outputSchema` describes the
+/// result: as it is when it is an object, else (on the handshake
+/// revisions, whose structured content must be an object) wrapped as
+/// `{"result": ...}`, which the schema's description says.
+///
+/// A call answers with a text block holding the result's JSON and, from
+/// 2025-06-18, `structuredContent`. The method's own errors, and from
+/// 2025-11-25 invalid arguments, are results with `isError: true` (the
+/// model can read them); an unknown tool is a protocol error (-32602).
+pub struct McpServer {
+    router: Router,
+    name: Option<String>,
+    version: Option<String>,
+    title: Option<String>,
+    instructions: Option<String>,
+    page_size: usize,
+}
+
+/// What the MCP methods share.
+pub(crate) struct Core {
+    /// The user's router: where tool calls go.
+    pub(crate) inner: Router,
+    pub(crate) tools: Tools,
+    name: String,
+    version: String,
+    title: Option<String>,
+    instructions: Option<String>,
+    page_size: usize,
+    /// `{"io.modelcontextprotocol/serverInfo": {..}}`, for modern results.
+    pub(crate) server_info_meta: Box<RawValue>,
+}
+
+/// The members MCP adds to every result of the modern revision.
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Stamp<'a> {
+    result_type: &'static str,
+    #[serde(rename = "_meta")]
+    meta: &'a RawValue,
+}
+
+impl Core {
+    /// What a result of `revision` carries besides its own members.
+    fn stamp(&self, revision: Revision) -> Option<Stamp<'_>> {
+        revision.is_modern().then_some(Stamp { result_type: "complete", meta: &self.server_info_meta })
+    }
+}
+
+impl McpServer {
+    /// An MCP server for `router`. Its name, version and instructions
+    /// default to the catalog's title, version and doc comments.
+    pub fn new(router: Router) -> Self {
+        McpServer { router, name: None, version: None, title: None, instructions: None, page_size: DEFAULT_PAGE_SIZE }
+    }
+
+    /// The server's name (`serverInfo.name`).
+    pub fn name(self, name: impl Into<String>) -> Self {
+        McpServer { name: Some(name.into()), ..self }
+    }
+
+    /// The server's version (`serverInfo.version`).
+    pub fn version(self, version: impl Into<String>) -> Self {
+        McpServer { version: Some(version.into()), ..self }
+    }
+
+    /// A human-readable name for the server (`serverInfo.title`).
+    pub fn title(self, title: impl Into<String>) -> Self {
+        McpServer { title: Some(title.into()), ..self }
+    }
+
+    /// Guidance on using the server, for the model (`instructions`).
+    pub fn instructions(self, instructions: impl Into<String>) -> Self {
+        McpServer { instructions: Some(instructions.into()), ..self }
+    }
+
+    /// At most `size` tools per page of `tools/list` (default
+    /// [`DEFAULT_PAGE_SIZE`]); longer lists come with a `nextCursor`.
+    pub fn page_size(self, size: usize) -> Self {
+        McpServer { page_size: size.max(1), ..self }
+    }
+
+    /// The MCP methods as a router (`initialize`, `ping`,
+    /// `server/discover`, `tools/list`, `tools/call`, ...).
+    fn into_router(self) -> Router {
+        let info = self.router.catalog().info();
+        let name = self.name.unwrap_or(info.title);
+        let version = self.version.unwrap_or(info.version);
+        let mut identity = Map::new();
+        identity.insert("name".into(), name.clone().into());
+        identity.insert("version".into(), version.clone().into());
+        if let Some(title) = &self.title {
+            identity.insert("title".into(), title.clone().into());
+        }
+        let server_info_meta = serde_json::value::to_raw_value(&json!({ SERVER_INFO_KEY: identity }))
+            .unwrap_or_else(|err| unreachable!("JSON values serialize: {err}"));
+        let core = Arc::new(Core {
+            tools: Tools::new(&self.router),
+            inner: self.router,
+            name,
+            version,
+            title: self.title,
+            instructions: self.instructions.or(info.description),
+            page_size: self.page_size,
+            server_info_meta,
+        });
+        methods(core)
+    }
+
+    /// The message engine: MCP's methods and its narrowing of JSON-RPC
+    /// (no `null` ids, batches only in sessions whose revision has them),
+    /// for a transport that brings its own sessions (see the module docs).
+    pub fn into_engine(self) -> Engine {
+        Engine::new(self.into_router(), crate::dispatch::engine::Limits::default()).with_dialect(Arc::new(McpRules))
+    }
+
+    /// A [`Server`] that speaks MCP on every connection: newline-delimited
+    /// messages, `notifications/cancelled` understood (a cancelled call is
+    /// not answered). Serve it over stdio as MCP hosts launch servers:
+    /// `McpServer::new(router).into_server().serve_stdio().await`.
+    pub fn into_server(self) -> Server {
+        let mut server = Server::new(Router::new()).framing(Framing::NewlineDelimited).cancellation(Cancellation::Mcp);
+        let limits = server.engine.limits().clone();
+        server.engine = self.into_engine().with_limits(limits);
+        server
+    }
+}
+
+/// The spec of an MCP method: its params are read whole, as an object.
+macro_rules! mcp_spec {
+    ($name:expr, $notification:expr) => {
+        MethodSpec {
+            name: $name,
+            params: &[ParamSpec { name: "params", ty: "object", optional: true }],
+            structure: ParamStructure::ByName,
+            allow_extra: true,
+            whole: true,
+            notification: $notification,
+            requires: None,
+        }
+    };
+}
+
+static INITIALIZE: MethodSpec = mcp_spec!("initialize", false);
+static INITIALIZED: MethodSpec = mcp_spec!("notifications/initialized", true);
+static PING: MethodSpec = mcp_spec!("ping", false);
+static DISCOVER: MethodSpec = mcp_spec!("server/discover", false);
+static TOOLS_LIST: MethodSpec = mcp_spec!("tools/list", false);
+static TOOLS_CALL: MethodSpec = mcp_spec!("tools/call", false);
+
+/// The router of MCP methods over `core`.
+fn methods(core: Arc<Core>) -> Router {
+    let mut router = Router::new();
+    router.set_discover(false);
+    let handlers: [(&'static MethodSpec, Handler); 6] = [
+        (&INITIALIZE, initialize),
+        (&INITIALIZED, initialized),
+        (&PING, ping),
+        (&DISCOVER, discover),
+        (&TOOLS_LIST, tools_list),
+        (&TOOLS_CALL, tools_call),
+    ];
+    for (spec, handler) in handlers {
+        let core = Arc::clone(&core);
+        if let Err(err) = router.register(spec, move |params, cx| handler(&core, params, cx)) {
+            unreachable!("MCP method names are distinct: {err}");
+        }
+    }
+    router
+}
+
+type Handler = fn(&Arc<Core>, Params<'_>, &Context) -> Result<MethodOutcome, ErrorObject>;
+
+/// Reads the params of MCP method `method`: an object (absent reads as `{}`).
+fn read<'a, T: Deserialize<'a>>(params: &Params<'a>, method: &str) -> Result<T, ErrorObject> {
+    let text = params.raw().map_or("{}", RawValue::get);
+    if !text.starts_with('{') {
+        return Err(ErrorObject::new(
+            INVALID_PARAMS,
+            format!("Invalid params: `{method}` takes its params as an object"),
+        ));
+    }
+    serde_json::from_str(text)
+        .map_err(|err| ErrorObject::new(INVALID_PARAMS, format!("Invalid params of `{method}`: {}", reason(&err))))
+}
+
+/// A decoding error without its position.
+fn reason(err: &serde_json::Error) -> String {
+    let mut text = err.to_string();
+    if let Some(at) = text.rfind(" at line ") {
+        text.truncate(at);
+    }
+    text
+}
+
+/// Params that only carry `_meta`.
+#[derive(Deserialize)]
+struct MetaOnly<'a> {
+    #[serde(borrow, default, rename = "_meta")]
+    meta: Option<&'a RawValue>,
+}
+
+/// A result of `value`, stamped as the modern revision wants
+/// (`resultType`, the server's identity) when it is modern.
+fn answer(core: &Core, revision: Revision, value: Map<String, Value>) -> Result<MethodOutcome, ErrorObject> {
+    #[derive(serde::Serialize)]
+    struct Stamped<'a> {
+        #[serde(flatten)]
+        value: Map<String, Value>,
+        #[serde(flatten)]
+        stamp: Option<Stamp<'a>>,
+    }
+    Ok(MethodOutcome::Ready(encode(&Stamped { value, stamp: core.stamp(revision) })))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct InitializeParams<'a> {
+    #[serde(borrow)]
+    protocol_version: Option<&'a RawValue>,
+    #[serde(borrow)]
+    capabilities: Option<&'a RawValue>,
+    #[serde(borrow)]
+    client_info: Option<&'a RawValue>,
+}
+
+/// `initialize`: negotiates a handshake revision for the session (the
+/// client's when this server speaks it, else the newest), whatever its
+/// `_meta` says (the handshake does not exist in the modern revision).
+fn initialize(core: &Arc<Core>, params: Params<'_>, cx: &Context) -> Result<MethodOutcome, ErrorObject> {
+    let request: InitializeParams<'_> = read(&params, "initialize")?;
+    let missing: Vec<&str> = [
+        (request.protocol_version, "protocolVersion"),
+        (request.capabilities, "capabilities"),
+        (request.client_info, "clientInfo"),
+    ]
+    .into_iter()
+    .filter(|(value, _)| value.is_none())
+    .map(|(_, key)| key)
+    .collect();
+    if !missing.is_empty() {
+        return Err(ErrorObject::new(
+            INVALID_PARAMS,
+            format!("Invalid params: `initialize` needs {}", missing.join(", ")),
+        ));
+    }
+    let Some(requested) = request.protocol_version.and_then(|raw| serde_json::from_str::<String>(raw.get()).ok())
+    else {
+        return Err(ErrorObject::new(
+            INVALID_PARAMS,
+            "Invalid params: `protocolVersion` must be a string such as \"2025-11-25\"",
+        ));
+    };
+    let revision =
+        Revision::parse(&requested).filter(|revision| !revision.is_modern()).unwrap_or(Revision::LATEST_LEGACY);
+    let Some(session) = session_of(cx) else {
+        return Err(ErrorObject::internal_error("Internal error: this request came in on no connection or session"));
+    };
+    session.start(revision)?;
+    tracing::debug!(requested, negotiated = revision.as_str(), "MCP session initialized");
+    let mut server_info = Map::new();
+    server_info.insert("name".into(), core.name.clone().into());
+    server_info.insert("version".into(), core.version.clone().into());
+    if let (Some(title), true) = (&core.title, revision.has_structured_output()) {
+        server_info.insert("title".into(), title.clone().into());
+    }
+    let mut result = Map::new();
+    result.insert("protocolVersion".into(), revision.as_str().into());
+    result.insert("capabilities".into(), json!({ "tools": { "listChanged": false } }));
+    result.insert("serverInfo".into(), server_info.into());
+    if let Some(instructions) = &core.instructions {
+        result.insert("instructions".into(), instructions.clone().into());
+    }
+    answer(core, revision, result)
+}
+
+/// `notifications/initialized`: the client is ready (nothing waits on it).
+fn initialized(_: &Arc<Core>, _: Params<'_>, cx: &Context) -> Result<MethodOutcome, ErrorObject> {
+    if let Some(session) = session_of(cx) {
+        session.mark_initialized();
+    }
+    Ok(MethodOutcome::Ready(encode(&())))
+}
+
+/// `ping`: answered at any time in the handshake era; the modern revision
+/// has no `ping`.
+fn ping(_: &Arc<Core>, params: Params<'_>, _: &Context) -> Result<MethodOutcome, ErrorObject> {
+    let request: MetaOnly<'_> = read(&params, "ping")?;
+    if Meta::read(request.meta).is_modern() {
+        return Err(ErrorObject::new(METHOD_NOT_FOUND, "Method not found: MCP 2026-07-28 has no `ping`"));
+    }
+    Ok(MethodOutcome::Ready(encode(&Map::new())))
+}
+
+/// `server/discover` (2026-07-28): the revisions, capabilities and
+/// identity of the server.
+fn discover(core: &Arc<Core>, params: Params<'_>, _: &Context) -> Result<MethodOutcome, ErrorObject> {
+    let request: MetaOnly<'_> = read(&params, "server/discover")?;
+    let revision = Meta::read(request.meta).modern_revision()?;
+    let supported: Vec<&str> = Revision::MODERN.iter().map(|revision| revision.as_str()).collect();
+    let mut result = Map::new();
+    result.insert("supportedVersions".into(), supported.into());
+    result.insert("capabilities".into(), json!({ "tools": {} }));
+    if let Some(instructions) = &core.instructions {
+        result.insert("instructions".into(), instructions.clone().into());
+    }
+    result.insert("ttlMs".into(), 0.into());
+    result.insert("cacheScope".into(), "private".into());
+    answer(core, revision, result)
+}
+
+#[derive(Deserialize)]
+struct ListParams<'a> {
+    #[serde(default)]
+    cursor: Option<String>,
+    #[serde(borrow, default, rename = "_meta")]
+    meta: Option<&'a RawValue>,
+}
+
+/// `tools/list`: one page of tools, as the request's revision describes them.
+fn tools_list(core: &Arc<Core>, params: Params<'_>, cx: &Context) -> Result<MethodOutcome, ErrorObject> {
+    let request: ListParams<'_> = read(&params, "tools/list")?;
+    let revision = Meta::read(request.meta).revision(cx)?;
+    let (tools, next_cursor) = core.tools.page(revision, request.cursor.as_deref(), core.page_size)?;
+    // The tools' JSON is made once per revision; a page only copies it.
+    #[derive(serde::Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct ListToolsResult<'a> {
+        tools: &'a [Box<RawValue>],
+        #[serde(skip_serializing_if = "Option::is_none")]
+        next_cursor: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        ttl_ms: Option<u64>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_scope: Option<&'static str>,
+        #[serde(flatten)]
+        stamp: Option<Stamp<'a>>,
+    }
+    let modern = revision.is_modern();
+    let result = ListToolsResult {
+        tools,
+        next_cursor,
+        ttl_ms: modern.then_some(0),
+        cache_scope: modern.then_some("private"),
+        stamp: core.stamp(revision),
+    };
+    Ok(MethodOutcome::Ready(encode(&result)))
+}
+
+#[derive(Deserialize)]
+struct CallParams<'a> {
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(borrow, default)]
+    arguments: Option<&'a RawValue>,
+    #[serde(borrow, default, rename = "_meta")]
+    meta: Option<&'a RawValue>,
+}
+
+/// `tools/call`: runs the tool's method (see [`call::call_tool`]).
+fn tools_call(core: &Arc<Core>, params: Params<'_>, cx: &Context) -> Result<MethodOutcome, ErrorObject> {
+    let request: CallParams<'_> = read(&params, "tools/call")?;
+    let meta = Meta::read(request.meta);
+    let revision = meta.revision(cx)?;
+    let Some(name) = request.name else {
+        return Err(ErrorObject::new(INVALID_PARAMS, "Invalid params: `tools/call` needs the tool's `name`"));
+    };
+    let Some(tool) = core.tools.get(&name) else {
+        return Err(ErrorObject::new(INVALID_PARAMS, format!("Invalid params: unknown tool `{name}`")));
+    };
+    let arguments = request.arguments.filter(|raw| raw.get() != "null");
+    call::call_tool(core, tool, arguments, meta.progress_token, revision, cx)
+}

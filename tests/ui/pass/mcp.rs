@@ -1,0 +1,31 @@
+// `#[rpc(mcp(...))]` in every form it takes; the catalog records it.
+use rpc_runtime::{rpc, ToolInfo};
+
+#[rpc]
+pub trait Tools {
+    #[rpc(mcp(title = "Add", read_only, idempotent = true, destructive = false, open_world = false))]
+    fn add(&self, a: i64, b: i64) -> i64;
+
+    #[rpc(mcp(hidden))]
+    fn internal(&self);
+
+    fn plain(&self);
+}
+
+fn main() {
+    let service = ToolsCatalog::service();
+    let tool = |index: usize| service.methods[index].tool;
+    assert_eq!(
+        tool(0),
+        ToolInfo {
+            hidden: false,
+            title: Some("Add"),
+            read_only: Some(true),
+            destructive: Some(false),
+            idempotent: Some(true),
+            open_world: Some(false),
+        }
+    );
+    assert!(tool(1).hidden);
+    assert_eq!(tool(2), ToolInfo::DEFAULT);
+}
