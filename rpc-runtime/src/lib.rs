@@ -46,7 +46,7 @@ mod wire;
 
 pub use catalog::{
     Catalog, Components, ContentDescriptor, Draft, ErrorDescriptor, ErrorInfo, Info, MethodInfo, MethodObject, OpenRpc,
-    ParamInfo, RpcError, SchemaFn, ServiceInfo, DISCOVER_METHOD, OPENRPC_VERSION,
+    ParamInfo, RpcError, SchemaFn, ServiceInfo, SubscriptionInfo, SubscriptionObject, DISCOVER_METHOD, OPENRPC_VERSION,
 };
 pub use dispatch::context::Context;
 pub use dispatch::engine::{Engine, Limits, PendingResponse};
@@ -55,6 +55,8 @@ pub use dispatch::router::{
     encode, DuplicateMethod, IntoMethodResult, MethodFuture, MethodOutcome, MethodResult, Router,
 };
 pub use peer::client::{Batch, BatchReply, Call, ClientError, FromErrorObject, Notification};
+pub use peer::subscription::client::{Subscribe, Subscription};
+pub use peer::subscription::server::{IntoSubscriptionEnd, Sink, SinkError};
 pub use peer::{Cancellation, MessageSink, MessageSource, Peer, PeerBuilder, Received};
 pub use rpc_macros::{rpc, RpcError};
 pub use spec::{MethodSpec, ParamSpec, ParamStructure};
@@ -64,7 +66,7 @@ pub use transport::server::{ConnectionInfo, Refused, Server, DEFAULT_MAX_CONNECT
 pub use transport::stream::StreamSink;
 pub use wire::{
     ErrorObject, Frame, FrameReader, Framing, RpcResult, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST,
-    METHOD_NOT_FOUND, PARSE_ERROR, REQUEST_CANCELLED, SERVER_OVERLOADED,
+    METHOD_NOT_FOUND, PARSE_ERROR, REQUEST_CANCELLED, SERVER_OVERLOADED, SUBSCRIPTION_LAGGED,
 };
 
 /// Re-exported so that generated code needs no direct dependency. Users
@@ -93,6 +95,8 @@ pub mod __private {
     };
     pub use crate::peer::client::FromErrorObject;
     pub use crate::peer::client::{Batch, BatchReply, Call, ClientError, Notification};
+    pub use crate::peer::subscription::client::Subscribe;
+    pub use crate::peer::subscription::server::{register_unsubscribe, subscription, Sink, UNSUBSCRIBE_PARAMS};
     pub use crate::peer::Peer;
     pub use crate::spec::{MethodSpec, ParamSpec, ParamStructure};
     pub use crate::wire::ErrorObject;
@@ -133,7 +137,45 @@ pub mod __private {
         errors: &'static [ErrorInfo],
         error_type: fn() -> &'static [ErrorInfo],
     ) -> MethodInfo {
-        MethodInfo { spec, summary, description, params, result, deprecated, errors, error_type, alias_of: None }
+        MethodInfo {
+            spec,
+            summary,
+            description,
+            params,
+            result,
+            deprecated,
+            errors,
+            error_type,
+            alias_of: None,
+            subscription: None,
+        }
+    }
+
+    /// The spec of an unsubscribe method: one param, the subscription id.
+    pub const fn unsubscribe_spec(name: &'static str) -> MethodSpec {
+        spec(name, &UNSUBSCRIBE_PARAMS, ParamStructure::Either, false, false, false)
+    }
+
+    /// The [`MethodInfo`] of a subscribe method: `method`'s, with its items'
+    /// schema, their notification method and the unsubscribe method.
+    pub const fn subscription_info(
+        method: MethodInfo,
+        item: SchemaFn,
+        notification: &'static str,
+        unsubscribe: &'static str,
+    ) -> MethodInfo {
+        let subscription = crate::catalog::SubscriptionInfo { item, notification, unsubscribe };
+        MethodInfo { subscription: Some(subscription), ..method }
+    }
+
+    /// The [`MethodInfo`] of unsubscribe method `spec`, which ends the
+    /// subscriptions of the methods named in `summary`.
+    pub const fn unsubscribe_info(spec: &'static MethodSpec, summary: &'static str) -> MethodInfo {
+        const PARAMS: &[ParamInfo] = &[ParamInfo {
+            description: Some("The id the subscribe call answered with."),
+            schema: crate::catalog::schema_of::<u64>,
+        }];
+        method_info(spec, Some(summary), None, PARAMS, Some(crate::catalog::schema_of::<bool>), false, &[], no_errors)
     }
 
     /// The [`MethodInfo`] of an alias: `method`'s, under the alias's spec,
