@@ -21,8 +21,18 @@ const TITLE: &str = "title";
 const VERSION: &str = "version";
 const CATALOG: &str = "catalog";
 const STRICT_SCHEMAS: &str = "strict_schemas";
-const TRAIT_KEYS: &[&str] =
-    &[NAMESPACE, NAMESPACE_SEPARATOR, RENAME_ALL, CRATE, TITLE, VERSION, CATALOG, STRICT_SCHEMAS];
+const SUBSCRIPTION_NOTIFICATION: &str = "subscription_notification";
+const TRAIT_KEYS: &[&str] = &[
+    NAMESPACE,
+    NAMESPACE_SEPARATOR,
+    RENAME_ALL,
+    CRATE,
+    TITLE,
+    VERSION,
+    CATALOG,
+    STRICT_SCHEMAS,
+    SUBSCRIPTION_NOTIFICATION,
+];
 
 // Method-level keys.
 const NAME: &str = "name";
@@ -32,7 +42,9 @@ const WHOLE_PARAMS: &str = "whole_params";
 const ALLOW_EXTRA_PARAMS: &str = "allow_extra_params";
 const ERROR: &str = "error";
 const ALIAS: &str = "alias";
-const METHOD_KEYS: &[&str] = &[NAME, ALIAS, NOTIFICATION, PARAM_STRUCTURE, WHOLE_PARAMS, ALLOW_EXTRA_PARAMS, ERROR];
+const UNSUBSCRIBE: &str = "unsubscribe";
+const METHOD_KEYS: &[&str] =
+    &[NAME, ALIAS, NOTIFICATION, PARAM_STRUCTURE, WHOLE_PARAMS, ALLOW_EXTRA_PARAMS, ERROR, UNSUBSCRIBE];
 
 // Keys inside `error(...)`.
 const CODE: &str = "code";
@@ -61,6 +73,10 @@ pub struct ServiceAttrs {
     /// `JsonSchema` (a compile error otherwise) instead of appearing in the
     /// catalog as any value.
     pub strict_schemas: bool,
+    /// `subscription_notification = "eth_subscription"`: the method of the
+    /// notifications that carry subscription items (default `subscription`,
+    /// after the namespace).
+    pub subscription_notification: Option<LitStr>,
 }
 
 impl Default for ServiceAttrs {
@@ -74,6 +90,7 @@ impl Default for ServiceAttrs {
             version: None,
             catalog: true,
             strict_schemas: false,
+            subscription_notification: None,
         }
     }
 }
@@ -98,6 +115,9 @@ pub struct MethodAttrs {
     pub errors: Vec<DeclaredError>,
     /// `alias = "old_name"`: older wire names also served (repeatable).
     pub aliases: Vec<LitStr>,
+    /// `unsubscribe = "unsubscribe_ticks"`: the method that ends the
+    /// subscriptions this method opens.
+    pub unsubscribe: Option<LitStr>,
 }
 
 /// `error(code = -32001, message = "...")` on a method; the code is an
@@ -149,6 +169,16 @@ pub fn parse_service_attrs(cx: &Ctxt, args: proc_macro2::TokenStream) -> Service
         } else if meta.path.is_ident(STRICT_SCHEMAS) {
             flag(&meta, STRICT_SCHEMAS)?;
             attrs.strict_schemas = true;
+        } else if meta.path.is_ident(SUBSCRIPTION_NOTIFICATION) {
+            let value = string_value(&meta, SUBSCRIPTION_NOTIFICATION, "\"eth_subscription\"")?;
+            let text = value.value();
+            if text.is_empty() || text.trim() != text || text.chars().any(char::is_control) {
+                return Err(syn::Error::new(
+                    value.span(),
+                    "`subscription_notification` is the method name of subscription items on the wire: write a name such as `subscription_notification = \"eth_subscription\"`",
+                ));
+            }
+            attrs.subscription_notification = Some(value);
         } else {
             return Err(unknown_key(&meta, "on an #[rpc] trait", TRAIT_KEYS));
         }
@@ -200,6 +230,8 @@ pub fn take_method_attrs(cx: &Ctxt, attrs: &mut Vec<Attribute>) -> MethodAttrs {
                 out.errors.push(parse_declared_error(&meta)?);
             } else if meta.path.is_ident(ALIAS) {
                 out.aliases.push(string_value(&meta, ALIAS, "\"oldName\"")?);
+            } else if meta.path.is_ident(UNSUBSCRIBE) {
+                out.unsubscribe = Some(string_value(&meta, UNSUBSCRIBE, "\"unsubscribe_ticks\"")?);
             } else {
                 return Err(unknown_key(&meta, "on an #[rpc] method", METHOD_KEYS));
             }
