@@ -85,12 +85,13 @@ pub trait Calculator {
     /// the errors of [`CalcError`] (listed in the catalog from its derive).
     fn divide(&self, dividend: i64, divisor: i64) -> Result<i64, CalcError>;
 
-    /// Subscribes to `count` ticks, one every `interval_ms` milliseconds
-    /// (the first at once), after which the subscription ends. The answer
-    /// is the subscription id; each tick arrives as a notification
-    /// `subscription` with params `{"subscription": id, "result":
-    /// {"index": n}}`, `n` from 1 to `count`; `unsubscribe_ticks` ends it
-    /// early.
+    /// Subscribes to `count` ticks, one every `interval_ms` milliseconds.
+    ///
+    /// The answer is the subscription id. Each tick arrives as a
+    /// notification `subscription` with params `{"subscription": id,
+    /// "result": {"index": n}}`, `n` from 1 to `count` (the first at once);
+    /// then the subscription ends (`{"subscription": id, "end": true}`).
+    /// `unsubscribe_ticks` ends it early.
     #[rpc(unsubscribe = "unsubscribe_ticks")]
     async fn ticks(&self, count: u64, interval_ms: u64, sink: Sink<Tick>) -> Result<(), ErrorObject>;
 }

@@ -43,6 +43,8 @@ pub struct Method {
     /// the method that ends this method's subscriptions, with where to
     /// point errors about it.
     pub unsubscribe: Option<(String, Span)>,
+    /// `unsubscribe` was given, but not as a string (reported already).
+    pub unsubscribe_malformed: bool,
     /// The method of the notifications that carry subscription items
     /// (the trait's `subscription_notification`, or `subscription` after
     /// the namespace).
@@ -161,6 +163,11 @@ fn parse_method(cx: &Ctxt, service: &ServiceAttrs, method: &mut TraitItemFn) -> 
             match parse_param(cx, service, typed, param_attrs) {
                 Some(mut param) => {
                     param.docs = docs;
+                    if matches!(sink_item(&param.ty), Some(None)) {
+                        // Reported already: emit `Sink<()>`, so that the
+                        // compiler does not report it again.
+                        complete_sink(&mut typed.ty);
+                    }
                     params.push(param);
                 }
                 // A pattern is an error of its own in a method without a
@@ -209,6 +216,7 @@ fn parse_method(cx: &Ctxt, service: &ServiceAttrs, method: &mut TraitItemFn) -> 
         errors: attrs.errors,
         aliases,
         unsubscribe,
+        unsubscribe_malformed: attrs.unsubscribe_malformed,
         item_notification,
         sig: sig.clone(),
     }
@@ -364,6 +372,15 @@ fn sink_item(ty: &Type) -> Option<Option<Type>> {
     match (types.next(), types.next()) {
         (Some(Some(item)), None) => Some(Some(item)),
         _ => Some(None),
+    }
+}
+
+/// `Sink` or `Sink<A, B>` becomes `Sink<()>`.
+fn complete_sink(ty: &mut Type) {
+    if let Type::Path(path) = ty {
+        if let Some(last) = path.path.segments.last_mut() {
+            last.arguments = syn::PathArguments::AngleBracketed(syn::parse_quote!(<()>));
+        }
     }
 }
 

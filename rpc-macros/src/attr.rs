@@ -118,6 +118,9 @@ pub struct MethodAttrs {
     /// `unsubscribe = "unsubscribe_ticks"`: the method that ends the
     /// subscriptions this method opens.
     pub unsubscribe: Option<LitStr>,
+    /// `unsubscribe` was given with a value that is not a string (already
+    /// an error; no second one for a subscription without it).
+    pub unsubscribe_malformed: bool,
 }
 
 /// `error(code = -32001, message = "...")` on a method; the code is an
@@ -231,7 +234,9 @@ pub fn take_method_attrs(cx: &Ctxt, attrs: &mut Vec<Attribute>) -> MethodAttrs {
             } else if meta.path.is_ident(ALIAS) {
                 out.aliases.push(string_value(&meta, ALIAS, "\"oldName\"")?);
             } else if meta.path.is_ident(UNSUBSCRIBE) {
+                out.unsubscribe_malformed = true;
                 out.unsubscribe = Some(string_value(&meta, UNSUBSCRIBE, "\"unsubscribe_ticks\"")?);
+                out.unsubscribe_malformed = false;
             } else {
                 return Err(unknown_key(&meta, "on an #[rpc] method", METHOD_KEYS));
             }

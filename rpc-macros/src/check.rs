@@ -262,7 +262,7 @@ fn takes_sink(method: &Method) -> bool {
 /// ```
 fn sink_needs_unsubscribe(cx: &Ctxt, method: &Method) {
     let Some(sink) = method.params.iter().find(|param| param.sink.is_some()) else { return };
-    if method.unsubscribe.is_none() {
+    if method.unsubscribe.is_none() && !method.unsubscribe_malformed {
         cx.error_spanned_by(
             &sink.ty,
             format!(

@@ -21,7 +21,6 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context as TaskContext, Poll};
 
 use serde::Serialize;
-use serde_json::value::RawValue;
 use tokio::sync::{Semaphore, TryAcquireError};
 
 use crate::dispatch::context::Context;
@@ -261,8 +260,7 @@ impl Serving {
     /// Ends subscription `id` (raw JSON) if `method` is its unsubscribe
     /// method; `false` when there is no such subscription (unknown, ended,
     /// or made by a method that `method` does not end).
-    pub(in crate::peer) fn unsubscribe(&self, id: &RawValue, method: &str) -> bool {
-        let Ok(id) = id.get().trim().parse::<u64>() else { return false };
+    pub(in crate::peer) fn unsubscribe(&self, id: u64, method: &str) -> bool {
         let open = {
             let mut table = lock(&self.table);
             match table.open.get(&id) {
@@ -551,11 +549,13 @@ pub static UNSUBSCRIBE_PARAMS: [crate::spec::ParamSpec; 1] =
 
 /// Serves unsubscribe method `spec`: params `[id]` (or
 /// `{"subscription": id}`), answered `true` when that subscription was
-/// open and made by a method `spec` ends, else `false`.
+/// open and made by a method `spec` ends, else `false`. Ids are what
+/// subscribe calls answer with, unsigned integers: anything else is
+/// -32602, as the catalog's schema says.
 pub fn register_unsubscribe(router: &mut crate::dispatch::router::Router, spec: &'static MethodSpec) {
     crate::__private::register_direct(router, spec, move |params, cx, out| {
-        let id: Box<RawValue> = params.decode(0)?;
-        let closed = cx.peer().is_some_and(|peer| peer.shared.serving.unsubscribe(&id, spec.name));
+        let id: u64 = params.decode(0)?;
+        let closed = cx.peer().is_some_and(|peer| peer.shared.serving.unsubscribe(id, spec.name));
         out.extend_from_slice(if closed { b"true" } else { b"false" });
         Ok(None)
     });
