@@ -305,7 +305,7 @@ fn one_sink(cx: &Ctxt, method: &Method) {
 fn subscription_is_async(cx: &Ctxt, method: &Method) {
     if method.item().is_some() && !method.is_async {
         cx.error_spanned_by(
-            &method.sig.fn_token,
+            method.sig.fn_token,
             format!(
                 "a subscription method is an `async fn`: the subscription lasts while it runs and ends when it returns; write `async fn {}`",
                 method.ident

@@ -111,7 +111,7 @@ impl Subscribed {
 
     /// Whether notifications `method` carry items of subscriptions made here.
     pub(in crate::peer) fn claims(&self, method: &str) -> bool {
-        self.watching() && lock(&self.methods).iter().any(|known| *known == method)
+        self.watching() && lock(&self.methods).contains(&method)
     }
 
     fn remove(&self, id: &RawValue) -> Option<Entry> {
