@@ -171,8 +171,8 @@ struct Item {
 
 /// Checks that an item notification carries item `seq`.
 fn check(message: &[u8], seq: u64) {
-    let notification: Notification = serde_json::from_slice(message)
-        .unwrap_or_else(|err| panic!("{err}: {}", String::from_utf8_lossy(message)));
+    let notification: Notification =
+        serde_json::from_slice(message).unwrap_or_else(|err| panic!("{err}: {}", String::from_utf8_lossy(message)));
     let item = notification.params.result.expect("an item");
     assert_eq!(item.seq, seq, "item {seq} in order");
     let _ = Quote::nth(seq);
@@ -298,7 +298,9 @@ fn median(mut values: Vec<f64>) -> f64 {
 fn report(results: &[(Target, Vec<Measurement>)], options: &Options) {
     println!("one subscriber, {} items per run, {} runs", options.items, options.runs);
     println!();
-    println!("| target | transport | items/s (median) | server CPU/item (median) | items per server CPU second (median) |");
+    println!(
+        "| target | transport | items/s (median) | server CPU/item (median) | items per server CPU second (median) |"
+    );
     println!("| --- | --- | ---: | ---: | ---: |");
     for (target, runs) in results {
         println!(
@@ -313,9 +315,8 @@ fn report(results: &[(Target, Vec<Measurement>)], options: &Options) {
     let ours = results.iter().find(|(t, _)| *t == Target::Ours);
     let theirs = results.iter().find(|(t, _)| *t == Target::Jsonrpsee);
     if let (Some((_, ours)), Some((_, theirs))) = (ours, theirs) {
-        let per_run = |f: fn(&Measurement) -> f64| -> Vec<f64> {
-            ours.iter().zip(theirs).map(|(a, b)| f(a) / f(b)).collect()
-        };
+        let per_run =
+            |f: fn(&Measurement) -> f64| -> Vec<f64> { ours.iter().zip(theirs).map(|(a, b)| f(a) / f(b)).collect() };
         let rate = per_run(Measurement::rate);
         let per_cpu = per_run(Measurement::items_per_cpu_second);
         println!();
