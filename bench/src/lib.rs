@@ -17,6 +17,7 @@ use std::task::{Context as TaskContext, Poll, Waker};
 use serde::{Deserialize, Serialize};
 
 pub mod cases;
+pub mod feed;
 pub mod handwritten;
 pub mod jsonrpsee_impl;
 pub mod ours;

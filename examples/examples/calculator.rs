@@ -31,7 +31,7 @@ use rpc_runtime::serde::{Deserialize, Serialize};
 use rpc_runtime::serde_json::value::RawValue;
 use rpc_runtime::serde_json::{Map, Value};
 use rpc_runtime::{
-    rpc, ClientError, Context, ErrorObject, Framing, McpServer, RpcError, Server, INTERNAL_ERROR, INVALID_PARAMS,
+    rpc, ClientError, Context, ErrorObject, Framing, McpServer, RpcError, Server, Sink, INTERNAL_ERROR, INVALID_PARAMS,
 };
 
 /// The calculator of the JSON-RPC 2.0 specification's examples.
@@ -100,6 +100,25 @@ pub trait Calculator {
     /// the errors of [`CalcError`] (listed in the catalog from its derive).
     #[rpc(mcp(title = "Divide", read_only, idempotent, open_world = false))]
     fn divide(&self, dividend: i64, divisor: i64) -> Result<i64, CalcError>;
+
+    /// Subscribes to `count` ticks, one every `interval_ms` milliseconds.
+    ///
+    /// The answer is the subscription id. Each tick arrives as a
+    /// notification `subscription` with params `{"subscription": id,
+    /// "result": {"index": n}}`, `n` from 1 to `count` (the first at once);
+    /// then the subscription ends (`{"subscription": id, "end": true}`).
+    /// `unsubscribe_ticks` ends it early.
+    #[rpc(unsubscribe = "unsubscribe_ticks")]
+    async fn ticks(&self, count: u64, interval_ms: u64, sink: Sink<Tick>) -> Result<(), ErrorObject>;
+}
+
+/// One item of [`Calculator::ticks`].
+#[derive(Serialize, Deserialize, JsonSchema)]
+#[serde(crate = "rpc_runtime::serde")]
+#[schemars(crate = "rpc_runtime::schemars")]
+pub struct Tick {
+    /// Counts from 1.
+    pub index: u64,
 }
 
 /// The code of [`CalcError::DivisionByZero`]; a constant, as codes often are.
@@ -211,6 +230,21 @@ impl Calculator for Calc {
             return Err(CalcError::DivisionByZero);
         }
         dividend.checked_div(divisor).ok_or(CalcError::Overflow { dividend, divisor })
+    }
+
+    async fn ticks(&self, count: u64, interval_ms: u64, sink: Sink<Tick>) -> Result<(), ErrorObject> {
+        let interval = Duration::from_millis(interval_ms);
+        for index in 1..=count {
+            if index > 1 && !interval.is_zero() {
+                tokio::select! {
+                    () = tokio::time::sleep(interval) => {}
+                    // Unsubscribed, or the client left: stop at once.
+                    _ = sink.closed() => return Ok(()),
+                }
+            }
+            sink.send(Tick { index }).await?;
+        }
+        Ok(())
     }
 }
 

@@ -43,6 +43,16 @@ pub struct Method {
     pub requires: Option<syn::LitStr>,
     /// `#[rpc(mcp(...))]`: the method's MCP tool.
     pub mcp: McpAttrs,
+    /// `#[rpc(unsubscribe = "...")]`: the wire name (namespace applied) of
+    /// the method that ends this method's subscriptions, with where to
+    /// point errors about it.
+    pub unsubscribe: Option<(String, Span)>,
+    /// `unsubscribe` was given, but not as a string (reported already).
+    pub unsubscribe_malformed: bool,
+    /// The method of the notifications that carry subscription items
+    /// (the trait's `subscription_notification`, or `subscription` after
+    /// the namespace).
+    pub item_notification: String,
     /// The signature as written (for spans).
     pub sig: syn::Signature,
 }
@@ -59,6 +69,9 @@ pub struct Param {
     pub optional: bool,
     /// `Context`: injected by the runtime, not decoded.
     pub context: bool,
+    /// `Sink<T>`: the item type `T`; the method is a subscription, and the
+    /// sink is injected by the runtime, not decoded.
+    pub sink: Option<Type>,
     /// Doc comments on the parameter (removed from the emitted trait).
     pub docs: Vec<String>,
 }
@@ -74,9 +87,32 @@ pub enum Output {
 }
 
 impl Method {
-    /// The parameters decoded from the request (everything but `Context`).
+    /// The parameters decoded from the request (everything but `Context`
+    /// and `Sink`).
     pub fn wire_params(&self) -> impl Iterator<Item = &Param> {
-        self.params.iter().filter(|p| !p.context)
+        self.params.iter().filter(|p| !p.context && p.sink.is_none())
+    }
+
+    /// The item type of a subscription method (one with a `Sink<T>`
+    /// parameter).
+    pub fn item(&self) -> Option<&Type> {
+        self.params.iter().find_map(|param| param.sink.as_ref())
+    }
+}
+
+impl Service {
+    /// Each unsubscribe method, once, in order of first mention, with the
+    /// subscription methods it ends.
+    pub fn unsubscribe_methods(&self) -> Vec<(&str, Vec<&Method>)> {
+        let mut out: Vec<(&str, Vec<&Method>)> = Vec::new();
+        for method in self.methods.iter().filter(|method| method.item().is_some()) {
+            let Some((name, _)) = &method.unsubscribe else { continue };
+            match out.iter_mut().find(|(known, _)| known == name) {
+                Some((_, methods)) => methods.push(method),
+                None => out.push((name, vec![method])),
+            }
+        }
+        out
     }
 }
 
@@ -131,6 +167,11 @@ fn parse_method(cx: &Ctxt, service: &ServiceAttrs, method: &mut TraitItemFn) -> 
             match parse_param(cx, service, typed, param_attrs) {
                 Some(mut param) => {
                     param.docs = docs;
+                    if matches!(sink_item(&param.ty), Some(None)) {
+                        // Reported already: emit `Sink<()>`, so that the
+                        // compiler does not report it again.
+                        complete_sink(&mut typed.ty);
+                    }
                     params.push(param);
                 }
                 // A pattern is an error of its own in a method without a
@@ -152,6 +193,11 @@ fn parse_method(cx: &Ctxt, service: &ServiceAttrs, method: &mut TraitItemFn) -> 
     };
     let wire_name = namespaced(base);
     let aliases = attrs.aliases.iter().map(|alias| (namespaced(alias.value()), alias.span())).collect();
+    let unsubscribe = attrs.unsubscribe.as_ref().map(|name| (namespaced(name.value()), name.span()));
+    let item_notification = match &service.subscription_notification {
+        Some(name) => name.value(),
+        None => namespaced("subscription".to_owned()),
+    };
     if let (Some(span), Some((_, structure_span))) = (attrs.whole_params, attrs.structure) {
         let mut err =
             syn::Error::new(structure_span, "`param_structure` has no effect with `whole_params`; remove one of them");
@@ -182,6 +228,9 @@ fn parse_method(cx: &Ctxt, service: &ServiceAttrs, method: &mut TraitItemFn) -> 
         aliases,
         requires: attrs.requires,
         mcp: attrs.mcp,
+        unsubscribe,
+        unsubscribe_malformed: attrs.unsubscribe_malformed,
+        item_notification,
         sig: sig.clone(),
     }
 }
@@ -251,6 +300,11 @@ fn parse_param(cx: &Ctxt, service: &ServiceAttrs, typed: &syn::PatType, attrs: a
             reference,
             "take the `Context` by value, `cx: Context`: the runtime injects a fresh handle (a cheap clone) for each request",
         );
+    } else if let Some(reference) = reference.as_ref().filter(|reference| last_segment_is(&reference.elem, "Sink")) {
+        cx.error_spanned_by(
+            reference,
+            "take the `Sink` by value, `sink: Sink<Item>`: the subscription's method owns it while it runs",
+        );
     } else if let Some(reference) = reference {
         cx.error_spanned_by(
             reference,
@@ -268,10 +322,22 @@ fn parse_param(cx: &Ctxt, service: &ServiceAttrs, typed: &syn::PatType, attrs: a
         Some(name) => (name.value(), name.span()),
         None => (service.rename_all.map_or(plain.clone(), |rule| rule.apply(&plain)), ident.span()),
     };
+    let sink = match sink_item(&ty) {
+        Some(Some(item)) => Some(item),
+        Some(None) => {
+            cx.error_spanned_by(
+                &ty,
+                "a `Sink` parameter names the type of the items it sends: write `sink: Sink<Item>` (the item type must be `Serialize`)",
+            );
+            None
+        }
+        None => None,
+    };
     Some(Param {
         name_span,
         optional: last_segment_is(&ty, "Option"),
         context: last_segment_is(&ty, "Context"),
+        sink,
         ident,
         ty,
         wire_name,
@@ -297,6 +363,38 @@ fn parse_output(output: &ReturnType) -> Output {
 /// value like any other.
 fn is_result_segment(segment: &syn::PathSegment) -> bool {
     segment.ident.to_string().ends_with("Result") && matches!(segment.arguments, syn::PathArguments::AngleBracketed(_))
+}
+
+/// For `Sink<T>` (any path ending in `Sink`): `Some(Some(T))`; `Some(None)`
+/// when it does not have exactly one type argument; `None` for other types.
+fn sink_item(ty: &Type) -> Option<Option<Type>> {
+    let segment = match ty {
+        Type::Path(path) if path.qself.is_none() => path.path.segments.last()?,
+        Type::Group(group) => return sink_item(&group.elem),
+        Type::Paren(paren) => return sink_item(&paren.elem),
+        _ => return None,
+    };
+    if segment.ident != "Sink" {
+        return None;
+    }
+    let syn::PathArguments::AngleBracketed(args) = &segment.arguments else { return Some(None) };
+    let mut types = args.args.iter().map(|arg| match arg {
+        syn::GenericArgument::Type(ty) => Some(ty.clone()),
+        _ => None,
+    });
+    match (types.next(), types.next()) {
+        (Some(Some(item)), None) => Some(Some(item)),
+        _ => Some(None),
+    }
+}
+
+/// `Sink` or `Sink<A, B>` becomes `Sink<()>`.
+fn complete_sink(ty: &mut Type) {
+    if let Type::Path(path) = ty {
+        if let Some(last) = path.path.segments.last_mut() {
+            last.arguments = syn::PathArguments::AngleBracketed(syn::parse_quote!(<()>));
+        }
+    }
 }
 
 fn last_segment_is(ty: &Type, name: &str) -> bool {

@@ -21,8 +21,18 @@ const TITLE: &str = "title";
 const VERSION: &str = "version";
 const CATALOG: &str = "catalog";
 const STRICT_SCHEMAS: &str = "strict_schemas";
-const TRAIT_KEYS: &[&str] =
-    &[NAMESPACE, NAMESPACE_SEPARATOR, RENAME_ALL, CRATE, TITLE, VERSION, CATALOG, STRICT_SCHEMAS];
+const SUBSCRIPTION_NOTIFICATION: &str = "subscription_notification";
+const TRAIT_KEYS: &[&str] = &[
+    NAMESPACE,
+    NAMESPACE_SEPARATOR,
+    RENAME_ALL,
+    CRATE,
+    TITLE,
+    VERSION,
+    CATALOG,
+    STRICT_SCHEMAS,
+    SUBSCRIPTION_NOTIFICATION,
+];
 
 // Method-level keys.
 const NAME: &str = "name";
@@ -34,8 +44,9 @@ const ERROR: &str = "error";
 const ALIAS: &str = "alias";
 const REQUIRES: &str = "requires";
 const MCP: &str = "mcp";
+const UNSUBSCRIBE: &str = "unsubscribe";
 const METHOD_KEYS: &[&str] =
-    &[NAME, ALIAS, NOTIFICATION, PARAM_STRUCTURE, WHOLE_PARAMS, ALLOW_EXTRA_PARAMS, ERROR, REQUIRES, MCP];
+    &[NAME, ALIAS, NOTIFICATION, PARAM_STRUCTURE, WHOLE_PARAMS, ALLOW_EXTRA_PARAMS, ERROR, REQUIRES, MCP, UNSUBSCRIBE];
 
 // Keys inside `mcp(...)`.
 const HIDDEN: &str = "hidden";
@@ -72,6 +83,10 @@ pub struct ServiceAttrs {
     /// `JsonSchema` (a compile error otherwise) instead of appearing in the
     /// catalog as any value.
     pub strict_schemas: bool,
+    /// `subscription_notification = "eth_subscription"`: the method of the
+    /// notifications that carry subscription items (default `subscription`,
+    /// after the namespace).
+    pub subscription_notification: Option<LitStr>,
 }
 
 impl Default for ServiceAttrs {
@@ -85,6 +100,7 @@ impl Default for ServiceAttrs {
             version: None,
             catalog: true,
             strict_schemas: false,
+            subscription_notification: None,
         }
     }
 }
@@ -113,6 +129,12 @@ pub struct MethodAttrs {
     pub requires: Option<LitStr>,
     /// `mcp(...)`: how the method appears as an MCP tool.
     pub mcp: McpAttrs,
+    /// `unsubscribe = "unsubscribe_ticks"`: the method that ends the
+    /// subscriptions this method opens.
+    pub unsubscribe: Option<LitStr>,
+    /// `unsubscribe` was given with a value that is not a string (already
+    /// an error; no second one for a subscription without it).
+    pub unsubscribe_malformed: bool,
 }
 
 /// `mcp(hidden)` or `mcp(title = "...", read_only, destructive = false,
@@ -178,6 +200,16 @@ pub fn parse_service_attrs(cx: &Ctxt, args: proc_macro2::TokenStream) -> Service
         } else if meta.path.is_ident(STRICT_SCHEMAS) {
             flag(&meta, STRICT_SCHEMAS)?;
             attrs.strict_schemas = true;
+        } else if meta.path.is_ident(SUBSCRIPTION_NOTIFICATION) {
+            let value = string_value(&meta, SUBSCRIPTION_NOTIFICATION, "\"eth_subscription\"")?;
+            let text = value.value();
+            if text.is_empty() || text.trim() != text || text.chars().any(char::is_control) {
+                return Err(syn::Error::new(
+                    value.span(),
+                    "`subscription_notification` is the method name of subscription items on the wire: write a name such as `subscription_notification = \"eth_subscription\"`",
+                ));
+            }
+            attrs.subscription_notification = Some(value);
         } else {
             return Err(unknown_key(&meta, "on an #[rpc] trait", TRAIT_KEYS));
         }
@@ -233,6 +265,10 @@ pub fn take_method_attrs(cx: &Ctxt, attrs: &mut Vec<Attribute>) -> MethodAttrs {
                 out.requires = Some(string_value(&meta, REQUIRES, "\"admin\"")?);
             } else if meta.path.is_ident(MCP) {
                 out.mcp = parse_mcp(&meta)?;
+            } else if meta.path.is_ident(UNSUBSCRIBE) {
+                out.unsubscribe_malformed = true;
+                out.unsubscribe = Some(string_value(&meta, UNSUBSCRIBE, "\"unsubscribe_ticks\"")?);
+                out.unsubscribe_malformed = false;
             } else {
                 return Err(unknown_key(&meta, "on an #[rpc] method", METHOD_KEYS));
             }

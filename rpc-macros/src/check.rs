@@ -3,6 +3,9 @@
 
 use std::collections::HashMap;
 
+use proc_macro2::Span;
+use syn::spanned::Spanned;
+
 use crate::ast::{Method, Output, Service};
 use crate::ctxt::Ctxt;
 
@@ -23,7 +26,21 @@ pub fn check(cx: &Ctxt, service: &Service) {
         whole_params_has_one_param(cx, method);
         duplicate_param_names(cx, method);
         invalid_permission(cx, method);
+        sink_needs_unsubscribe(cx, method);
+        unsubscribe_needs_sink(cx, method);
+        one_sink(cx, method);
+        subscription_is_async(cx, method);
+        subscription_returns_nothing(cx, method);
+        subscription_is_no_notification(cx, method);
     }
+}
+
+/// The names a method adds to the wire: its own, its aliases', and its
+/// unsubscribe method's, each with where to point errors and what it is.
+fn wire_names(method: &Method) -> impl Iterator<Item = (&String, Span, &'static str)> {
+    std::iter::once((&method.wire_name, method.name_span, "method"))
+        .chain(method.aliases.iter().map(|(name, span)| (name, *span, "alias")))
+        .chain(method.unsubscribe.iter().map(|(name, span)| (name, *span, "unsubscribe method")))
 }
 
 /// ```ignore
@@ -63,6 +80,14 @@ fn invalid_permission(cx: &Ctxt, method: &Method) {
 /// #[rpc(alias = "add")]
 /// fn plus(&self);   // an alias is a name like any other
 /// ```
+///
+/// ```ignore
+/// fn stop(&self);
+/// #[rpc(unsubscribe = "stop")]
+/// async fn ticks(&self, sink: Sink<u64>);   // `stop` is a method already
+/// ```
+///
+/// Several subscription methods may share one unsubscribe method.
 fn duplicate_method_names(cx: &Ctxt, service: &Service) {
     let mut seen: HashMap<&str, &Method> = HashMap::new();
     for method in &service.methods {
@@ -80,6 +105,19 @@ fn duplicate_method_names(cx: &Ctxt, service: &Service) {
                 ));
             }
         }
+    }
+    for (name, methods) in service.unsubscribe_methods() {
+        let (Some(first), Some(method)) = (seen.get(name).filter(|_| !name.is_empty()), methods.first()) else {
+            continue;
+        };
+        let span = method.unsubscribe.as_ref().map_or(method.name_span, |(_, span)| *span);
+        cx.syn_error(syn::Error::new(
+            span,
+            format!(
+                "the unsubscribe method `{name}` has the name of method `{}`; choose another name, such as `unsubscribe_{}`",
+                first.ident, method.wire_name
+            ),
+        ));
     }
 }
 
@@ -112,9 +150,7 @@ fn reserved_namespace(cx: &Ctxt, service: &Service) -> bool {
 /// fn discover(&self);   // `rpc.` names are reserved by JSON-RPC 2.0
 /// ```
 fn reserved_prefix(cx: &Ctxt, method: &Method) {
-    let names =
-        std::iter::once((&method.wire_name, method.name_span)).chain(method.aliases.iter().map(|(n, s)| (n, *s)));
-    for (name, span) in names.filter(|(name, _)| name.starts_with("rpc.")) {
+    for (name, span, _) in wire_names(method).filter(|(name, _, _)| name.starts_with("rpc.")) {
         cx.syn_error(syn::Error::new(
             span,
             format!(
@@ -132,9 +168,8 @@ fn reserved_prefix(cx: &Ctxt, method: &Method) {
 /// fn f(&self, #[rpc(name = "")] a: u8);
 /// ```
 fn invalid_names(cx: &Ctxt, method: &Method) {
-    let names = std::iter::once((&method.wire_name, method.name_span, "method"))
-        .chain(method.aliases.iter().map(|(name, span)| (name, *span, "alias")))
-        .chain(method.wire_params().map(|param| (&param.wire_name, param.name_span, "parameter")));
+    let names =
+        wire_names(method).chain(method.wire_params().map(|param| (&param.wire_name, param.name_span, "parameter")));
     for (name, span, what) in names {
         let problem = if name.is_empty() {
             "must not be empty"
@@ -237,5 +272,110 @@ fn duplicate_param_names(cx: &Ctxt, method: &Method) {
                 ),
             );
         }
+    }
+}
+
+/// Whether a parameter's type is named `Sink` (well-formed or not).
+fn takes_sink(method: &Method) -> bool {
+    method.params.iter().any(|param| param.sink.is_some())
+        || method.sig.inputs.iter().any(|input| match input {
+            syn::FnArg::Typed(typed) => crate::render::type_name(&typed.ty).contains("Sink"),
+            syn::FnArg::Receiver(_) => false,
+        })
+}
+
+/// ```ignore
+/// async fn ticks(&self, sink: Sink<u64>);   // how does the client stop it?
+/// ```
+fn sink_needs_unsubscribe(cx: &Ctxt, method: &Method) {
+    let Some(sink) = method.params.iter().find(|param| param.sink.is_some()) else { return };
+    if method.unsubscribe.is_none() && !method.unsubscribe_malformed {
+        cx.error_spanned_by(
+            &sink.ty,
+            format!(
+                "`{}` opens a subscription (it takes a `Sink`): name the method that ends it with `#[rpc(unsubscribe = \"unsubscribe_{}\")]`",
+                method.ident, method.ident
+            ),
+        );
+    }
+}
+
+/// ```ignore
+/// #[rpc(unsubscribe = "unsubscribe_ticks")]
+/// async fn ticks(&self, count: u64);   // nothing to unsubscribe from
+/// ```
+fn unsubscribe_needs_sink(cx: &Ctxt, method: &Method) {
+    if let (Some((_, span)), false) = (&method.unsubscribe, takes_sink(method)) {
+        cx.syn_error(syn::Error::new(
+            *span,
+            "`unsubscribe` is for subscription methods, which send items through a parameter `sink: Sink<Item>`; add one, or remove `unsubscribe`",
+        ));
+    }
+}
+
+/// ```ignore
+/// async fn ticks(&self, a: Sink<u64>, b: Sink<u64>);   // one subscription per call
+/// ```
+fn one_sink(cx: &Ctxt, method: &Method) {
+    for extra in method.params.iter().filter(|param| param.sink.is_some()).skip(1) {
+        cx.error_spanned_by(
+            &extra.ty,
+            "a subscription method takes one `Sink`: each call opens one subscription with one stream of items",
+        );
+    }
+}
+
+/// ```ignore
+/// #[rpc(unsubscribe = "unsubscribe_ticks")]
+/// fn ticks(&self, sink: Sink<u64>);   // the subscription lasts while the method runs
+/// ```
+fn subscription_is_async(cx: &Ctxt, method: &Method) {
+    if method.item().is_some() && !method.is_async {
+        cx.error_spanned_by(
+            method.sig.fn_token,
+            format!(
+                "a subscription method is an `async fn`: the subscription lasts while it runs and ends when it returns; write `async fn {}`",
+                method.ident
+            ),
+        );
+    }
+}
+
+/// ```ignore
+/// #[rpc(unsubscribe = "unsubscribe_ticks")]
+/// async fn ticks(&self, sink: Sink<u64>) -> u64;   // the answer is the subscription id
+/// ```
+fn subscription_returns_nothing(cx: &Ctxt, method: &Method) {
+    if method.item().is_none() {
+        return;
+    }
+    let wrong = match &method.output {
+        Output::Unit => None,
+        Output::Plain(ty) => Some(ty.span()),
+        Output::Result(ty) => match crate::render::result_args(ty) {
+            Some((syn::Type::Tuple(unit), _)) if unit.elems.is_empty() => None,
+            Some((ok, _)) => Some(ok.span()),
+            // An alias: checked by the compiler (`IntoSubscriptionEnd`).
+            None => None,
+        },
+    };
+    if let Some(span) = wrong {
+        cx.syn_error(syn::Error::new(
+            span,
+            "a subscription method returns `()` or `Result<(), E>`: the subscribe call is answered with the subscription id, and items go through the `Sink`",
+        ));
+    }
+}
+
+/// ```ignore
+/// #[rpc(notification, unsubscribe = "unsubscribe_ticks")]
+/// async fn ticks(&self, sink: Sink<u64>);   // nobody would learn the id
+/// ```
+fn subscription_is_no_notification(cx: &Ctxt, method: &Method) {
+    if let (Some(span), true) = (method.notification, takes_sink(method)) {
+        cx.syn_error(syn::Error::new(
+            span,
+            "a subscription method cannot be a notification: its answer is the subscription id, which the client needs to read its items and unsubscribe",
+        ));
     }
 }

@@ -57,7 +57,10 @@ use proc_macro::TokenStream;
 /// - `catalog = false`: no catalog;
 /// - `strict_schemas`: every param and result type must implement
 ///   `JsonSchema` (a compile error otherwise); without it, a type that does
-///   not appears in the catalog as any value, with a note.
+///   not appears in the catalog as any value, with a note;
+/// - `subscription_notification = "eth_subscription"`: the method of the
+///   notifications carrying subscription items (default `subscription`,
+///   after the namespace).
 ///
 /// Options on a method:
 /// - `name = "textDocument/didOpen"`: the wire name (the namespace applies);
@@ -72,7 +75,13 @@ use proc_macro::TokenStream;
 /// - `error(code = -32001, message = "...")`: a declared error, for the
 ///   catalog (repeatable; the code may be a constant). An error type with
 ///   `#[derive(RpcError)]` declares its errors for every method returning
-///   it, so this is rarely needed.
+///   it, so this is rarely needed;
+/// - `unsubscribe = "unsubscribe_ticks"`: on a subscription method (an
+///   `async fn` taking a `sink: Sink<Item>` parameter, injected like
+///   `Context`, and returning `()` or `Result<(), E>`), the method that
+///   ends its subscriptions (the namespace applies; several subscription
+///   methods may share one). The subscribe call answers with the
+///   subscription id; the client method returns a typed stream.
 ///
 /// Options on a parameter: `name = "..."`; `///` doc comments on a
 /// parameter become its description in the catalog.

@@ -64,7 +64,8 @@ mod wire;
 
 pub use catalog::{
     Catalog, Components, ContentDescriptor, Draft, ErrorDescriptor, ErrorInfo, Info, MethodInfo, MethodObject, OpenRpc,
-    ParamInfo, RpcError, SchemaFn, ServiceInfo, ToolInfo, DISCOVER_METHOD, OPENRPC_VERSION,
+    ParamInfo, RpcError, SchemaFn, ServiceInfo, SubscriptionInfo, SubscriptionObject, ToolInfo, DISCOVER_METHOD,
+    OPENRPC_VERSION,
 };
 pub use dispatch::context::Context;
 pub use dispatch::engine::{Engine, Limits, PendingResponse};
@@ -77,6 +78,8 @@ pub use dispatch::router::{
 #[cfg(feature = "mcp")]
 pub use mcp::McpServer;
 pub use peer::client::{Batch, BatchReply, Call, ClientError, FromErrorObject, Notification};
+pub use peer::subscription::client::{Subscribe, Subscription};
+pub use peer::subscription::server::{IntoSubscriptionEnd, Sink, SinkError};
 pub use peer::{Cancellation, MessageSink, MessageSource, Peer, PeerBuilder, Received};
 pub use rpc_macros::{rpc, RpcError};
 pub use spec::{MethodSpec, ParamSpec, ParamStructure};
@@ -91,7 +94,7 @@ pub use transport::ws::{Reconnect, WsConnect, WsSink, WsSource};
 pub use wire::{
     ErrorObject, Frame, FrameReader, Framing, RpcResult, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST,
     LIMIT_EXCEEDED, METHOD_NOT_FOUND, PARSE_ERROR, PERMISSION_DENIED, REQUEST_CANCELLED, SERVER_OVERLOADED,
-    TRANSPORT_ERROR,
+    SUBSCRIPTION_LAGGED, TRANSPORT_ERROR,
 };
 
 /// Re-exported for the HTTP transport's types: the connection hook finds
@@ -126,6 +129,8 @@ pub mod __private {
     };
     pub use crate::peer::client::FromErrorObject;
     pub use crate::peer::client::{Batch, BatchReply, Call, ClientError, Notification};
+    pub use crate::peer::subscription::client::Subscribe;
+    pub use crate::peer::subscription::server::{register_unsubscribe, subscription, Sink, UNSUBSCRIBE_PARAMS};
     pub use crate::peer::Peer;
     pub use crate::spec::{MethodSpec, ParamSpec, ParamStructure};
     pub use crate::wire::ErrorObject;
@@ -177,12 +182,40 @@ pub mod __private {
             error_type,
             alias_of: None,
             tool: ToolInfo::DEFAULT,
+            subscription: None,
         }
     }
 
     /// `method` with what `#[rpc(mcp(...))]` says about its MCP tool.
     pub const fn with_tool(method: MethodInfo, tool: ToolInfo) -> MethodInfo {
         MethodInfo { tool, ..method }
+    }
+
+    /// The spec of an unsubscribe method: one param, the subscription id.
+    pub const fn unsubscribe_spec(name: &'static str) -> MethodSpec {
+        spec(name, &UNSUBSCRIBE_PARAMS, ParamStructure::Either, false, false, false)
+    }
+
+    /// The [`MethodInfo`] of a subscribe method: `method`'s, with its items'
+    /// schema, their notification method and the unsubscribe method.
+    pub const fn subscription_info(
+        method: MethodInfo,
+        item: SchemaFn,
+        notification: &'static str,
+        unsubscribe: &'static str,
+    ) -> MethodInfo {
+        let subscription = crate::catalog::SubscriptionInfo { item, notification, unsubscribe };
+        MethodInfo { subscription: Some(subscription), ..method }
+    }
+
+    /// The [`MethodInfo`] of unsubscribe method `spec`, which ends the
+    /// subscriptions of the methods named in `summary`.
+    pub const fn unsubscribe_info(spec: &'static MethodSpec, summary: &'static str) -> MethodInfo {
+        const PARAMS: &[ParamInfo] = &[ParamInfo {
+            description: Some("The id the subscribe call answered with."),
+            schema: crate::catalog::schema_of::<u64>,
+        }];
+        method_info(spec, Some(summary), None, PARAMS, Some(crate::catalog::schema_of::<bool>), false, &[], no_errors)
     }
 
     /// The [`MethodInfo`] of an alias: `method`'s, under the alias's spec,

@@ -163,6 +163,19 @@ fn cases() -> Vec<(&'static str, Option<Value>, bool)> {
         ("divide", Some(json!([-9223372036854775808_i64, -1])), true),
         ("divide", Some(json!([7])), false),
         ("divide", Some(json!({"dividend": 7, "divisr": 2})), false),
+        // Answered with a subscription id; its items are notifications,
+        // which this test skips.
+        ("ticks", Some(json!([2, 0])), true),
+        ("ticks", Some(json!({"count": 1, "interval_ms": 0})), true),
+        ("ticks", Some(json!([1])), false),
+        ("ticks", Some(json!(["x", 0])), false),
+        ("ticks", Some(json!({"count": 1, "interval": 0})), false),
+        ("unsubscribe_ticks", Some(json!([1])), true),
+        ("unsubscribe_ticks", Some(json!({"subscription": 99})), true),
+        ("unsubscribe_ticks", Some(json!([])), false),
+        ("unsubscribe_ticks", Some(json!(["1"])), false),
+        ("unsubscribe_ticks", Some(json!([-1])), false),
+        ("unsubscribe_ticks", Some(json!({"id": 1})), false),
     ]
 }
 

@@ -38,7 +38,9 @@ pub fn client(service: &Service) -> TokenStream {
          await later), then [`{send}`]({batch}::{send}) them all at once."
     );
     let methods = service.methods.iter().map(|method| client_method(service, method));
-    let batch_methods = service.methods.iter().map(|method| batch_method(service, method));
+    // A subscription has no place in a batch: its items come after.
+    let batch_methods =
+        service.methods.iter().filter(|method| method.item().is_none()).map(|method| batch_method(service, method));
     quote! {
         #[doc = #client_doc]
         #[derive(::core::clone::Clone, ::core::fmt::Debug)]
@@ -228,6 +230,28 @@ fn client_method(service: &Service, method: &Method) -> TokenStream {
             #[inline]
             #vis fn #ident(&self, #(#args),*) -> #private::Notification {
                 self.__core.notify(#name, #encode)
+            }
+        };
+    }
+    if let Some(item) = method.item() {
+        let item = owned(item);
+        let Types { err, .. } = types(method);
+        let notification = &method.item_notification;
+        let unsubscribe = method.unsubscribe.as_ref().map_or("", |(name, _)| name.as_str());
+        return quote! {
+            #docs
+            ///
+            /// A subscription: await it for the stream of its items; dropping the stream unsubscribes.
+            #[inline]
+            #vis fn #ident(&self, #(#args),*) -> #private::Subscribe<#item, #err> {
+                self.__core.subscribe(
+                    #name,
+                    #encode,
+                    #notification,
+                    #unsubscribe,
+                    (&#private::Codec::<#item>::new()).decoder(),
+                    (&#private::AppError::<#err>::new()).converter(),
+                )
             }
         };
     }

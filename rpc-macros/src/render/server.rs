@@ -18,6 +18,12 @@ pub fn into_rpc(service: &Service) -> Vec<TraitItem> {
         alias_index = aliases.end;
         register(service, index, aliases, method)
     });
+    // Each unsubscribe method once; their specs follow the aliases'.
+    let first = service.methods.len() + service.methods.iter().map(|m| m.aliases.len()).sum::<usize>();
+    let unsubscribes = (first..).zip(service.unsubscribe_methods()).map(|(index, _)| {
+        let specs = specs_ident(service);
+        quote!(__rpc::register_unsubscribe(&mut __router, &#specs[#index]);)
+    });
     let doc = format!(
         " Turns this `{trait_ident}` implementation into a [`Router`]({}::Router) that serves all of its methods.",
         quote!(#krate).to_string().replace(' ', "")
@@ -39,6 +45,7 @@ pub fn into_rpc(service: &Service) -> Vec<TraitItem> {
             let __this = ::std::sync::Arc::new(self);
             let mut __router = #krate::Router::new();
             #(#registrations)*
+            #(#unsubscribes)*
             #attach_catalog
             __router
         }
@@ -57,13 +64,16 @@ pub fn specs(service: &Service) -> TokenStream {
     let krate = &service.attrs.crate_path;
     let ident = specs_ident(service);
     // Every method's spec, then one per alias (the method's spec under the
-    // older name), in order.
-    let count = service.methods.len() + service.methods.iter().map(|m| m.aliases.len()).sum::<usize>();
+    // older name), then one per unsubscribe method, in order.
+    let unsubscribes = service.unsubscribe_methods();
+    let count =
+        service.methods.len() + service.methods.iter().map(|m| m.aliases.len()).sum::<usize>() + unsubscribes.len();
     let aliases = service
         .methods
         .iter()
         .flat_map(|method| method.aliases.iter().map(move |(name, _)| method_spec_named(method, name)));
-    let specs = service.methods.iter().map(method_spec).chain(aliases);
+    let unsubscribes = unsubscribes.into_iter().map(|(name, _)| quote!(__rpc::unsubscribe_spec(#name)));
+    let specs = service.methods.iter().map(method_spec).chain(aliases).chain(unsubscribes);
     quote! {
         #[doc(hidden)]
         #[allow(deprecated, clippy::all)]
@@ -90,6 +100,8 @@ fn register(service: &Service, index: usize, aliases: std::ops::Range<usize>, me
             // Spanned so that a user type that is merely named `Context`
             // is reported on the parameter.
             decode.push(quote_spanned!(ty.span()=> let #var: #ty = ::core::clone::Clone::clone(__cx);));
+        } else if param.sink.is_some() {
+            // Made by the runtime once the params decoded (see below).
         } else {
             // Spanned so that a type that is not Deserialize is reported on
             // the user's parameter.
@@ -119,7 +131,10 @@ fn register(service: &Service, index: usize, aliases: std::ops::Range<usize>, me
             #private::pending_into(async move { #call.await })
         }},
     };
-    let outcome = respan(outcome, span);
+    let outcome = match method.params.iter().position(|param| param.sink.is_some()) {
+        Some(index) => subscription(method, index, &call),
+        None => respan(outcome, span),
+    };
     let handler = quote! {
         |__this, __params, __cx, __out| {
             #(#decode)*
@@ -131,6 +146,25 @@ fn register(service: &Service, index: usize, aliases: std::ops::Range<usize>, me
     }
     let (start, end) = (aliases.start, aliases.end);
     quote!(#private::register_aliased(&mut __router, &#specs[#index], &#specs[#start..#end], &__this, #handler);)
+}
+
+/// The outcome of a subscription method whose `Sink` is parameter `index`:
+/// the runtime opens the subscription, answers with its id and runs the
+/// method with the sink once that answer is queued.
+fn subscription(method: &Method, index: usize, call: &TokenStream) -> TokenStream {
+    let var = format_ident!("__arg{}", index);
+    let ty = &method.params[index].ty;
+    let notification = &method.item_notification;
+    let unsubscribe = method.unsubscribe.as_ref().map_or("", |(name, _)| name.as_str());
+    // Spanned so that an item type that is not Serialize is reported on
+    // the `Sink` parameter.
+    respan(
+        quote! {{
+            let __this = ::core::clone::Clone::clone(__this);
+            __rpc::subscription(&__params, __cx, __out, #notification, #unsubscribe, move |#var: #ty| async move { #call.await })
+        }},
+        ty.span(),
+    )
 }
 
 /// `tokens` with every span set to `span`, so that errors about them are

@@ -67,6 +67,20 @@ pub struct MethodInfo {
     pub alias_of: Option<&'static str>,
     /// How the method appears as an MCP tool (`#[rpc(mcp(...))]`).
     pub tool: ToolInfo,
+    /// For a subscribe method (one with a `Sink` parameter): its items and
+    /// how they arrive and end. Its `result` is the subscription id.
+    pub subscription: Option<SubscriptionInfo>,
+}
+
+/// What `#[rpc]` records about a subscribe method.
+#[derive(Debug, Clone, Copy)]
+pub struct SubscriptionInfo {
+    /// The schema of one item (`T` of its `Sink<T>`).
+    pub item: SchemaFn,
+    /// The method of the notifications that carry its items.
+    pub notification: &'static str,
+    /// The method that ends it.
+    pub unsubscribe: &'static str,
 }
 
 /// What `#[rpc]` records about one parameter.
@@ -331,6 +345,11 @@ impl MethodInfo {
             required: true,
             schema: outputs.schema(schema).to_value(),
         });
+        let subscription = self.subscription.map(|subscription| SubscriptionObject {
+            notification: subscription.notification,
+            item: outputs.schema(subscription.item).to_value(),
+            unsubscribe: subscription.unsubscribe,
+        });
         let mut errors: Vec<ErrorDescriptor> = Vec::new();
         for error in self.errors.iter().chain((self.error_type)()) {
             if !errors.iter().any(|known| known.code == error.code && known.message == error.message) {
@@ -360,6 +379,7 @@ impl MethodInfo {
             allow_extra_params: spec.allow_extra,
             alias_of: self.alias_of,
             requires: spec.requires,
+            subscription,
         }
     }
 }
@@ -586,6 +606,26 @@ pub struct MethodObject {
     /// (`#[rpc(requires = "...")]`); others are refused with -32003.
     #[serde(rename = "x-requires", skip_serializing_if = "Option::is_none")]
     pub requires: Option<&'static str>,
+    /// Extension `x-subscription`: this method opens a subscription (its
+    /// `result` is the subscription id) whose items arrive as
+    /// notifications.
+    #[serde(rename = "x-subscription", skip_serializing_if = "Option::is_none")]
+    pub subscription: Option<SubscriptionObject>,
+}
+
+/// The `x-subscription` extension of a subscribe method: items arrive as
+/// notifications `notification` with params `{"subscription": id,
+/// "result": item}` until the method `unsubscribe` (params `[id]`) ends
+/// them, or the server does (a last notification without `result`:
+/// `"end": true`, or `"error"`).
+#[derive(Debug, Clone, Serialize)]
+pub struct SubscriptionObject {
+    /// The method of the item notifications.
+    pub notification: &'static str,
+    /// JSON Schema (draft-07) of one item.
+    pub item: Value,
+    /// The method that ends the subscription.
+    pub unsubscribe: &'static str,
 }
 
 /// A content descriptor: one param or the result.

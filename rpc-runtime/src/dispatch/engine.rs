@@ -41,6 +41,16 @@ pub struct Limits {
     /// (plus the message being answered). A single larger message is still
     /// sent, alone.
     pub max_queued_bytes: usize,
+    /// Most subscriptions open at once on one connection (default 1,024).
+    /// A subscribe call beyond it is answered with -32000 and opens nothing.
+    pub max_subscriptions: usize,
+    /// Most items of one subscription waiting to be written (default
+    /// 1,024), on either side. A server's `Sink::send` waits for room;
+    /// `Sink::try_send` finding no room ends the subscription with
+    /// [`SUBSCRIPTION_LAGGED`](crate::SUBSCRIPTION_LAGGED) (the slow-reader
+    /// policy). On a client, a stream whose items are not read ends with
+    /// [`ClientError::Lagged`](crate::ClientError::Lagged) and unsubscribes.
+    pub subscription_buffer: usize,
 }
 
 impl Default for Limits {
@@ -50,6 +60,8 @@ impl Default for Limits {
             max_batch_len: 1_000,
             max_concurrent_requests: 1_024,
             max_queued_bytes: 4 * 1024 * 1024,
+            max_subscriptions: 1_024,
+            subscription_buffer: 1_024,
         }
     }
 }
@@ -163,9 +175,10 @@ pub(crate) enum Incoming<'m> {
     /// A response (no `method`; a `result` or an `error`), for the
     /// outgoing call with its id.
     Response { id: Option<&'m RawValue>, result: Option<&'m RawValue>, error: Option<&'m RawValue> },
-    /// A notification calling the connection's cancellation method (which
-    /// the router does not serve), with its params.
-    Cancel(Option<&'m RawValue>),
+    /// A notification (no `id`) of a method the connection claims (its
+    /// cancellation method, or the method of a subscription's items) and
+    /// the router does not serve, with its params.
+    Claimed { method: Cow<'m, str>, params: Option<&'m RawValue> },
     /// A batch, or a message that does not decode as an object: nothing was
     /// done, the caller routes it the general way.
     Other,
@@ -250,15 +263,17 @@ impl Engine {
     }
 
     /// [`Engine::process`] for a connection that also receives responses
-    /// and cancellations: a single message is decoded once, and either
-    /// dispatched or handed back as a response or a cancellation, so that
-    /// the common case (a request) costs no separate look at the message.
+    /// and notifications meant for itself: a single message is decoded
+    /// once, and either dispatched or handed back as a response or a
+    /// claimed notification (`claims` says which method names the
+    /// connection takes; `None` when it takes none), so that the common
+    /// case (a request) costs no separate look at the message.
     pub(crate) fn process_incoming<'m>(
         &self,
         message: &'m [u8],
         cx: &Context,
         out: &mut Vec<u8>,
-        cancel_method: Option<&str>,
+        claims: Option<&dyn Fn(&str) -> bool>,
     ) -> Incoming<'m> {
         let Ok(text) = std::str::from_utf8(without_bom(message)) else { return Incoming::Other };
         if text.bytes().find(|b| !b.is_ascii_whitespace()) == Some(b'[') {
@@ -268,9 +283,11 @@ impl Engine {
         if envelope.is_response() {
             return Incoming::Response { id: envelope.id, result: envelope.result, error: envelope.error };
         }
-        if let (Some(cancel), None, Some(method)) = (cancel_method, envelope.id, envelope.method_name()) {
-            if method == cancel && self.router.spec(cancel).is_none() {
-                return Incoming::Cancel(envelope.params);
+        if let (Some(claims), None) = (claims, envelope.id) {
+            if let Some(method) = envelope.method_name() {
+                if claims(&method) && self.router.spec(&method).is_none() {
+                    return Incoming::Claimed { method, params: envelope.params };
+                }
             }
         }
         Incoming::Handled(self.dispatch_single(envelope, cx, out))
@@ -410,7 +427,7 @@ impl Engine {
         out.extend_from_slice(RESULT_HEAD);
         let (cx, inflight) = cx.for_request(id);
         let called = match &self.middleware {
-            None => self.router.call_into(&method, envelope.params, &cx, out),
+            None => self.router.call_into(&method, envelope.params, id.is_none(), &cx, out),
             Some(stack) => {
                 let call = MethodCall { method: &method, params: envelope.params, cx: &cx, notification: id.is_none() };
                 Some(call_through(stack, &self.router, call, out))

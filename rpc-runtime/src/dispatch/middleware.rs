@@ -67,9 +67,9 @@ impl Next<'_> {
         match self.rest.split_first() {
             Some((first, rest)) => first.call(&self.call, Next { rest, ..self }),
             None => {
-                let MethodCall { method, params, cx, .. } = self.call;
+                let MethodCall { method, params, cx, notification } = self.call;
                 let mut out = Vec::new();
-                match self.router.call_into(method, params, cx, &mut out) {
+                match self.router.call_into(method, params, notification, cx, &mut out) {
                     None => MethodOutcome::Ready(Err(ErrorObject::method_not_found())),
                     Some(Called::Failed(err)) => MethodOutcome::Ready(Err(err)),
                     Some(Called::Pending(future)) => MethodOutcome::Pending(future),

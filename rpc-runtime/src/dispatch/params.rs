@@ -16,6 +16,8 @@ pub struct Params<'a> {
     spec: &'static MethodSpec,
     raw: Option<&'a RawValue>,
     slots: Slots<'a>,
+    /// The call has no id: nobody receives its answer.
+    pub(crate) notification: bool,
 }
 
 enum Slots<'a> {
@@ -66,7 +68,7 @@ impl<'a> Params<'a> {
     /// offending parameter.
     pub fn parse(raw: Option<&'a RawValue>, spec: &'static MethodSpec) -> Result<Self, ErrorObject> {
         if spec.whole {
-            return Ok(Params { spec, raw, slots: Slots::Whole });
+            return Ok(Params { spec, raw, slots: Slots::Whole, notification: false });
         }
         let slots = match raw {
             None => SlotBuf::new(spec.params.len()),
@@ -87,7 +89,18 @@ impl<'a> Params<'a> {
                 _ => return Err(ErrorObject::invalid_params("params must be an array or an object")),
             },
         };
-        Ok(Params { spec, raw, slots: Slots::Split(slots) })
+        Ok(Params { spec, raw, slots: Slots::Split(slots), notification: false })
+    }
+
+    /// The wire name of the method called.
+    pub fn method(&self) -> &'static str {
+        self.spec.name
+    }
+
+    /// Whether the call is a notification: it has no id, and its answer
+    /// (a result or an error) is never sent.
+    pub fn is_notification(&self) -> bool {
+        self.notification
     }
 
     /// The request's whole `params` member, as received.

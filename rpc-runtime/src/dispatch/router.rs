@@ -195,10 +195,12 @@ impl Router {
     /// Calls method `name`, appending a ready result's JSON to `out`; `None`
     /// if there is no such method. A panic in the synchronous part of the
     /// handler becomes -32603. On failure `out` is left as it was.
+    /// `notification`: the call has no id (see [`Params::is_notification`]).
     pub(crate) fn call_into(
         &self,
         name: &str,
         params: Option<&RawValue>,
+        notification: bool,
         cx: &Context,
         out: &mut Vec<u8>,
     ) -> Option<Called> {
@@ -224,7 +226,8 @@ impl Router {
         }
         let start = out.len();
         let outcome = catch_unwind(AssertUnwindSafe(|| {
-            let params = Params::parse(params, method.spec)?;
+            let mut params = Params::parse(params, method.spec)?;
+            params.notification = notification;
             match &method.handler {
                 AnyHandler::Direct(handler) => {
                     Ok(handler(params, cx, &mut *out)?.map_or(Called::Written, Called::Pending))

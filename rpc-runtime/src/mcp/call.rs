@@ -48,7 +48,7 @@ pub(crate) fn call_tool(
     };
     let mut out = Vec::new();
     let name = tool.method.spec.name;
-    let called = core.inner.call_into(name, params.as_deref(), cx, &mut out);
+    let called = core.inner.call_into(name, params.as_deref(), false, cx, &mut out);
     let result = match called {
         Some(Called::Written) => RawValue::from_string(String::from_utf8(out).unwrap_or_default())
             .map_err(|err| ErrorObject::internal_error(format!("Internal error: the result is not JSON: {err}"))),

@@ -80,14 +80,22 @@ pub(crate) struct Tools {
 impl Tools {
     /// The tools of `router`: its catalog's methods, except notifications
     /// (they have no result), aliases (the current name is the tool),
-    /// methods marked `#[rpc(mcp(hidden))]`, and names the router does not
-    /// serve.
+    /// methods marked `#[rpc(mcp(hidden))]`, subscriptions and their
+    /// unsubscribe methods (a tool call has one result, not a stream), and
+    /// names the router does not serve.
     pub(crate) fn new(router: &Router) -> Self {
         let catalog: &Catalog = router.catalog();
+        let unsubscribes: Vec<&str> =
+            catalog.methods().filter_map(|method| method.subscription.map(|sub| sub.unsubscribe)).collect();
         let mut tools = Vec::new();
         for method in catalog.methods() {
             let spec = method.spec;
-            if spec.notification || method.alias_of.is_some() || method.tool.hidden || router.spec(spec.name).is_none()
+            if spec.notification
+                || method.alias_of.is_some()
+                || method.tool.hidden
+                || method.subscription.is_some()
+                || unsubscribes.contains(&spec.name)
+                || router.spec(spec.name).is_none()
             {
                 continue;
             }

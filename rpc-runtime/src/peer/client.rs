@@ -45,6 +45,10 @@ pub enum ClientError<E = ErrorObject> {
     App(E),
     /// The server's answer did not decode as the expected type.
     Decode(serde_json::Error),
+    /// A subscription's items were not read fast enough: this many were
+    /// waiting ([`Limits::subscription_buffer`](crate::Limits)). It was
+    /// unsubscribed.
+    Lagged(usize),
 }
 
 impl<E> ClientError<E> {
@@ -74,6 +78,7 @@ impl<E> ClientError<E> {
             ClientError::Timeout(limit) => ClientError::Timeout(limit),
             ClientError::Server(error) | ClientError::App(error) => convert(error),
             ClientError::Decode(err) => ClientError::Decode(err),
+            ClientError::Lagged(capacity) => ClientError::Lagged(capacity),
         }
     }
 }
@@ -88,6 +93,12 @@ impl<E: fmt::Display> fmt::Display for ClientError<E> {
             ClientError::Server(error) => write!(f, "the server answered with an error: {error}"),
             ClientError::App(error) => write!(f, "the method failed: {error}"),
             ClientError::Decode(err) => write!(f, "the answer did not decode: {err}"),
+            ClientError::Lagged(capacity) => {
+                write!(
+                    f,
+                    "the subscription's items were not read fast enough ({capacity} were waiting); it was unsubscribed"
+                )
+            }
         }
     }
 }
@@ -379,7 +390,7 @@ pub struct Notification {
 
 /// The request in flight, or why it could not be made (taken on the poll
 /// that reports it).
-enum CallState<O> {
+pub(crate) enum CallState<O> {
     Sending(Pin<Box<dyn Future<Output = O> + Send>>),
     Failed(Option<serde_json::Error>),
 }
@@ -387,7 +398,7 @@ enum CallState<O> {
 impl<O> CallState<O> {
     /// The outcome of the request, or the error its params failed to
     /// encode with.
-    fn poll_outcome(&mut self, cx: &mut TaskContext<'_>) -> Poll<Result<O, ClientError>> {
+    pub(crate) fn poll_outcome(&mut self, cx: &mut TaskContext<'_>) -> Poll<Result<O, ClientError>> {
         match self {
             CallState::Sending(future) => future.as_mut().poll(cx).map(Ok),
             CallState::Failed(err) => Poll::Ready(Err(err.take().map_or(ClientError::Closed, ClientError::Encode))),
@@ -469,6 +480,7 @@ fn decode<T, E>(
 #[doc(hidden)]
 pub mod support {
     use super::*;
+    use crate::peer::subscription::client::{start_subscribe, Subscribe};
 
     /// How a generated client sends a method's params.
     #[derive(Clone, Copy, Debug)]
@@ -607,6 +619,32 @@ pub mod support {
                 Err(err) => CallState::Failed(Some(err)),
             };
             Notification { state }
+        }
+
+        /// Calls a subscribe method; nothing is sent until the returned
+        /// [`Subscribe`] is first polled. Its items are notifications
+        /// `notification`, decoded as `T`; `unsubscribe` ends it.
+        pub fn subscribe<T, E>(
+            &self,
+            method: &'static str,
+            params: Result<Option<Box<RawValue>>, serde_json::Error>,
+            notification: &'static str,
+            unsubscribe: &'static str,
+            decode_item: Decoder<T>,
+            convert: fn(ErrorObject) -> ClientError<E>,
+        ) -> Subscribe<T, E> {
+            let state = match params {
+                Ok(params) => CallState::Sending(start_subscribe(
+                    self.peer.clone(),
+                    method,
+                    params,
+                    self.timeout,
+                    notification,
+                    unsubscribe,
+                )),
+                Err(err) => CallState::Failed(Some(err)),
+            };
+            Subscribe { state, decode: decode_item, convert }
         }
 
         /// A batch on this connection, with this client's timeout.

@@ -20,7 +20,7 @@ use tokio::time::Instant;
 
 use super::client::ClientError;
 use super::transport::{MessageSink, MessageSource, Received};
-use super::{preview, Closed, Outgoing, Peer, PeerOptions, Shared};
+use super::{preview, subscription, Closed, Outgoing, Peer, PeerOptions, Shared};
 use crate::dispatch::context::Context;
 use crate::dispatch::engine::{write_error, Engine, Envelope, Incoming};
 use crate::dispatch::signal::Signal;
@@ -89,7 +89,7 @@ impl Drop for CloseOnDrop {
 impl Connection {
     /// A connection and a handle on it (one that does not keep it open).
     pub(crate) fn new(engine: Engine, options: PeerOptions, cx: Context, controls: Controls) -> (Self, Peer) {
-        let (shared, inbox) = Shared::new(options, engine.limits().max_queued_bytes);
+        let (shared, inbox) = Shared::new(options, engine.limits());
         let peer = Peer { shared: Arc::clone(&shared), _life: None };
         let cx = Context { link: Some(Arc::clone(&shared.link)), peer: Some(Arc::new(peer.clone())), ..cx };
         (Connection { shared, engine, cx, inbox, controls, acks: Vec::new() }, peer)
@@ -215,17 +215,22 @@ impl Connection {
                 return;
             }
         };
-        let cancel = self.shared.options.cancellation.method();
+        let shared = &*self.shared;
+        let cancel = shared.options.cancellation.method();
+        // Notifications this connection takes for itself: cancellations,
+        // and the items of subscriptions it made.
+        let claim = |method: &str| Some(method) == cancel || shared.subscribed.claims(method);
+        let claims = (cancel.is_some() || shared.subscribed.watching()).then_some(&claim as &dyn Fn(&str) -> bool);
         let buffer = sink.buffer();
         let mark = buffer.len();
-        let pending = match self.engine.process_incoming(message, &self.cx, buffer, cancel) {
+        let pending = match self.engine.process_incoming(message, &self.cx, buffer, claims) {
             Incoming::Handled(pending) => pending,
             Incoming::Response { id, result, error } => {
                 self.deliver(id, result, error);
                 None
             }
-            Incoming::Cancel(params) => {
-                self.cancel_incoming(params);
+            Incoming::Claimed { method, params } => {
+                self.claimed(&method, params);
                 None
             }
             Incoming::Other => match self.route(message) {
@@ -234,7 +239,15 @@ impl Connection {
             },
         };
         sink.commit(mark);
-        let Some(pending) = pending else { return };
+        // Subscriptions answered just now start once their answers are
+        // queued, so that no item overtakes its subscription's id.
+        let starting = self.shared.serving.take_starting();
+        let Some(pending) = pending else {
+            if !starting.is_empty() {
+                subscription::server::start(&self.shared, starting);
+            }
+            return;
+        };
         // Every waiting entry of a batch takes a slot, so that batching
         // cannot get around the limit.
         let wanted = u32::try_from(pending.calls()).ok();
@@ -245,6 +258,9 @@ impl Connection {
                     let response = pending.run().await;
                     if !response.is_empty() {
                         let _ = shared.send(response, None).await;
+                    }
+                    if !starting.is_empty() {
+                        subscription::server::start(&shared, starting);
                     }
                     // Only now: the end of the connection waits for every
                     // slot, so the response must be queued before.
@@ -257,7 +273,20 @@ impl Connection {
                 if !rejected.is_empty() {
                     sink.send(&rejected);
                 }
+                if !starting.is_empty() {
+                    subscription::server::start(&self.shared, starting);
+                }
             }
+        }
+    }
+
+    /// A notification the connection took for itself (see
+    /// [`Engine::process_incoming`]).
+    fn claimed(&self, method: &str, params: Option<&RawValue>) {
+        if Some(method) == self.shared.options.cancellation.method() {
+            self.cancel_incoming(params);
+        } else {
+            self.shared.subscribed.deliver(&self.shared, method, params);
         }
     }
 
@@ -349,53 +378,58 @@ impl Connection {
     fn route<'m>(&self, message: &'m [u8]) -> Option<Cow<'m, [u8]>> {
         let cancel_method = self.shared.options.cancellation.method();
         let (maybe_response, maybe_cancel) = probe_keys(message, cancel_method);
+        // Subscription items come one per message; in a batch they are
+        // looked for only on a connection that made subscriptions.
+        let maybe_claimed = maybe_cancel || self.shared.subscribed.watching();
         let engine = Some(Cow::Borrowed(message));
-        if !maybe_response && !maybe_cancel {
+        if !maybe_response && !maybe_claimed {
             return engine;
         }
         let Ok(text) = std::str::from_utf8(message) else { return engine };
         if text.trim_start().starts_with('[') {
-            return if maybe_response {
-                self.route_batch(text).map_or(engine, |rest| rest.map(Cow::Owned))
-            } else {
-                engine
-            };
+            return self.route_batch(text).map_or(engine, |rest| rest.map(Cow::Owned));
         }
         let Ok(probe) = serde_json::from_str::<Envelope<'_>>(text) else { return engine };
-        if probe.is_response() {
-            self.deliver(probe.id, probe.result, probe.error);
-            return None;
+        if !self.take(&probe) {
+            return engine;
         }
-        match (cancel_method, probe.method_name()) {
-            (Some(cancel), Some(method))
-                if probe.id.is_none() && method == cancel && self.engine.router().spec(cancel).is_none() =>
-            {
-                self.cancel_incoming(probe.params);
-                None
-            }
-            _ => engine,
-        }
+        None
     }
 
-    /// Delivers the responses of a batch (answers to a batch of ours, or
-    /// mixed with requests by a peer that both answers and asks). `None`
-    /// when there are none (the batch goes to the engine as it is);
-    /// otherwise what is left for the engine: the other entries as a batch
-    /// (answered as an array, even of one), or nothing.
+    /// Takes `probe` off the stream if it is for the connection itself (a
+    /// response, or a claimed notification); `false` if it is for the engine.
+    fn take(&self, probe: &Envelope<'_>) -> bool {
+        if probe.is_response() {
+            self.deliver(probe.id, probe.result, probe.error);
+            return true;
+        }
+        let Some(method) = probe.method_name().filter(|_| probe.id.is_none()) else { return false };
+        let cancel = self.shared.options.cancellation.method();
+        let claimed = Some(&*method) == cancel || self.shared.subscribed.claims(&method);
+        if claimed && self.engine.router().spec(&method).is_none() {
+            self.claimed(&method, probe.params);
+            return true;
+        }
+        false
+    }
+
+    /// Delivers the responses and claimed notifications of a batch
+    /// (answers to a batch of ours, or mixed with requests by a peer that
+    /// both answers and asks). `None` when there are none (the batch goes
+    /// to the engine as it is); otherwise what is left for the engine: the
+    /// other entries as a batch (answered as an array, even of one), or
+    /// nothing.
     fn route_batch(&self, text: &str) -> Option<Option<Vec<u8>>> {
         let entries = serde_json::from_str::<Vec<&RawValue>>(text).ok()?;
         let mut rest = Vec::new();
         let mut delivered = false;
         for entry in entries {
-            match serde_json::from_str::<Envelope<'_>>(entry.get()).ok().filter(Envelope::is_response) {
-                Some(probe) => {
-                    self.deliver(probe.id, probe.result, probe.error);
-                    delivered = true;
-                }
-                None => {
-                    rest.push(if rest.is_empty() { b'[' } else { b',' });
-                    rest.extend_from_slice(entry.get().as_bytes());
-                }
+            let taken = serde_json::from_str::<Envelope<'_>>(entry.get()).is_ok_and(|probe| self.take(&probe));
+            if taken {
+                delivered = true;
+            } else {
+                rest.push(if rest.is_empty() { b'[' } else { b',' });
+                rest.extend_from_slice(entry.get().as_bytes());
             }
         }
         if !delivered {

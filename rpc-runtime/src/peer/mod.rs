@@ -6,6 +6,7 @@
 
 pub(crate) mod client;
 mod connection;
+pub(crate) mod subscription;
 pub(crate) mod transport;
 
 use std::collections::HashMap;
@@ -26,6 +27,8 @@ use crate::dispatch::router::Router;
 use crate::dispatch::signal::Signal;
 use client::{Batch, ClientError};
 pub(crate) use connection::{Connection, Controls};
+use subscription::client::{Entry, Subscribed};
+use subscription::server::Serving;
 pub use transport::{MessageSink, MessageSource, Received};
 
 /// How a cancelled call is announced to the other side, and which incoming
@@ -122,10 +125,45 @@ struct Outgoing {
     written: Option<oneshot::Sender<()>>,
     /// Its share of the connection's byte budget, given back once written.
     _budget: Option<OwnedSemaphorePermit>,
+    /// For a subscription's item: its place in the subscription's buffer,
+    /// given back once written.
+    _room: Option<OwnedSemaphorePermit>,
+}
+
+impl Outgoing {
+    /// A message outside the byte budget (small, and at most one per call
+    /// or subscription: a cancellation, an unsubscribe, a last notification).
+    fn unbudgeted(bytes: Vec<u8>) -> Self {
+        Outgoing { bytes, written: None, _budget: None, _room: None }
+    }
+}
+
+/// An outgoing call waiting for its answer.
+enum Waiter {
+    /// A call: its answer goes to the caller.
+    Call(oneshot::Sender<Reply>),
+    /// A subscribe call: on success its subscription is registered (before
+    /// any later message is read, so that no item is missed), then the
+    /// answer goes to the caller.
+    Subscribe(oneshot::Sender<Reply>, Entry),
+    /// A call whose answer nobody waits for (an unsubscribe sent on drop).
+    Detached,
+}
+
+impl Waiter {
+    /// Fails the call with `err`.
+    fn fail(self, err: ClientError) {
+        match self {
+            Waiter::Call(reply) | Waiter::Subscribe(reply, _) => {
+                let _ = reply.send(Err(err));
+            }
+            Waiter::Detached => {}
+        }
+    }
 }
 
 struct Calls {
-    pending: HashMap<u64, oneshot::Sender<Reply>>,
+    pending: HashMap<u64, Waiter>,
     closed: Option<Closed>,
 }
 
@@ -148,6 +186,10 @@ struct Shared {
     link: Arc<Link>,
     /// Raised once the connection takes no more calls.
     closed: Signal,
+    /// Subscriptions this side serves (made by the other side's calls).
+    serving: Serving,
+    /// Subscriptions this side made, whose items it receives.
+    subscribed: Subscribed,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -164,9 +206,11 @@ impl Shared {
             let reason = calls.closed.get_or_insert(reason).clone();
             (std::mem::take(&mut calls.pending), reason)
         };
-        for (_, reply) in pending {
-            let _ = reply.send(Err(reason.error()));
+        for (_, waiter) in pending {
+            waiter.fail(reason.error());
         }
+        self.serving.close_all();
+        self.subscribed.close_all(&reason);
         self.closed.raise();
     }
 
@@ -180,19 +224,53 @@ impl Shared {
         // A message larger than the whole budget takes all of it.
         let share = bytes.len().clamp(1, self.budget_bytes).min(u32::MAX as usize) as u32;
         let permit = Arc::clone(&self.budget).acquire_many_owned(share).await.map_err(|_| self.closed_error())?;
-        let outgoing = Outgoing { bytes, written, _budget: Some(permit) };
+        let outgoing = Outgoing { bytes, written, _budget: Some(permit), _room: None };
         self.outbox.send(outgoing).map_err(|_| self.closed_error())
     }
 
-    /// Registers a call whose answer goes to `reply`; fails if the
+    /// The share of the byte budget a message of `len` bytes takes: a
+    /// message larger than the whole budget takes all of it.
+    fn share(&self, len: usize) -> u32 {
+        len.clamp(1, self.budget_bytes).min(u32::MAX as usize) as u32
+    }
+
+    /// Queues a subscription's item once it fits in the byte budget; it
+    /// keeps `room` (its place in the subscription's buffer) until written.
+    async fn send_item(&self, bytes: Vec<u8>, room: OwnedSemaphorePermit) -> Result<(), ClientError> {
+        let share = self.share(bytes.len());
+        let permit = Arc::clone(&self.budget).acquire_many_owned(share).await.map_err(|_| self.closed_error())?;
+        let outgoing = Outgoing { bytes, written: None, _budget: Some(permit), _room: Some(room) };
+        self.outbox.send(outgoing).map_err(|_| self.closed_error())
+    }
+
+    /// [`Shared::send_item`] without waiting: `Ok(false)` when the byte
+    /// budget has no room (the other side is not reading).
+    fn try_send_item(&self, bytes: Vec<u8>, room: OwnedSemaphorePermit) -> Result<bool, ClientError> {
+        let share = self.share(bytes.len());
+        let permit = match Arc::clone(&self.budget).try_acquire_many_owned(share) {
+            Ok(permit) => permit,
+            Err(tokio::sync::TryAcquireError::NoPermits) => return Ok(false),
+            Err(tokio::sync::TryAcquireError::Closed) => return Err(self.closed_error()),
+        };
+        let outgoing = Outgoing { bytes, written: None, _budget: Some(permit), _room: Some(room) };
+        self.outbox.send(outgoing).map(|()| true).map_err(|_| self.closed_error())
+    }
+
+    /// Queues a message outside the byte budget, for code that cannot wait
+    /// (a drop); `false` when the connection is gone.
+    fn push(&self, bytes: Vec<u8>) -> bool {
+        self.outbox.send(Outgoing::unbudgeted(bytes)).is_ok()
+    }
+
+    /// Registers a call whose answer goes to `waiter`; fails if the
     /// connection is closed.
-    fn register(&self, reply: oneshot::Sender<Reply>) -> Result<u64, ClientError> {
+    fn register(&self, waiter: Waiter) -> Result<u64, ClientError> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let mut calls = lock(&self.calls);
         if let Some(closed) = &calls.closed {
             return Err(closed.error());
         }
-        calls.pending.insert(id, reply);
+        calls.pending.insert(id, waiter);
         Ok(id)
     }
 
@@ -200,25 +278,48 @@ impl Shared {
     fn deliver(&self, id: &RawValue, reply: Reply) {
         let waiting = id.get().parse::<u64>().ok().and_then(|id| lock(&self.calls).pending.remove(&id));
         match waiting {
-            Some(tx) => {
+            Some(Waiter::Call(tx)) => {
                 let _ = tx.send(reply);
             }
+            Some(Waiter::Subscribe(tx, entry)) => self.subscribed.answered(self, tx, entry, reply),
+            Some(Waiter::Detached) => {}
             None => tracing::debug!(id = preview(id.get()), "dropped a response whose id matches no pending call"),
         }
     }
 
     /// Runs when a call gives up (dropped or timed out) before its answer.
     fn abandon(&self, id: u64, sent: bool, reason: &str) {
-        let was_pending = lock(&self.calls).pending.remove(&id).is_some();
+        let was_pending = {
+            let mut calls = lock(&self.calls);
+            match calls.pending.get(&id) {
+                // Its answer is still wanted, to end the subscription it
+                // opens (see `Subscribed::answered`).
+                Some(Waiter::Subscribe(..)) if sent => false,
+                Some(_) => calls.pending.remove(&id).is_some(),
+                None => false,
+            }
+        };
         if !(was_pending && sent) {
             return;
         }
         if let Some(bytes) = self.options.cancellation.notification(id, reason) {
             // Drop cannot wait: queued outside the byte budget (it is small,
             // and there is at most one per call).
-            if self.outbox.send(Outgoing { bytes, written: None, _budget: None }).is_err() {
+            if !self.push(bytes) {
                 tracing::debug!(id, "could not queue a cancellation notification: the connection is closed");
             }
+        }
+    }
+
+    /// Sends request `method` with params `[subscription]` and forgets its
+    /// answer: an unsubscribe that nobody waits for (from a drop, or for
+    /// a subscription nobody reads).
+    fn unsubscribe_detached(&self, method: &str, subscription: &RawValue) {
+        let Ok(id) = self.register(Waiter::Detached) else { return };
+        let params = format!("[{}]", subscription.get());
+        let params = RawValue::from_string(params).ok();
+        if !self.push(request_bytes(method, params.as_deref(), Some(id))) {
+            lock(&self.calls).pending.remove(&id);
         }
     }
 }
@@ -325,7 +426,7 @@ impl Peer {
     ) -> Result<Box<RawValue>, ClientError> {
         let shared = &*self.shared;
         let (tx, reply) = oneshot::channel();
-        let id = shared.register(tx)?;
+        let id = shared.register(Waiter::Call(tx))?;
         let mut guard = CallGuard { shared, id, sent: false, done: false, reason: "the caller gave up" };
         // The limit covers the whole call: waiting for room in the outbox
         // (the other side may have stopped reading) and for the answer.
@@ -370,14 +471,15 @@ impl Peer {
 
     /// Registers one call of a batch (sent later by [`Batch::send`]).
     pub(crate) fn register_call(&self, reply: oneshot::Sender<Reply>) -> Result<u64, ClientError> {
-        self.shared.register(reply)
+        self.shared.register(Waiter::Call(reply))
     }
 
     /// Removes a call registered by [`Peer::register_call`] and fails it
     /// with `err`.
     pub(crate) fn fail_call(&self, id: u64, err: ClientError) {
-        if let Some(reply) = lock(&self.shared.calls).pending.remove(&id) {
-            let _ = reply.send(Err(err));
+        let waiter = lock(&self.shared.calls).pending.remove(&id);
+        if let Some(waiter) = waiter {
+            waiter.fail(err);
         }
     }
 
@@ -457,9 +559,9 @@ pub(crate) fn request_bytes(method: &str, params: Option<&RawValue>, id: Option<
 }
 
 impl Shared {
-    fn new(options: PeerOptions, budget_bytes: usize) -> (Arc<Self>, mpsc::UnboundedReceiver<Outgoing>) {
+    fn new(options: PeerOptions, limits: &Limits) -> (Arc<Self>, mpsc::UnboundedReceiver<Outgoing>) {
         let (outbox, inbox) = mpsc::unbounded_channel();
-        let budget_bytes = budget_bytes.clamp(1, Semaphore::MAX_PERMITS.min(u32::MAX as usize));
+        let budget_bytes = limits.max_queued_bytes.clamp(1, Semaphore::MAX_PERMITS.min(u32::MAX as usize));
         let shared = Arc::new(Shared {
             outbox,
             budget: Arc::new(Semaphore::new(budget_bytes)),
@@ -472,13 +574,16 @@ impl Shared {
                 options.cancellation != Cancellation::Mcp,
             )),
             closed: Signal::default(),
+            serving: Serving::new(limits.max_subscriptions, limits.subscription_buffer),
+            subscribed: Subscribed::new(limits.subscription_buffer),
         });
         (shared, inbox)
     }
 
-    /// Whether calls of ours are waiting for answers.
+    /// Whether calls of ours are waiting for answers, or subscriptions are
+    /// open either way.
     fn has_pending_calls(&self) -> bool {
-        !lock(&self.calls).pending.is_empty()
+        !lock(&self.calls).pending.is_empty() || !self.serving.is_empty() || !self.subscribed.is_empty()
     }
 }
 

@@ -20,6 +20,9 @@ pub const INVALID_PARAMS: i64 = -32602;
 pub const INTERNAL_ERROR: i64 = -32603;
 /// Implementation-defined server error: a per-connection limit was hit.
 pub const SERVER_OVERLOADED: i64 = -32000;
+/// Implementation-defined server error: a subscription ended because its
+/// reader fell too far behind (see [`Limits::subscription_buffer`](crate::Limits)).
+pub const SUBSCRIPTION_LAGGED: i64 = -32040;
 /// The request was cancelled (LSP's `RequestCancelled`; outside the ranges
 /// JSON-RPC 2.0 reserves, as LSP defines it).
 pub const REQUEST_CANCELLED: i64 = -32800;

@@ -28,6 +28,7 @@ mod shadowed {
     pub struct Router;
     pub struct Context;
     pub struct Params;
+    pub struct Sink;
     pub trait Iterator {}
     pub fn Ok() {}
     pub fn Err() {}
@@ -64,6 +65,8 @@ mod shadowed {
         fn whole(&self, all: ::std::vec::Vec<u8>) -> usize;
         /// A user type whose name ends in `Result` is a plain return value.
         fn search(&self) -> SearchResult;
+        #[rpc(unsubscribe = "unsubscribe_ticks")]
+        async fn ticks(&self, n: u8, sink: ::rpc_runtime::Sink<u8>) -> ::rpc_runtime::RpcResult<()>;
     }
 
     #[derive(::rpc_runtime::serde::Serialize, ::rpc_runtime::schemars::JsonSchema)]
@@ -101,6 +104,10 @@ mod shadowed {
         fn search(&self) -> SearchResult {
             SearchResult { ok: true }
         }
+        async fn ticks(&self, n: u8, sink: ::rpc_runtime::Sink<u8>) -> ::rpc_runtime::RpcResult<()> {
+            sink.send(n).await?;
+            ::std::result::Result::Ok(())
+        }
     }
 }
 
@@ -125,6 +132,8 @@ mod no_prelude {
         async fn provided(&self) -> u8 {
             1
         }
+        #[rpc(unsubscribe = "stopTicks")]
+        async fn ticks(&self, sink: ::rpc_runtime::Sink<u8>);
     }
 
     pub struct Impl;
@@ -147,6 +156,9 @@ mod no_prelude {
         fn whole(&self, all: ::std::vec::Vec<u8>) -> usize {
             all.len()
         }
+        async fn ticks(&self, sink: ::rpc_runtime::Sink<u8>) {
+            let _ = sink.send(1).await;
+        }
     }
 }
 
@@ -155,12 +167,24 @@ use no_prelude::Bare;
 
 fn main() {
     let router = shadowed::Impl.into_rpc();
-    assert_eq!(router.method_names().len(), 9);
+    assert_eq!(router.method_names().len(), 11);
+    assert!(router.spec("h_unsubscribe_ticks").is_some());
     assert!(router.spec("h_plain").unwrap().params[1].optional);
 
     let router = no_prelude::Impl.into_rpc();
     assert_eq!(
         router.method_names(),
-        ["asynchronous", "asynchronousPlain", "fallible", "notify", "plain", "provided", "whole", "withContext"]
+        [
+            "asynchronous",
+            "asynchronousPlain",
+            "fallible",
+            "notify",
+            "plain",
+            "provided",
+            "stopTicks",
+            "ticks",
+            "whole",
+            "withContext"
+        ]
     );
 }

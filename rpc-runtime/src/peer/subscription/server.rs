@@ -1,0 +1,582 @@
+//! The serving side: the [`Sink`] a subscription method sends its items
+//! through, and the connection's table of open subscriptions.
+//!
+//! A subscribe call is answered with the subscription's id at once; its
+//! method starts only after that answer is queued (so that no item can
+//! overtake it), runs as a task of its own, and the subscription lasts as
+//! long as it runs. It ends when the method returns (the client gets a
+//! last notification), when the client unsubscribes, when its reader
+//! falls behind a [`Sink::try_send`], or when the connection closes or its
+//! input ends; the method sees the last three through [`Sink::closed`] and
+//! the errors of [`Sink::send`].
+
+use std::collections::HashMap;
+use std::fmt;
+use std::future::Future;
+use std::marker::PhantomData;
+use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context as TaskContext, Poll};
+
+use serde::Serialize;
+use tokio::sync::{Semaphore, TryAcquireError};
+
+use crate::dispatch::context::Context;
+use crate::dispatch::params::Params;
+use crate::dispatch::router::panicked;
+use crate::dispatch::signal::Signal;
+use crate::peer::{json_string, lock, Shared};
+use crate::spec::MethodSpec;
+use crate::wire::{ErrorObject, INTERNAL_ERROR, INVALID_REQUEST, SERVER_OVERLOADED, SUBSCRIPTION_LAGGED};
+
+/// Why an item could not be sent through a [`Sink`]; all but
+/// [`SinkError::Encode`] mean the subscription has ended.
+///
+/// It converts into an [`ErrorObject`], so a method returning
+/// `Result<(), ErrorObject>` (or an error type made from one) can use `?`
+/// on [`Sink::send`]: once the subscription has ended, what the method
+/// returns is not sent anywhere.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SinkError {
+    /// The client unsubscribed.
+    Unsubscribed,
+    /// The connection closed, or its input ended: nobody can unsubscribe
+    /// any more, so every subscription on it ends.
+    Closed,
+    /// The client read too slowly: `capacity` items were waiting when
+    /// [`Sink::try_send`] had another. The client was sent a last
+    /// notification with error [`SUBSCRIPTION_LAGGED`].
+    Lagged {
+        /// The subscription's buffer, in items
+        /// ([`Limits::subscription_buffer`](crate::Limits)).
+        capacity: usize,
+    },
+    /// The subscription's method returned, which ends the subscription (an
+    /// item sent later, from a task the method started, goes nowhere).
+    Ended,
+    /// The item failed to serialize (a map with non-string keys, say); it
+    /// was not sent, and the subscription goes on.
+    Encode(String),
+}
+
+impl fmt::Display for SinkError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SinkError::Unsubscribed => f.write_str("the client unsubscribed"),
+            SinkError::Closed => f.write_str("the connection closed"),
+            SinkError::Lagged { capacity } => {
+                write!(f, "the client read too slowly ({capacity} items were waiting); the subscription ended")
+            }
+            SinkError::Ended => f.write_str("the subscription's method has returned"),
+            SinkError::Encode(err) => write!(f, "the item failed to serialize: {err}"),
+        }
+    }
+}
+
+impl std::error::Error for SinkError {}
+
+impl From<SinkError> for ErrorObject {
+    fn from(err: SinkError) -> Self {
+        ErrorObject::new(INTERNAL_ERROR, format!("Internal error: {err}"))
+    }
+}
+
+/// What a subscription method may return: `()`, or `Result<(), E>` with
+/// `E: Into<ErrorObject>` (an `Err` ends the subscription with that error).
+pub trait IntoSubscriptionEnd {
+    /// `Err` with the error object the subscription ends with.
+    fn into_end(self) -> Result<(), ErrorObject>;
+}
+
+impl IntoSubscriptionEnd for () {
+    fn into_end(self) -> Result<(), ErrorObject> {
+        Ok(())
+    }
+}
+
+impl<E: Into<ErrorObject>> IntoSubscriptionEnd for Result<(), E> {
+    fn into_end(self) -> Result<(), ErrorObject> {
+        self.map_err(Into::into)
+    }
+}
+
+/// States of an [`Open`] subscription (`why` ended).
+const OPEN: u8 = 0;
+const UNSUBSCRIBED: u8 = 1;
+const CLOSED: u8 = 2;
+const LAGGED: u8 = 3;
+const ENDED: u8 = 4;
+
+/// One open subscription, shared by its [`Sink`] and the table.
+struct Open {
+    id: u64,
+    /// The unsubscribe method that may end it.
+    unsubscribe: &'static str,
+    /// `{"jsonrpc":"2.0","method":..,"params":{"subscription":<id>,`: what
+    /// each of its notifications starts with.
+    head: Box<[u8]>,
+    /// Items queued and not yet written: one permit each.
+    room: Arc<Semaphore>,
+    capacity: usize,
+    /// Raised when it ends, for whatever reason (`why`).
+    ended: Signal,
+    why: AtomicU8,
+    /// The size of the last item, to size the next one's buffer.
+    hint: AtomicUsize,
+}
+
+impl Open {
+    /// Ends the subscription for `why`; `false` if it had ended already
+    /// (the first reason stays).
+    fn end(&self, why: u8) -> bool {
+        let first = self.why.compare_exchange(OPEN, why, Ordering::AcqRel, Ordering::Acquire).is_ok();
+        if first {
+            self.room.close();
+            self.ended.raise();
+        }
+        first
+    }
+
+    /// Why it ended, if it has.
+    fn error(&self) -> Option<SinkError> {
+        match self.why.load(Ordering::Acquire) {
+            OPEN => None,
+            UNSUBSCRIBED => Some(SinkError::Unsubscribed),
+            LAGGED => Some(SinkError::Lagged { capacity: self.capacity }),
+            ENDED => Some(SinkError::Ended),
+            _ => Some(SinkError::Closed),
+        }
+    }
+
+    /// The last notification: `"end": true`, or the error it ended with.
+    fn last(&self, error: Option<&ErrorObject>) -> Vec<u8> {
+        let mut bytes = Vec::with_capacity(self.head.len() + 64);
+        bytes.extend_from_slice(&self.head);
+        match error {
+            None => bytes.extend_from_slice(b"\"end\":true"),
+            Some(error) => {
+                bytes.extend_from_slice(b"\"error\":");
+                // An error object always serializes: code, string, raw JSON.
+                let _ = serde_json::to_writer(&mut bytes, error);
+            }
+        }
+        bytes.extend_from_slice(b"}}");
+        bytes
+    }
+}
+
+/// A subscription's method, answered and waiting to start.
+pub(in crate::peer) struct Start {
+    open: Arc<Open>,
+    method: &'static str,
+    run: Pin<Box<dyn Future<Output = Result<(), ErrorObject>> + Send>>,
+}
+
+/// The subscriptions a connection serves.
+pub(in crate::peer) struct Serving {
+    next_id: AtomicU64,
+    table: Mutex<Table>,
+    /// Answered, not started yet (see [`Serving::take_starting`]).
+    starting: Mutex<Vec<Start>>,
+    has_starting: AtomicBool,
+    max: usize,
+    buffer: usize,
+}
+
+#[derive(Default)]
+struct Table {
+    open: HashMap<u64, Arc<Open>>,
+    /// The connection closed: nothing more opens.
+    closed: bool,
+}
+
+impl Serving {
+    /// At most `max` open at once, each with room for `buffer` items.
+    pub(in crate::peer) fn new(max: usize, buffer: usize) -> Self {
+        Serving {
+            next_id: AtomicU64::new(1),
+            table: Mutex::default(),
+            starting: Mutex::default(),
+            has_starting: AtomicBool::new(false),
+            max,
+            buffer: buffer.clamp(1, Semaphore::MAX_PERMITS),
+        }
+    }
+
+    /// Opens a subscription whose items are notifications `notification`,
+    /// ended early by `unsubscribe`; -32000 past the limit.
+    fn open(&self, notification: &str, unsubscribe: &'static str) -> Result<Arc<Open>, ErrorObject> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let head = format!(
+            "{{\"jsonrpc\":\"2.0\",\"method\":{},\"params\":{{\"subscription\":{id},",
+            json_string(notification)
+        );
+        let open = Arc::new(Open {
+            id,
+            unsubscribe,
+            head: head.into_bytes().into_boxed_slice(),
+            room: Arc::new(Semaphore::new(self.buffer)),
+            capacity: self.buffer,
+            ended: Signal::default(),
+            why: AtomicU8::new(OPEN),
+            hint: AtomicUsize::new(32),
+        });
+        let mut table = lock(&self.table);
+        if table.closed {
+            return Err(ErrorObject::new(INVALID_REQUEST, "the connection is closing: no subscription can open"));
+        }
+        if table.open.len() >= self.max {
+            return Err(too_many(self.max));
+        }
+        table.open.insert(id, Arc::clone(&open));
+        Ok(open)
+    }
+
+    fn remove(&self, id: u64) {
+        lock(&self.table).open.remove(&id);
+    }
+
+    /// Holds `start` until its answer is queued (see [`Serving::take_starting`]).
+    fn defer(&self, start: Start) {
+        lock(&self.starting).push(start);
+        self.has_starting.store(true, Ordering::Release);
+    }
+
+    /// The subscriptions answered since the last call, to start once their
+    /// answers are queued: at once, or after the rest of their batch.
+    /// Costs one load when there are none.
+    #[inline]
+    pub(in crate::peer) fn take_starting(&self) -> Vec<Start> {
+        if !self.has_starting.load(Ordering::Acquire) {
+            return Vec::new();
+        }
+        self.has_starting.store(false, Ordering::Release);
+        std::mem::take(&mut *lock(&self.starting))
+    }
+
+    /// Ends subscription `id` (raw JSON) if `method` is its unsubscribe
+    /// method; `false` when there is no such subscription (unknown, ended,
+    /// or made by a method that `method` does not end).
+    pub(in crate::peer) fn unsubscribe(&self, id: u64, method: &str) -> bool {
+        let open = {
+            let mut table = lock(&self.table);
+            match table.open.get(&id) {
+                Some(open) if open.unsubscribe == method => table.open.remove(&id),
+                _ => None,
+            }
+        };
+        open.is_some_and(|open| open.end(UNSUBSCRIBED))
+    }
+
+    /// Ends every subscription: the connection closed.
+    pub(in crate::peer) fn close_all(&self) {
+        let open = {
+            let mut table = lock(&self.table);
+            table.closed = true;
+            std::mem::take(&mut table.open)
+        };
+        for open in open.into_values() {
+            open.end(CLOSED);
+        }
+        let starting = std::mem::take(&mut *lock(&self.starting));
+        for start in starting {
+            start.open.end(CLOSED);
+        }
+    }
+
+    /// Whether no subscription is open.
+    pub(in crate::peer) fn is_empty(&self) -> bool {
+        lock(&self.table).open.is_empty()
+    }
+}
+
+/// Starts the methods of subscriptions whose answers are queued, each on a
+/// task of its own.
+pub(in crate::peer) fn start(shared: &Arc<Shared>, starts: Vec<Start>) {
+    for start in starts {
+        tokio::spawn(run(Arc::clone(shared), start));
+    }
+}
+
+/// Runs a subscription's method; when it returns, ends the subscription
+/// and tells the client (unless it had ended already).
+async fn run(shared: Arc<Shared>, start: Start) {
+    let Start { open, method, run } = start;
+    let error = match CatchUnwind(run).await {
+        Ok(Ok(())) => None,
+        Ok(Err(error)) => Some(error),
+        Err(panic) => Some(panicked(method, &*panic)),
+    };
+    if open.end(ENDED) {
+        shared.serving.remove(open.id);
+        let _ = shared.send(open.last(error.as_ref()), None).await;
+    } else if let Some(error) = error {
+        tracing::debug!(method, %error, "a subscription's method failed after the subscription ended");
+    }
+}
+
+/// The sending end of one subscription, handed to its method: each item
+/// goes to the client as a notification `{"subscription": id, "result":
+/// item}`.
+///
+/// A method declares a subscription by taking a `Sink<Item>` parameter
+/// (injected, like [`Context`]); the subscription lasts while the method
+/// runs:
+///
+/// ```
+/// use rpc_runtime::{rpc, ErrorObject, Sink};
+///
+/// #[rpc]
+/// pub trait Clock {
+///     /// Sends `count` ticks, then ends.
+///     #[rpc(unsubscribe = "unsubscribe_ticks")]
+///     async fn ticks(&self, count: u64, sink: Sink<u64>) -> Result<(), ErrorObject>;
+/// }
+///
+/// struct MyClock;
+///
+/// impl Clock for MyClock {
+///     async fn ticks(&self, count: u64, sink: Sink<u64>) -> Result<(), ErrorObject> {
+///         for tick in 1..=count {
+///             sink.send(tick).await?; // fails once the client unsubscribed or left
+///         }
+///         Ok(())
+///     }
+/// }
+/// ```
+///
+/// Each subscription has room for [`Limits::subscription_buffer`](crate::Limits)
+/// items not yet written to the transport. [`Sink::send`] waits for room
+/// (the method runs at the pace its reader reads); [`Sink::try_send`] never
+/// waits, and finding no room ends the subscription (the slow-reader
+/// policy: the client gets an error notification, and memory does not
+/// grow).
+pub struct Sink<T> {
+    open: Arc<Open>,
+    shared: Arc<Shared>,
+    _item: PhantomData<fn(T)>,
+}
+
+impl<T> fmt::Debug for Sink<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Sink").field("subscription", &self.open.id).field("ended", &self.open.error()).finish()
+    }
+}
+
+impl<T: Serialize> Sink<T> {
+    /// Sends `item`, waiting while the subscription's buffer is full (the
+    /// client reads slowly) or the connection's outgoing bytes are at their
+    /// limit. Fails once the subscription has ended; nothing is sent then.
+    pub async fn send(&self, item: T) -> Result<(), SinkError> {
+        let bytes = self.encode(item)?;
+        let open = &self.open;
+        let room = Arc::clone(&open.room).acquire_owned().await.map_err(|_| self.ended())?;
+        tokio::select! {
+            biased;
+            sent = self.shared.send_item(bytes, room) => sent.map_err(|_| SinkError::Closed),
+            () = open.ended.raised() => Err(self.ended()),
+        }
+    }
+
+    /// Sends `item` without waiting. When the subscription's buffer (or the
+    /// connection's outgoing bytes) has no room, the client is reading too
+    /// slowly: the subscription ends, the client gets a last notification
+    /// with error [`SUBSCRIPTION_LAGGED`], and this returns
+    /// [`SinkError::Lagged`]. For producers that cannot wait, such as a
+    /// broadcast of events.
+    pub fn try_send(&self, item: T) -> Result<(), SinkError> {
+        if let Some(err) = self.open.error() {
+            return Err(err);
+        }
+        let bytes = self.encode(item)?;
+        let room = match Arc::clone(&self.open.room).try_acquire_owned() {
+            Ok(room) => room,
+            Err(TryAcquireError::NoPermits) => return Err(self.lagged()),
+            Err(TryAcquireError::Closed) => return Err(self.ended()),
+        };
+        match self.shared.try_send_item(bytes, room) {
+            Ok(true) => Ok(()),
+            Ok(false) => Err(self.lagged()),
+            Err(_) => Err(SinkError::Closed),
+        }
+    }
+
+    /// The item as a notification.
+    fn encode(&self, item: T) -> Result<Vec<u8>, SinkError> {
+        let open = &self.open;
+        let hint = open.hint.load(Ordering::Relaxed);
+        let mut bytes = Vec::with_capacity(open.head.len() + hint + 12);
+        bytes.extend_from_slice(&open.head);
+        bytes.extend_from_slice(b"\"result\":");
+        let start = bytes.len();
+        serde_json::to_writer(&mut bytes, &item).map_err(|err| SinkError::Encode(err.to_string()))?;
+        open.hint.store(bytes.len() - start, Ordering::Relaxed);
+        bytes.extend_from_slice(b"}}");
+        Ok(bytes)
+    }
+}
+
+impl<T> Sink<T> {
+    /// The subscription's id, as the client received it.
+    pub fn id(&self) -> u64 {
+        self.open.id
+    }
+
+    /// Whether the subscription has ended (see [`SinkError`] for why).
+    pub fn is_closed(&self) -> bool {
+        self.open.error().is_some()
+    }
+
+    /// Completes when the subscription ends: the client unsubscribed, the
+    /// connection closed or its input ended, or its reader fell behind.
+    /// Use it in a `tokio::select!` to stop waiting for the next item.
+    pub async fn closed(&self) -> SinkError {
+        self.open.ended.raised().await;
+        self.ended()
+    }
+
+    /// Why the subscription ended.
+    fn ended(&self) -> SinkError {
+        self.open.error().unwrap_or(SinkError::Closed)
+    }
+
+    /// Ends the subscription because its reader fell behind, telling it so.
+    #[cold]
+    fn lagged(&self) -> SinkError {
+        let open = &self.open;
+        if open.end(LAGGED) {
+            self.shared.serving.remove(open.id);
+            tracing::debug!(
+                subscription = open.id,
+                capacity = open.capacity,
+                "subscription ended: its reader fell behind"
+            );
+            let error = ErrorObject::new(
+                SUBSCRIPTION_LAGGED,
+                format!(
+                    "Subscription ended: the client read too slowly ({} items were waiting; Limits::subscription_buffer)",
+                    open.capacity
+                ),
+            );
+            self.shared.push(open.last(Some(&error)));
+        }
+        self.ended()
+    }
+}
+
+/// Opens a subscription for the request whose params are `params`, runs
+/// `handler` with its sink once the answer (the id, written into `out`) is
+/// queued. What `#[rpc]` generates for a method with a `Sink` parameter.
+pub fn subscription<T, F, Fut>(
+    params: &Params<'_>,
+    cx: &Context,
+    out: &mut Vec<u8>,
+    notification: &'static str,
+    unsubscribe: &'static str,
+    handler: F,
+) -> Result<Option<crate::dispatch::router::MethodFuture>, ErrorObject>
+where
+    T: Serialize,
+    F: FnOnce(Sink<T>) -> Fut,
+    Fut: Future + Send + 'static,
+    Fut::Output: IntoSubscriptionEnd,
+{
+    let (open, shared) = open(params, cx, notification, unsubscribe)?;
+    let sink = Sink { open: Arc::clone(&open), shared: Arc::clone(&shared), _item: PhantomData };
+    let future = handler(sink);
+    accept(&shared, open, params.method(), out, Box::pin(async move { future.await.into_end() }));
+    Ok(None)
+}
+
+/// The untyped first half of [`subscription`].
+fn open(
+    params: &Params<'_>,
+    cx: &Context,
+    notification: &'static str,
+    unsubscribe: &'static str,
+) -> Result<(Arc<Open>, Arc<Shared>), ErrorObject> {
+    if params.is_notification() {
+        // Nobody would learn the id, or be able to unsubscribe.
+        return Err(ErrorObject::invalid_request().with_data(&format!(
+            "`{}` opens a subscription: call it as a request (with an id), whose answer is the subscription id",
+            params.method()
+        )));
+    }
+    let Some(peer) = cx.peer() else {
+        return Err(ErrorObject::new(
+            INTERNAL_ERROR,
+            format!(
+                "`{}` opens a subscription, which needs a connection that carries notifications to the caller; this request came without one",
+                params.method()
+            ),
+        ));
+    };
+    let shared = Arc::clone(&peer.shared);
+    let open = shared.serving.open(notification, unsubscribe)?;
+    Ok((open, shared))
+}
+
+/// The untyped second half of [`subscription`]: answers with the id and
+/// holds the method until that answer is queued.
+fn accept(
+    shared: &Shared,
+    open: Arc<Open>,
+    method: &'static str,
+    out: &mut Vec<u8>,
+    run: Pin<Box<dyn Future<Output = Result<(), ErrorObject>> + Send>>,
+) {
+    out.extend_from_slice(open.id.to_string().as_bytes());
+    shared.serving.defer(Start { open, method, run });
+}
+
+/// -32000: the connection has as many subscriptions as it may.
+#[cold]
+fn too_many(max: usize) -> ErrorObject {
+    ErrorObject::new(
+        SERVER_OVERLOADED,
+        format!(
+            "Server overloaded: at most {max} subscriptions may be open at once on this connection (max_subscriptions); unsubscribe from one first"
+        ),
+    )
+}
+
+/// The params of every unsubscribe method: the subscription's id.
+pub static UNSUBSCRIBE_PARAMS: [crate::spec::ParamSpec; 1] =
+    [crate::spec::ParamSpec { name: "subscription", ty: "subscription id", optional: false }];
+
+/// Serves unsubscribe method `spec`: params `[id]` (or
+/// `{"subscription": id}`), answered `true` when that subscription was
+/// open and made by a method `spec` ends, else `false`. Ids are what
+/// subscribe calls answer with, unsigned integers: anything else is
+/// -32602, as the catalog's schema says.
+pub fn register_unsubscribe(router: &mut crate::dispatch::router::Router, spec: &'static MethodSpec) {
+    let registered = router.register_direct(spec, move |params, cx, out| {
+        let id: u64 = params.decode(0)?;
+        let closed = cx.peer().is_some_and(|peer| peer.shared.serving.unsubscribe(id, spec.name));
+        out.extend_from_slice(if closed { b"true" } else { b"false" });
+        Ok(None)
+    });
+    if let Err(err) = registered {
+        // Several subscriptions of one trait may share an unsubscribe
+        // method; #[rpc] registers it once, so this cannot happen.
+        unreachable!("#[rpc] registers each unsubscribe method once: {err}");
+    }
+}
+
+/// Polls a future, turning a panic into an `Err` with its payload.
+struct CatchUnwind<F>(F);
+
+impl<F: Future + Unpin> Future for CatchUnwind<F> {
+    type Output = Result<F::Output, Box<dyn std::any::Any + Send>>;
+    fn poll(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Self::Output> {
+        let future = &mut self.0;
+        match std::panic::catch_unwind(AssertUnwindSafe(|| Pin::new(&mut *future).poll(cx))) {
+            Ok(Poll::Pending) => Poll::Pending,
+            Ok(Poll::Ready(output)) => Poll::Ready(Ok(output)),
+            Err(panic) => Poll::Ready(Err(panic)),
+        }
+    }
+}

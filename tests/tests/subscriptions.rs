@@ -1,0 +1,477 @@
+//! Subscriptions end to end: typed subscribe, items and unsubscribe over a
+//! byte stream and the in-memory transport; unsubscribing by dropping the
+//! stream; the server ending a subscription (normally and with an error);
+//! the slow-reader policy on both sides; the per-connection limit; the
+//! connection closing; and the wire shape, byte for byte.
+
+use std::time::Duration;
+
+use rpc_runtime::serde_json::{self, json, Value};
+use rpc_runtime::{
+    memory_pair, rpc, ClientError, Limits, MemorySink, MemorySource, MessageSink, MessageSource, Peer, Received,
+    RpcError, Server, Sink, SinkError, Subscription, SUBSCRIPTION_LAGGED,
+};
+use tokio::sync::mpsc;
+
+/// A feed of numbers, in every shape a subscription method can take.
+#[rpc]
+pub trait Feed {
+    /// Sends 1..=count, then ends; with `fail`, ends with an error instead.
+    #[rpc(unsubscribe = "unsubscribe_feed")]
+    async fn count_to(&self, count: u64, fail: bool, sink: Sink<u64>) -> Result<(), FeedError>;
+
+    /// Sends 1, 2, 3... (waiting for room, and a millisecond between
+    /// items) until the subscription ends, then reports why.
+    #[rpc(unsubscribe = "unsubscribe_feed")]
+    async fn forever(&self, sink: Sink<u64>);
+
+    /// Sends `count` items without waiting (`try_send`), then waits for the
+    /// subscription to end; reports the first failure.
+    #[rpc(unsubscribe = "unsubscribe_feed")]
+    async fn flood(&self, count: u64, sink: Sink<String>);
+
+    /// A subscription with an unsubscribe method of its own.
+    #[rpc(unsubscribe = "stop_words")]
+    async fn words(&self, sink: Sink<String>);
+
+    /// A plain method, to see that calls go on next to subscriptions.
+    fn add(&self, a: u64, b: u64) -> u64;
+}
+
+/// What a [`Feed`] subscription can fail with.
+#[derive(Debug, PartialEq, RpcError)]
+pub enum FeedError {
+    /// Asked to fail after `after` items.
+    #[rpc(code = -32077, message = "Feed broke")]
+    Broke { after: u64 },
+}
+
+/// Reports what the handlers saw: why each sink closed.
+#[derive(Clone)]
+struct FeedImpl {
+    seen: mpsc::UnboundedSender<SinkError>,
+}
+
+impl Feed for FeedImpl {
+    async fn count_to(&self, count: u64, fail: bool, sink: Sink<u64>) -> Result<(), FeedError> {
+        for n in 1..=count {
+            if sink.send(n).await.is_err() {
+                return Ok(());
+            }
+        }
+        if fail {
+            return Err(FeedError::Broke { after: count });
+        }
+        Ok(())
+    }
+
+    async fn forever(&self, sink: Sink<u64>) {
+        for n in 1.. {
+            if let Err(err) = sink.send(n).await {
+                let _ = self.seen.send(err);
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    }
+
+    async fn flood(&self, count: u64, sink: Sink<String>) {
+        for n in 0..count {
+            if let Err(err) = sink.try_send(format!("item {n}")) {
+                let _ = self.seen.send(err);
+                return;
+            }
+        }
+        let why = sink.closed().await;
+        let _ = self.seen.send(why);
+    }
+
+    async fn words(&self, sink: Sink<String>) {
+        let _ = sink.send("hello".to_owned()).await;
+        let why = sink.closed().await;
+        let _ = self.seen.send(why);
+    }
+
+    fn add(&self, a: u64, b: u64) -> u64 {
+        a + b
+    }
+}
+
+fn feed() -> (FeedImpl, mpsc::UnboundedReceiver<SinkError>) {
+    let (seen, rx) = mpsc::unbounded_channel();
+    (FeedImpl { seen }, rx)
+}
+
+const WAIT: Duration = Duration::from_secs(30);
+
+async fn next_seen(seen: &mut mpsc::UnboundedReceiver<SinkError>) -> SinkError {
+    tokio::time::timeout(WAIT, seen.recv()).await.expect("the handler reports in time").expect("a report")
+}
+
+async fn next<T: std::fmt::Debug, E: std::fmt::Debug>(
+    stream: &mut Subscription<T, E>,
+) -> Option<Result<T, ClientError<E>>> {
+    tokio::time::timeout(WAIT, stream.next()).await.expect("an item in time")
+}
+
+/// A client of `server` over the in-memory transport.
+fn in_memory(server: Server) -> FeedClient {
+    FeedClient::new(Peer::builder().in_process(server))
+}
+
+/// A client of `server` over a byte stream (an in-process duplex pipe,
+/// newline-delimited).
+fn over_bytes(server: Server) -> FeedClient {
+    let (client_side, server_side) = tokio::io::duplex(64 * 1024);
+    tokio::spawn(async move {
+        let (reader, writer) = tokio::io::split(server_side);
+        let _ = server.serve_stream(reader, writer, rpc_runtime::Context::new()).await;
+    });
+    let (reader, writer) = tokio::io::split(client_side);
+    FeedClient::new(Peer::builder().connect(reader, writer))
+}
+
+/// Subscribe, read typed items, the server's end, unsubscribe, and calls
+/// next to a running subscription.
+async fn exercise(client: &FeedClient, seen: &mut mpsc::UnboundedReceiver<SinkError>) {
+    // The server ends it: all items, then the end.
+    let mut counting = client.count_to(3, false).await.unwrap();
+    let mut items = Vec::new();
+    while let Some(item) = next(&mut counting).await {
+        items.push(item.unwrap());
+    }
+    assert_eq!(items, [1, 2, 3]);
+    assert!(next(&mut counting).await.is_none(), "an ended stream stays ended");
+
+    // The server ends it with the method's own error, typed.
+    let mut failing = client.count_to(2, true).await.unwrap();
+    assert_eq!(next(&mut failing).await.unwrap().unwrap(), 1);
+    assert_eq!(next(&mut failing).await.unwrap().unwrap(), 2);
+    match next(&mut failing).await {
+        Some(Err(ClientError::App(FeedError::Broke { after: 2 }))) => {}
+        other => panic!("expected the feed's own error, got {other:?}"),
+    }
+    assert!(next(&mut failing).await.is_none());
+
+    // The client ends it: explicit unsubscribe, answered `true`; the
+    // handler sees why.
+    let mut endless = client.forever().await.unwrap();
+    assert_eq!(next(&mut endless).await.unwrap().unwrap(), 1);
+    assert_eq!(next(&mut endless).await.unwrap().unwrap(), 2);
+    assert_eq!(client.add(2, 3).await.unwrap(), 5, "calls go on next to a subscription");
+    assert!(endless.unsubscribe().await.unwrap());
+    assert_eq!(next_seen(seen).await, SinkError::Unsubscribed);
+
+    // Two at once, each with its own items.
+    let mut a = client.count_to(2, false).await.unwrap();
+    let mut b = client.count_to(3, false).await.unwrap();
+    assert_ne!(a.id().get(), b.id().get());
+    let (mut from_a, mut from_b) = (Vec::new(), Vec::new());
+    while let Some(item) = next(&mut a).await {
+        from_a.push(item.unwrap());
+    }
+    while let Some(item) = next(&mut b).await {
+        from_b.push(item.unwrap());
+    }
+    assert_eq!((from_a, from_b), (vec![1, 2], vec![1, 2, 3]));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn typed_items_over_the_in_memory_transport() {
+    let (service, mut seen) = feed();
+    let client = in_memory(Server::new(service.into_rpc()));
+    exercise(&client, &mut seen).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn typed_items_over_a_byte_stream() {
+    let (service, mut seen) = feed();
+    let client = over_bytes(Server::new(service.into_rpc()));
+    exercise(&client, &mut seen).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn typed_items_over_tcp() {
+    let (service, mut seen) = feed();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let server = Server::new(service.into_rpc());
+    tokio::spawn(async move { server.serve_listener(listener).await });
+    let client = FeedClient::new(Peer::builder().connect_tcp(addr).await.unwrap());
+    exercise(&client, &mut seen).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dropping_the_stream_unsubscribes() {
+    let (service, mut seen) = feed();
+    let client = in_memory(Server::new(service.into_rpc()));
+    let mut endless = client.forever().await.unwrap();
+    assert_eq!(next(&mut endless).await.unwrap().unwrap(), 1);
+    drop(endless);
+    assert_eq!(next_seen(&mut seen).await, SinkError::Unsubscribed);
+
+    // Also before its first item was read, and when the subscribe call is
+    // dropped unanswered: the answer then unsubscribes.
+    let endless = client.forever().await.unwrap();
+    drop(endless);
+    assert_eq!(next_seen(&mut seen).await, SinkError::Unsubscribed);
+    let call = client.forever();
+    let pending = tokio::spawn(call);
+    pending.abort();
+    let _ = pending.await;
+    // The call may have been dropped before it was sent, or after: in the
+    // second case the handler sees the unsubscribe.
+    let report = tokio::time::timeout(Duration::from_millis(500), seen.recv()).await;
+    if let Ok(report) = report {
+        assert_eq!(report, Some(SinkError::Unsubscribed));
+    }
+    assert_eq!(client.add(1, 1).await.unwrap(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unsubscribe_method_ends_only_its_own_subscriptions() {
+    let (service, mut seen) = feed();
+    let client = in_memory(Server::new(service.into_rpc()));
+    let peer = client.peer().clone();
+    let mut words = client.words().await.unwrap();
+    assert_eq!(next(&mut words).await.unwrap().unwrap(), "hello");
+    let id: Value = serde_json::from_str(words.id().get()).unwrap();
+    // `unsubscribe_feed` does not end a `words` subscription; an unknown id
+    // is `false` too.
+    assert!(!peer.call::<bool, _>("unsubscribe_feed", [&id]).await.unwrap());
+    assert!(!peer.call::<bool, _>("stop_words", [999]).await.unwrap());
+    // By name too.
+    assert!(peer.call::<bool, _>("stop_words", json!({"subscription": id})).await.unwrap());
+    assert_eq!(next_seen(&mut seen).await, SinkError::Unsubscribed);
+    assert!(!peer.call::<bool, _>("stop_words", [&id]).await.unwrap(), "already ended");
+    // A missing id, or one no subscribe call answers with: -32602 naming
+    // the param.
+    for params in [json!([]), json!(["7"]), json!([-1])] {
+        match peer.call::<bool, _>("stop_words", &params).await {
+            Err(ClientError::Server(error)) => {
+                assert_eq!(error.code(), -32602, "{params}");
+                assert!(error.message().contains("subscription"), "{}", error.message());
+            }
+            other => panic!("expected -32602 for {params}, got {other:?}"),
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_per_connection_limit_refuses_with_a_clear_error() {
+    let (service, _seen) = feed();
+    let limits = Limits { max_subscriptions: 2, ..Limits::default() };
+    let client = in_memory(Server::new(service.into_rpc()).limits(limits));
+    let first = client.forever().await.unwrap();
+    let _second = client.forever().await.unwrap();
+    match client.forever().await {
+        Err(ClientError::Server(error)) => {
+            assert_eq!(error.code(), -32000);
+            assert!(error.message().contains("at most 2 subscriptions"), "{}", error.message());
+            assert!(error.message().contains("max_subscriptions"), "{}", error.message());
+        }
+        other => panic!("expected -32000, got {other:?}"),
+    }
+    // Another connection has a limit of its own; ending one makes room.
+    assert!(first.unsubscribe().await.unwrap());
+    let _third = client.forever().await.unwrap();
+}
+
+/// The server side of a raw connection: what a client that does not read
+/// (or reads later) sees, message by message.
+async fn raw_client(server: Server) -> (MemorySource, MemorySink) {
+    let (client_side, server_side) = memory_pair();
+    tokio::spawn(async move {
+        let (source, sink) = server_side;
+        let _ = server.serve_transport(source, sink, rpc_runtime::ConnectionInfo::new("memory")).await;
+    });
+    client_side
+}
+
+async fn send(sink: &mut MemorySink, message: &str) {
+    sink.send(message.as_bytes());
+    sink.flush().await.unwrap();
+}
+
+async fn recv(source: &mut MemorySource) -> Value {
+    match tokio::time::timeout(WAIT, source.recv()).await.expect("a message in time").unwrap() {
+        Some(Received::Message(bytes)) => serde_json::from_slice(bytes).unwrap(),
+        other => panic!("expected a message, got {other:?}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reader_that_falls_behind_is_dropped_with_an_error_notification() {
+    let (service, mut seen) = feed();
+    // Room for 4 items per subscription and about 200 bytes of unsent output.
+    let limits = Limits { subscription_buffer: 4, max_queued_bytes: 200, ..Limits::default() };
+    let (mut source, mut sink) = raw_client(Server::new(service.into_rpc()).limits(limits)).await;
+    // Subscribe, then read nothing while the handler floods.
+    send(&mut sink, r#"{"jsonrpc":"2.0","method":"flood","params":[100000],"id":1}"#).await;
+    assert_eq!(next_seen(&mut seen).await, SinkError::Lagged { capacity: 4 });
+    // Reading now: the answer, the items that fit, then the error.
+    assert_eq!(recv(&mut source).await, json!({"jsonrpc": "2.0", "result": 1, "id": 1}));
+    let mut items = 0;
+    let last = loop {
+        let message = recv(&mut source).await;
+        assert_eq!(message["method"], "subscription");
+        assert_eq!(message["params"]["subscription"], 1);
+        if message["params"].get("result").is_none() {
+            break message;
+        }
+        assert_eq!(message["params"]["result"], format!("item {items}"));
+        items += 1;
+    };
+    assert!(items < 100_000, "memory did not grow with the flood ({items} items were kept)");
+    assert_eq!(last["params"]["error"]["code"], SUBSCRIPTION_LAGGED);
+    let message = last["params"]["error"]["message"].as_str().unwrap();
+    assert!(message.contains("too slowly") && message.contains("subscription_buffer"), "{message}");
+    // The connection carries on.
+    send(&mut sink, r#"{"jsonrpc":"2.0","method":"add","params":[1,2],"id":2}"#).await;
+    assert_eq!(recv(&mut source).await, json!({"jsonrpc": "2.0", "result": 3, "id": 2}));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_that_is_not_read_ends_with_lagged_and_unsubscribes() {
+    let (service, mut seen) = feed();
+    let client = Peer::builder()
+        .limits(Limits { subscription_buffer: 3, ..Limits::default() })
+        .in_process(Server::new(service.into_rpc()));
+    let client = FeedClient::new(client);
+    let mut endless = client.forever().await.unwrap();
+    // Not read: the server keeps sending, this side keeps 3 and gives up.
+    assert_eq!(next_seen(&mut seen).await, SinkError::Unsubscribed);
+    for expected in 1..=3 {
+        assert_eq!(next(&mut endless).await.unwrap().unwrap(), expected);
+    }
+    match next(&mut endless).await {
+        Some(Err(ClientError::Lagged(3))) => {}
+        other => panic!("expected Lagged(3), got {other:?}"),
+    }
+    assert!(next(&mut endless).await.is_none());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn closing_the_connection_ends_every_subscription_on_both_sides() {
+    // The client leaves: every handler sees it.
+    let (service, mut seen) = feed();
+    let client = in_memory(Server::new(service.into_rpc()));
+    let a = client.words().await.unwrap();
+    let b = client.words().await.unwrap();
+    client.peer().close();
+    assert_eq!(next_seen(&mut seen).await, SinkError::Closed);
+    assert_eq!(next_seen(&mut seen).await, SinkError::Closed);
+    drop((a, b));
+
+    // Over a byte stream whose client side is dropped, too.
+    let (service, mut seen) = feed();
+    let client = over_bytes(Server::new(service.into_rpc()));
+    let endless = client.forever().await.unwrap();
+    drop(client);
+    drop(endless);
+    let why = next_seen(&mut seen).await;
+    assert!(matches!(why, SinkError::Closed | SinkError::Unsubscribed), "{why:?}");
+
+    // The server side goes away: the stream says so after its items.
+    let (service, _seen) = feed();
+    let (client_side, server_side) = memory_pair();
+    let server = Server::new(service.into_rpc());
+    let serving = tokio::spawn(async move {
+        let (source, sink) = server_side;
+        server.serve_transport(source, sink, rpc_runtime::ConnectionInfo::new("memory")).await
+    });
+    let (source, sink) = client_side;
+    let client = FeedClient::new(Peer::builder().connect_transport(source, sink));
+    let mut words = client.words().await.unwrap();
+    assert_eq!(next(&mut words).await.unwrap().unwrap(), "hello");
+    serving.abort();
+    match next(&mut words).await {
+        Some(Err(ClientError::Closed)) => {}
+        other => panic!("expected Closed, got {other:?}"),
+    }
+    assert!(next(&mut words).await.is_none());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_wire_shape_is_the_ethereum_convention() {
+    let (service, mut seen) = feed();
+    let (mut source, mut sink) = raw_client(Server::new(service.into_rpc())).await;
+    send(&mut sink, r#"{"jsonrpc":"2.0","method":"count_to","params":{"count":2,"fail":false},"id":"a"}"#).await;
+    assert_eq!(recv(&mut source).await, json!({"jsonrpc": "2.0", "result": 1, "id": "a"}));
+    for n in 1..=2 {
+        assert_eq!(
+            recv(&mut source).await,
+            json!({"jsonrpc": "2.0", "method": "subscription", "params": {"subscription": 1, "result": n}})
+        );
+    }
+    assert_eq!(
+        recv(&mut source).await,
+        json!({"jsonrpc": "2.0", "method": "subscription", "params": {"subscription": 1, "end": true}})
+    );
+    // Failing: the last notification carries the error object.
+    send(&mut sink, r#"{"jsonrpc":"2.0","method":"count_to","params":[0,true],"id":2}"#).await;
+    assert_eq!(recv(&mut source).await, json!({"jsonrpc": "2.0", "result": 2, "id": 2}));
+    assert_eq!(
+        recv(&mut source).await,
+        json!({"jsonrpc": "2.0", "method": "subscription",
+               "params": {"subscription": 2, "error": {"code": -32077, "message": "Feed broke", "data": {"after": 0}}}})
+    );
+    // Called as a notification, nothing opens (nobody would learn the id).
+    send(&mut sink, r#"{"jsonrpc":"2.0","method":"words"}"#).await;
+    // In a batch whose other entry waits: the items come after the answer.
+    send(
+        &mut sink,
+        r#"[{"jsonrpc":"2.0","method":"words","id":3},{"jsonrpc":"2.0","method":"add","params":[1,1],"id":4}]"#,
+    )
+    .await;
+    let batch = recv(&mut source).await;
+    assert_eq!(batch, json!([{"jsonrpc": "2.0", "result": 3, "id": 3}, {"jsonrpc": "2.0", "result": 2, "id": 4}]));
+    assert_eq!(
+        recv(&mut source).await,
+        json!({"jsonrpc": "2.0", "method": "subscription", "params": {"subscription": 3, "result": "hello"}})
+    );
+    send(&mut sink, r#"{"jsonrpc":"2.0","method":"stop_words","params":[3],"id":5}"#).await;
+    assert_eq!(recv(&mut source).await, json!({"jsonrpc": "2.0", "result": true, "id": 5}));
+    assert_eq!(next_seen(&mut seen).await, SinkError::Unsubscribed);
+    // Bad params are -32602 and open nothing.
+    send(&mut sink, r#"{"jsonrpc":"2.0","method":"count_to","params":{"count":"x","fail":false},"id":6}"#).await;
+    let answer = recv(&mut source).await;
+    assert_eq!(answer["error"]["code"], -32602, "{answer}");
+    assert_eq!(answer["id"], 6);
+}
+
+/// Items arrive in order and typed even when many are in flight at once.
+/// (A stream holds at most `subscription_buffer` unread items; this one has
+/// room for all, so that a slow test build never lags.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn many_items_arrive_in_order() {
+    let (service, _seen) = feed();
+    let (client_side, server_side) = tokio::io::duplex(64 * 1024);
+    let server = Server::new(service.into_rpc());
+    tokio::spawn(async move {
+        let (reader, writer) = tokio::io::split(server_side);
+        let _ = server.serve_stream(reader, writer, rpc_runtime::Context::new()).await;
+    });
+    let (reader, writer) = tokio::io::split(client_side);
+    let limits = Limits { subscription_buffer: 32_768, ..Limits::default() };
+    let client = FeedClient::new(Peer::builder().limits(limits).connect(reader, writer));
+    let mut counting = client.count_to(20_000, false).await.unwrap();
+    let mut expected = 1;
+    while let Some(item) = next(&mut counting).await {
+        assert_eq!(item.unwrap(), expected);
+        expected += 1;
+    }
+    assert_eq!(expected, 20_001);
+}
+
+/// The untyped `Peer::subscribe`, for servers without a trait.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn untyped_subscriptions() {
+    let (service, _seen) = feed();
+    let peer = Peer::builder().in_process(Server::new(service.into_rpc()));
+    let mut counting =
+        peer.subscribe::<Value, _>("count_to", json!([2, false]), "subscription", "unsubscribe_feed").await.unwrap();
+    assert_eq!(next(&mut counting).await.unwrap().unwrap(), json!(1));
+    assert_eq!(next(&mut counting).await.unwrap().unwrap(), json!(2));
+    assert!(next(&mut counting).await.is_none());
+}

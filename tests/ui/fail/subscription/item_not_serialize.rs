@@ -1,0 +1,12 @@
+// An item type that cannot be encoded is reported on the `Sink` parameter.
+use rpc_runtime::{rpc, Sink};
+
+pub struct Opaque;
+
+#[rpc(catalog = false)] // only the serde bound is under test here
+pub trait Service {
+    #[rpc(unsubscribe = "unsubscribe_ticks")]
+    async fn ticks(&self, sink: Sink<Opaque>);
+}
+
+fn main() {}
