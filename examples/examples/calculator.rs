@@ -4,10 +4,16 @@
 //! ```text
 //! cargo run --example calculator -- [--framing ndjson|content-length] [--tcp ADDR]
 //! cargo run --example calculator -- --catalog
+//! cargo run --example calculator -- --nats URL --subject SUBJECT [--queue GROUP]
 //! ```
 //!
 //! Serves over stdio by default; with `--tcp ADDR` it listens there instead
-//! and prints `listening on ADDR` to stderr. Logs go to stderr
+//! and prints `listening on ADDR` to stderr. With `--nats URL --subject
+//! SUBJECT` it connects to that NATS server and serves the subject in queue
+//! group GROUP (default: the subject), so several of them share the calls;
+//! it prints `serving NATS subject SUBJECT in queue group GROUP` to stderr
+//! once subscribed, and on SIGTERM or Ctrl-C it leaves the queue group,
+//! answers what it received and exits. Logs go to stderr
 //! (`RPC_LOG=debug` for more). With `--catalog` it prints its OpenRPC
 //! document (pretty JSON) to stdout and exits.
 
@@ -211,23 +217,69 @@ struct Options {
     framing: Framing,
     tcp: Option<String>,
     catalog: bool,
+    nats: Option<String>,
+    subject: Option<String>,
+    queue: Option<String>,
 }
 
+const USAGE: &str = "usage: calculator [--framing ndjson|content-length] [--tcp ADDR] | --catalog | --nats URL --subject SUBJECT [--queue GROUP]";
+
 fn parse_args() -> Result<Options, String> {
-    let mut options = Options { framing: Framing::NewlineDelimited, tcp: None, catalog: false };
+    let mut options = Options {
+        framing: Framing::NewlineDelimited,
+        tcp: None,
+        catalog: false,
+        nats: None,
+        subject: None,
+        queue: None,
+    };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--framing" => options.framing = args.next().ok_or("--framing needs a value")?.parse()?,
             "--tcp" => options.tcp = Some(args.next().ok_or("--tcp needs an address such as 127.0.0.1:4000")?),
             "--catalog" => options.catalog = true,
-            "-h" | "--help" => {
-                return Err("usage: calculator [--framing ndjson|content-length] [--tcp ADDR] | --catalog".to_owned());
+            "--nats" => options.nats = Some(args.next().ok_or("--nats needs a URL such as nats://127.0.0.1:4222")?),
+            "--subject" => {
+                options.subject = Some(args.next().ok_or("--subject needs a NATS subject such as svc.calculator")?)
             }
+            "--queue" => options.queue = Some(args.next().ok_or("--queue needs a queue group name")?),
+            "-h" | "--help" => return Err(USAGE.to_owned()),
             other => return Err(format!("unknown argument `{other}`; try --help")),
         }
     }
+    if options.nats.is_some() != options.subject.is_some() {
+        return Err("--nats and --subject go together: --nats URL --subject SUBJECT".to_owned());
+    }
+    if options.queue.is_some() && options.nats.is_none() {
+        return Err("--queue needs --nats URL --subject SUBJECT".to_owned());
+    }
     Ok(options)
+}
+
+/// Serves `subject` on the NATS server at `url` until SIGTERM or Ctrl-C,
+/// then drains.
+async fn serve_nats(server: Server, url: &str, subject: String, queue: Option<String>) -> std::io::Result<()> {
+    let client = rpc_runtime::nats::async_nats::connect(url).await.map_err(std::io::Error::other)?;
+    let queue = queue.unwrap_or_else(|| subject.clone());
+    eprintln!("serving NATS subject {subject} in queue group {queue}");
+    server.serve_nats_with_shutdown(client, subject, queue, stop_signal()).await
+}
+
+/// Completes on SIGTERM (a rolling restart) or Ctrl-C.
+async fn stop_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        if let Ok(mut term) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = tokio::signal::ctrl_c() => {}
+            }
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
 }
 
 #[tokio::main]
@@ -245,9 +297,10 @@ async fn main() -> std::process::ExitCode {
         return std::process::ExitCode::SUCCESS;
     }
     let server = Server::new(Calc.into_rpc()).framing(options.framing);
-    let result = match options.tcp {
-        None => server.serve_stdio().await,
-        Some(addr) => match tokio::net::TcpListener::bind(&addr).await {
+    let result = match (options.tcp, options.nats, options.subject) {
+        (_, Some(url), Some(subject)) => serve_nats(server, &url, subject, options.queue).await,
+        (None, _, _) => server.serve_stdio().await,
+        (Some(addr), _, _) => match tokio::net::TcpListener::bind(&addr).await {
             Ok(listener) => {
                 eprintln!("listening on {}", listener.local_addr().map_or(addr, |a| a.to_string()));
                 server.serve_listener(listener).await
