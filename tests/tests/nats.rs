@@ -357,7 +357,9 @@ impl Replica {
         // Its log up to the end (the reader stops at end of file).
         while let Ok(Some(line)) = tokio::time::timeout(Duration::from_secs(5), self.lines.recv()).await {
             if line.contains("drained") {
-                received = line.split("received=").nth(1).and_then(|n| n.trim().parse().ok());
+                eprintln!("{line}");
+                let count = line.split("received=").nth(1).and_then(|rest| rest.split(' ').next());
+                received = count.and_then(|n| n.parse().ok());
             }
         }
         received.expect("the replica reported how many messages it received")

@@ -155,10 +155,10 @@ impl Server {
             return Err(io::Error::new(io::ErrorKind::NotConnected, "the NATS connection closed"));
         }
         tracing::info!(subject, received = replica.traffic.received, "draining: leaving the queue group");
-        replica.drain(&mut subscriber).await;
+        let quiet = replica.drain(&mut subscriber).await;
         let received = replica.traffic.received;
         replica.finish().await;
-        tracing::info!(subject, received, "drained: every message received was handled");
+        tracing::info!(subject, received, quiet, "drained: every message received was handled");
         Ok(())
     }
 }
@@ -245,13 +245,14 @@ impl<'s> Replica<'s> {
     /// than what can be on the wire (at least [`MIN_DRAIN_WINDOW`], or a
     /// quarter second's worth of the recent traffic). Under load the count
     /// is reached quickly; when no message came for [`DRAIN_QUIET`], the
-    /// subscription is drained at once instead.
-    async fn drain(&mut self, subscriber: &mut Subscriber) {
+    /// subscription is drained at once instead (and this returns `true`).
+    async fn drain(&mut self, subscriber: &mut Subscriber) -> bool {
         let stop_after = self.traffic.received + self.traffic.window();
         let mut leaving = subscriber.unsubscribe_after(stop_after).await.is_err();
         loop {
             let quiet = self.traffic.last + DRAIN_QUIET;
             let message = tokio::select! {
+                biased;
                 message = next(subscriber) => message,
                 () = tokio::time::sleep_until(quiet), if !leaving => {
                     leaving = true;
@@ -261,7 +262,7 @@ impl<'s> Replica<'s> {
             };
             match message {
                 Some(message) => self.serve(message).await,
-                None => return,
+                None => return leaving,
             }
         }
     }
@@ -810,12 +811,16 @@ mod tests {
 
     #[test]
     fn an_answer_over_max_payload_becomes_an_error_per_id() {
-        let answer = br#"[{"jsonrpc":"2.0","result":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx","id":1},{"jsonrpc":"2.0","result":2,"id":2}]"#;
-        let replaced: serde_json::Value = serde_json::from_slice(&too_large(answer, 250)).unwrap();
+        let answer = format!(
+            r#"[{{"jsonrpc":"2.0","result":"{}","id":1}},{{"jsonrpc":"2.0","result":2,"id":2}}]"#,
+            "x".repeat(2_000)
+        );
+        let answer = answer.as_bytes();
+        let replaced: serde_json::Value = serde_json::from_slice(&too_large(answer, 1_000)).unwrap();
         let entries = replaced.as_array().unwrap();
         assert_eq!(entries.len(), 2);
         assert_eq!(entries[0]["error"]["code"], INTERNAL_ERROR);
-        assert!(entries[0]["error"]["message"].as_str().unwrap().contains("max_payload of 250 bytes"));
+        assert!(entries[0]["error"]["message"].as_str().unwrap().contains("max_payload of 1000 bytes"));
         let tiny: serde_json::Value = serde_json::from_slice(&too_large(answer, 10)).unwrap();
         assert_eq!(tiny["id"], serde_json::Value::Null);
     }
