@@ -5,13 +5,19 @@
 //! cargo run --example calculator -- [--framing ndjson|content-length] [--tcp ADDR] [--http ADDR] [--ws ADDR]
 //! cargo run --example calculator -- --catalog
 //! cargo run --example calculator -- --mcp
+//! cargo run --example calculator -- --nats URL --subject SUBJECT [--queue GROUP]
 //! ```
 //!
 //! Serves over stdio by default; with `--tcp ADDR` it listens there instead
 //! and prints `listening on ADDR` to stderr. `--http ADDR` serves JSON-RPC
 //! over HTTP `POST` there (printing `listening on http://ADDR`), `--ws ADDR`
 //! over WebSocket (printing `listening on ws://ADDR`; plain `POST` works on
-//! that port too); any of the three may be given together. Logs go to stderr
+//! that port too); any of the three may be given together. With `--nats URL --subject
+//! SUBJECT` it connects to that NATS server and serves the subject in queue
+//! group GROUP (default: the subject), so several of them share the calls;
+//! it prints `serving NATS subject SUBJECT in queue group GROUP` to stderr
+//! once subscribed, and on SIGTERM or Ctrl-C it leaves the queue group,
+//! answers what it received and exits. Logs go to stderr
 //! (`RPC_LOG=debug` for more). With `--catalog` it prints its OpenRPC
 //! document (pretty JSON) to stdout and exits. With `--mcp` it is a Model
 //! Context Protocol server instead: each method is a tool of the same name
@@ -271,11 +277,25 @@ struct Options {
     ws: Option<String>,
     catalog: bool,
     mcp: bool,
+    nats: Option<String>,
+    subject: Option<String>,
+    queue: Option<String>,
 }
 
+const USAGE: &str = "usage: calculator [--framing ndjson|content-length] [--tcp ADDR] [--http ADDR] [--ws ADDR] | --catalog | --mcp [--tcp ADDR] | --nats URL --subject SUBJECT [--queue GROUP]";
+
 fn parse_args() -> Result<Options, String> {
-    let mut options =
-        Options { framing: Framing::NewlineDelimited, tcp: None, http: None, ws: None, catalog: false, mcp: false };
+    let mut options = Options {
+        framing: Framing::NewlineDelimited,
+        tcp: None,
+        http: None,
+        ws: None,
+        catalog: false,
+        mcp: false,
+        nats: None,
+        subject: None,
+        queue: None,
+    };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -284,15 +304,21 @@ fn parse_args() -> Result<Options, String> {
             "--http" => options.http = Some(args.next().ok_or("--http needs an address such as 127.0.0.1:8080")?),
             "--ws" => options.ws = Some(args.next().ok_or("--ws needs an address such as 127.0.0.1:8081")?),
             "--catalog" => options.catalog = true,
-            "--mcp" => options.mcp = true,
-            "-h" | "--help" => {
-                return Err(
-                    "usage: calculator [--framing ndjson|content-length] [--tcp ADDR] [--http ADDR] [--ws ADDR] | --catalog | --mcp [--tcp ADDR]"
-                        .to_owned(),
-                );
+            "--nats" => options.nats = Some(args.next().ok_or("--nats needs a URL such as nats://127.0.0.1:4222")?),
+            "--subject" => {
+                options.subject = Some(args.next().ok_or("--subject needs a NATS subject such as svc.calculator")?)
             }
+            "--mcp" => options.mcp = true,
+            "--queue" => options.queue = Some(args.next().ok_or("--queue needs a queue group name")?),
+            "-h" | "--help" => return Err(USAGE.to_owned()),
             other => return Err(format!("unknown argument `{other}`; try --help")),
         }
+    }
+    if options.nats.is_some() != options.subject.is_some() {
+        return Err("--nats and --subject go together: --nats URL --subject SUBJECT".to_owned());
+    }
+    if options.queue.is_some() && options.nats.is_none() {
+        return Err("--queue needs --nats URL --subject SUBJECT".to_owned());
     }
     Ok(options)
 }
@@ -349,6 +375,15 @@ async fn serve_listeners(server: Server, options: Options) -> std::io::Result<()
     Ok(())
 }
 
+/// Serves `subject` on the NATS server at `url` until SIGTERM or Ctrl-C,
+/// then drains.
+async fn serve_nats(server: Server, url: &str, subject: String, queue: Option<String>) -> std::io::Result<()> {
+    let client = rpc_runtime::nats::async_nats::connect(url).await.map_err(std::io::Error::other)?;
+    let queue = queue.unwrap_or_else(|| subject.clone());
+    eprintln!("serving NATS subject {subject} in queue group {queue}");
+    server.serve_nats_with_shutdown(client, subject, queue, shutdown_signal()).await
+}
+
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
     let log = examples::init_logging();
@@ -372,7 +407,9 @@ async fn main() -> std::process::ExitCode {
     };
     // SIGINT or SIGTERM: stop accepting and reading, answer what is
     // running, exit 0.
-    let result = if options.http.is_none() && options.ws.is_none() {
+    let result = if let (Some(url), Some(subject)) = (options.nats.clone(), options.subject.clone()) {
+        serve_nats(server, &url, subject, options.queue.clone()).await
+    } else if options.http.is_none() && options.ws.is_none() {
         match options.tcp {
             None => server.serve_stdio_with_shutdown(shutdown_signal()).await,
             Some(addr) => serve_tcp(&server, &addr).await,

@@ -102,6 +102,19 @@ pub use wire::{
 /// [`ConnectionInfo::part`].
 #[cfg(feature = "http")]
 pub use http;
+
+/// The NATS transport (feature `nats`): [`Server::serve_nats`] serves a
+/// router on a subject in a queue group; [`PeerBuilder::connect_nats`]
+/// calls it. The error codes its calls may fail with are here, and the
+/// `async-nats` crate it runs on, re-exported so that the versions agree.
+#[cfg(feature = "nats")]
+pub mod nats {
+    pub use crate::transport::nats::{NO_RESPONDERS, REFUSED};
+    /// The NATS client the transport runs on (connect with
+    /// `async_nats::connect`; hooks read `async_nats::HeaderMap`).
+    pub use async_nats;
+}
+
 /// Re-exported so that generated code needs no direct dependency. Users
 /// usually depend on `schemars = "1"` and derive `JsonSchema` directly; a
 /// crate without that dependency derives through this re-export with

@@ -53,7 +53,7 @@ impl Tally {
 
     fn hit(&mut self, now: Instant, interval: Duration) -> Option<Occurrences> {
         self.total = self.total.saturating_add(1);
-        let due = self.last_logged.map_or(true, |last| now.saturating_duration_since(last) >= interval);
+        let due = self.last_logged.is_none_or(|last| now.saturating_duration_since(last) >= interval);
         if !due {
             self.unlogged = self.unlogged.saturating_add(1);
             return None;

@@ -1,5 +1,5 @@
-//! Tests that need a tool from another ecosystem (Node.js and npm now;
-//! Python or `nats-server` later) go through [`require`], so that
+//! Tests that need a tool from another ecosystem (Node.js and npm,
+//! `nats-server`; Python later) go through [`require`], so that
 //! `cargo test --workspace` passes on a machine with only Rust: there each
 //! such test says on the terminal that it was skipped and why. CI makes
 //! them mandatory by setting [`REQUIRE_ENV`] (`.ci/run` installs the tools

@@ -2,3 +2,4 @@
 
 pub mod documented;
 pub mod interop;
+pub mod nats;

@@ -7,7 +7,13 @@
 //!
 //! ```text
 //! cargo run --release --bin load -- [--connections 16] [--depth 32] [--seconds 5] [--targets ours,handwritten]
+//! cargo run --release --bin load -- --targets ours-nats,handwritten-nats
 //! ```
+//!
+//! The NATS targets need `nats-server` on `PATH`: this process starts one
+//! on a free loopback port; the server under test subscribes to a subject
+//! in a queue group, and each load "connection" is a NATS client with
+//! `depth` requests (request/reply with an inbox) in flight.
 //!
 //! Adding a transport (HTTP) means a [`Transport`] variant with its driver
 //! in [`drive_connection`], and [`Target`] variants for the servers that
@@ -22,6 +28,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rpc_bench::{handwritten, ours};
+use rpc_runtime::nats::async_nats;
 use serde::Deserialize;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader as AsyncBufReader};
 use tokio::net::{TcpListener, TcpStream};
@@ -31,6 +38,8 @@ use tokio::net::{TcpListener, TcpStream};
 enum Transport {
     /// Newline-delimited JSON over TCP.
     Ndjson,
+    /// Request/reply on a NATS subject, through a local `nats-server`.
+    Nats,
 }
 
 /// A server under test.
@@ -40,15 +49,25 @@ enum Target {
     Ours,
     /// A hand-written tokio NDJSON server calling the hand-written handler.
     Handwritten,
+    /// `rpc_runtime::Server::serve_nats` on a subject in a queue group.
+    OursNats,
+    /// A hand-written async-nats request/reply loop calling the
+    /// hand-written handler.
+    HandwrittenNats,
 }
 
+/// The subject (and queue group) the NATS targets serve.
+const NATS_SUBJECT: &str = "bench.add";
+
 impl Target {
-    const ALL: [Target; 2] = [Target::Ours, Target::Handwritten];
+    const ALL: [Target; 4] = [Target::Ours, Target::Handwritten, Target::OursNats, Target::HandwrittenNats];
 
     fn name(self) -> &'static str {
         match self {
             Target::Ours => "ours",
             Target::Handwritten => "handwritten",
+            Target::OursNats => "ours-nats",
+            Target::HandwrittenNats => "handwritten-nats",
         }
     }
 
@@ -59,18 +78,67 @@ impl Target {
     fn transport(self) -> Transport {
         match self {
             Target::Ours | Target::Handwritten => Transport::Ndjson,
+            Target::OursNats | Target::HandwrittenNats => Transport::Nats,
         }
     }
 
     /// The target every other one of the same transport is compared with.
     fn is_baseline(self) -> bool {
-        self == Target::Handwritten
+        matches!(self, Target::Handwritten | Target::HandwrittenNats)
     }
 
     async fn serve(self, listener: TcpListener) -> std::io::Result<()> {
         match self {
             Target::Ours => rpc_runtime::Server::new(ours::router()).serve_listener(listener).await,
             Target::Handwritten => serve_handwritten(listener).await,
+            Target::OursNats | Target::HandwrittenNats => unreachable!("NATS targets serve a subject"),
+        }
+    }
+
+    /// Serves [`NATS_SUBJECT`] through the broker at `url`; `ready` is
+    /// called once subscribed.
+    async fn serve_nats(self, url: &str, ready: impl FnOnce()) -> std::io::Result<()> {
+        let client = async_nats::connect(url).await.map_err(std::io::Error::other)?;
+        match self {
+            Target::OursNats => {
+                // serve_nats subscribes first thing; the flush below makes
+                // sure the subscription left before we say we are ready.
+                let server = rpc_runtime::Server::new(ours::router());
+                let serve = server.serve_nats(client.clone(), NATS_SUBJECT, NATS_SUBJECT);
+                tokio::pin!(serve);
+                tokio::select! {
+                    result = &mut serve => return result,
+                    () = tokio::time::sleep(Duration::from_millis(200)) => ready(),
+                }
+                serve.await
+            }
+            Target::HandwrittenNats => {
+                let mut requests = client
+                    .queue_subscribe(NATS_SUBJECT, NATS_SUBJECT.to_owned())
+                    .await
+                    .map_err(std::io::Error::other)?;
+                client.flush().await.map_err(std::io::Error::other)?;
+                tokio::time::sleep(Duration::from_millis(200)).await;
+                ready();
+                serve_handwritten_nats(&client, &mut requests).await;
+                Ok(())
+            }
+            Target::Ours | Target::Handwritten => unreachable!("TCP targets serve a listener"),
+        }
+    }
+}
+
+/// The hand-written NATS server: for each message, the hand-written
+/// handler into a fresh buffer, published on the reply subject.
+async fn serve_handwritten_nats(client: &async_nats::Client, requests: &mut async_nats::Subscriber) {
+    use futures_util::StreamExt;
+    while let Some(message) = requests.next().await {
+        let mut out = Vec::with_capacity(64);
+        handwritten::handle(&message.payload, &mut out);
+        if let (Some(reply), false) = (message.reply, out.is_empty()) {
+            if client.publish(reply, out.into()).await.is_err() {
+                return;
+            }
         }
     }
 }
@@ -149,7 +217,7 @@ fn main() {
     if args.peek().map(String::as_str) == Some("serve") {
         args.next();
         let target = args.next().and_then(|name| Target::parse(&name)).expect("serve needs a known target name");
-        serve_child(target);
+        serve_child(target, args.next());
         return;
     }
     let options = match parse_options(args) {
@@ -159,19 +227,31 @@ fn main() {
             std::process::exit(2);
         }
     };
+    let broker = options.targets.iter().any(|t| t.transport() == Transport::Nats).then(Broker::start);
     let mut results = Vec::new();
     for &target in &options.targets {
         eprintln!("load: measuring {} for {:.1}s ...", target.name(), options.seconds);
-        results.push((target, measure(target, &options)));
+        results.push((target, measure(target, &options, broker.as_ref())));
     }
     report(&results, &options);
 }
 
-/// Child mode: serve on an ephemeral loopback port, print it, and exit when
-/// stdin closes (the parent ending or killing us).
-fn serve_child(target: Target) {
+/// Child mode: serve on an ephemeral loopback port (or, for a NATS
+/// target, on the subject through the broker at `url`), print the address
+/// (or the broker's), and exit when stdin closes (the parent ending or
+/// killing us).
+fn serve_child(target: Target, url: Option<String>) {
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("tokio runtime");
     runtime.block_on(async move {
+        if target.transport() == Transport::Nats {
+            let url = url.expect("a NATS target needs the broker's URL");
+            let addr = url.trim_start_matches("nats://").to_owned();
+            tokio::select! {
+                result = target.serve_nats(&url, || println!("{addr}")) => result.expect("server failed"),
+                _ = tokio::task::spawn_blocking(|| std::io::stdin().read_line(&mut String::new())) => {}
+            }
+            return;
+        }
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind loopback");
         println!("{}", listener.local_addr().expect("local address"));
         tokio::select! {
@@ -207,8 +287,46 @@ struct ServerProcess {
     addr: SocketAddr,
 }
 
+/// A `nats-server` on a free loopback port, for the NATS targets.
+struct Broker {
+    child: Child,
+    addr: SocketAddr,
+}
+
+impl Broker {
+    fn start() -> Broker {
+        let mut child = Command::new("nats-server")
+            .args(["-a", "127.0.0.1", "-p", "-1"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("nats-server on PATH (apt-get install nats-server)");
+        let mut lines = BufReader::new(child.stderr.take().expect("piped stderr")).lines();
+        let addr = lines
+            .by_ref()
+            .map_while(Result::ok)
+            .find_map(|line| line.split("Listening for client connections on ").nth(1).map(|a| a.trim().to_owned()))
+            .expect("nats-server reports its port");
+        // Keep draining its log so that it never blocks.
+        std::thread::spawn(move || lines.for_each(drop));
+        Broker { child, addr: addr.parse().expect("an address") }
+    }
+
+    fn url(&self) -> String {
+        format!("nats://{}", self.addr)
+    }
+}
+
+impl Drop for Broker {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 impl ServerProcess {
-    fn start(target: Target) -> ServerProcess {
+    fn start(target: Target, broker: Option<&Broker>) -> ServerProcess {
         let exe = std::env::current_exe().expect("own executable");
         // LOAD_SERVER_WRAPPER runs the server under a profiler, e.g.
         // "valgrind --tool=callgrind" (its CPU time then means little).
@@ -222,8 +340,11 @@ impl ServerProcess {
             }
             None => Command::new(exe),
         };
+        child.args(["serve", target.name()]);
+        if let Some(broker) = broker {
+            child.arg(broker.url());
+        }
         let mut child = child
-            .args(["serve", target.name()])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -264,8 +385,8 @@ fn clock_ticks_per_second() -> f64 {
         .unwrap_or(100.0)
 }
 
-fn measure(target: Target, options: &Options) -> Measurement {
-    let server = ServerProcess::start(target);
+fn measure(target: Target, options: &Options, broker: Option<&Broker>) -> Measurement {
+    let server = ServerProcess::start(target, broker.filter(|_| target.transport() == Transport::Nats));
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("tokio runtime");
     // Warm up (connections, allocator, caches), then measure.
     runtime.block_on(run_load(target.transport(), server.addr, options, Duration::from_millis(500)));
@@ -297,10 +418,45 @@ async fn run_load(transport: Transport, addr: SocketAddr, options: &Options, dur
     latencies
 }
 
-async fn drive_connection(transport: Transport, addr: SocketAddr, depth: usize, stop: &AtomicBool) -> Vec<Duration> {
+async fn drive_connection(
+    transport: Transport,
+    addr: SocketAddr,
+    depth: usize,
+    stop: &Arc<AtomicBool>,
+) -> Vec<Duration> {
     match transport {
         Transport::Ndjson => drive_ndjson(addr, depth, stop).await,
+        Transport::Nats => drive_nats(addr, depth, stop).await,
     }
+}
+
+/// One NATS client with `depth` requests in flight: each of `depth` loops
+/// sends a request with an inbox and waits for its answer.
+async fn drive_nats(addr: SocketAddr, depth: usize, stop: &Arc<AtomicBool>) -> Vec<Duration> {
+    let client = async_nats::connect(format!("nats://{addr}")).await.expect("connect to nats-server");
+    let mut loops = Vec::new();
+    for lane in 0..depth as u64 {
+        let (client, stop) = (client.clone(), Arc::clone(stop));
+        loops.push(tokio::spawn(async move {
+            let mut latencies = Vec::new();
+            let mut id = lane;
+            while !stop.load(Ordering::Relaxed) {
+                let request = format!(r#"{{"jsonrpc":"2.0","method":"add","params":[{id},1],"id":{id}}}"#);
+                let sent = Instant::now();
+                let answer = client.request(NATS_SUBJECT, request.into()).await.expect("an answer");
+                let response: Response = serde_json::from_slice(&answer.payload).expect("response is JSON");
+                assert!(response.id == id && response.result == Some(id as i64 + 1), "wrong answer");
+                latencies.push(sent.elapsed());
+                id += depth as u64;
+            }
+            latencies
+        }));
+    }
+    let mut latencies = Vec::new();
+    for lane in loops {
+        latencies.extend(lane.await.expect("a load loop"));
+    }
+    latencies
 }
 
 #[derive(Deserialize)]
@@ -354,13 +510,14 @@ fn report(results: &[(Target, Measurement)], options: &Options) {
         options.connections, options.depth, options.seconds
     );
     println!();
-    println!("| target | transport | requests/s | p50 | p99 | server CPU/request |");
-    println!("| --- | --- | ---: | ---: | ---: | ---: |");
+    println!("| target | transport | requests | requests/s | p50 | p99 | server CPU/request |");
+    println!("| --- | --- | ---: | ---: | ---: | ---: | ---: |");
     for (target, m) in results {
         println!(
-            "| {} | {:?} | {:.0} | {:.0} us | {:.0} us | {:.2} us |",
+            "| {} | {:?} | {} | {:.0} | {:.0} us | {:.0} us | {:.2} us |",
             target.name(),
             target.transport(),
+            m.requests,
             m.rate(),
             m.percentile(0.5).as_secs_f64() * 1e6,
             m.percentile(0.99).as_secs_f64() * 1e6,

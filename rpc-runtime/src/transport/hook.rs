@@ -28,7 +28,7 @@ pub struct ConnectionInfo {
 
 impl ConnectionInfo {
     /// A connection over `transport` (`"tcp"`, `"stdio"`, `"memory"`,
-    /// `"stream"`, ...), with nothing else known yet.
+    /// `"stream"`, `"nats"`, ...), with nothing else known yet.
     pub fn new(transport: &'static str) -> Self {
         ConnectionInfo { transport, peer_addr: None, local_addr: None, parts: HashMap::new() }
     }
@@ -52,7 +52,8 @@ impl ConnectionInfo {
         self
     }
 
-    /// The transport's name: `"tcp"`, `"stdio"`, `"memory"`, `"stream"`.
+    /// The transport's name: `"tcp"`, `"stdio"`, `"memory"`, `"stream"`,
+    /// `"nats"` (one per message).
     pub fn transport(&self) -> &'static str {
         self.transport
     }

@@ -10,6 +10,7 @@
 //! - `http` (feature `http`): the HTTP server (a tower service) and client;
 //! - `ws` (feature `ws`): WebSocket frames as messages, server and client;
 //! - `replies`: error answers made up for calls a transport lost;
+//! - `nats` (feature `nats`): subjects and queue groups on a NATS broker;
 //! - `server`: the server, its connection hook and connection controls.
 
 pub(crate) mod child;
@@ -17,6 +18,8 @@ pub(crate) mod hook;
 #[cfg(feature = "http")]
 pub(crate) mod http;
 pub(crate) mod memory;
+#[cfg(feature = "nats")]
+pub(crate) mod nats;
 #[cfg(any(feature = "http", feature = "ws"))]
 pub(crate) mod replies;
 pub(crate) mod server;

@@ -96,7 +96,7 @@ where
     if !inner.config.ws.enabled {
         return status_response(StatusCode::METHOD_NOT_ALLOWED, "Method Not Allowed: WebSocket is not served here");
     }
-    if request.headers().get(header::SEC_WEBSOCKET_VERSION).map_or(true, |version| version != "13") {
+    if request.headers().get(header::SEC_WEBSOCKET_VERSION).is_none_or(|version| version != "13") {
         let mut response =
             status_response(StatusCode::UPGRADE_REQUIRED, "Upgrade Required: only WebSocket version 13 is served");
         response.headers_mut().insert(header::SEC_WEBSOCKET_VERSION, HeaderValue::from_static("13"));

@@ -1,0 +1,838 @@
+//! NATS: a message-queue transport on the official `async-nats` client.
+//!
+//! - Server: [`Server::serve_nats`] serves a router on a subject in a queue
+//!   group, so that any number of processes share the calls (the broker
+//!   picks one member per message). Each message is one "request" of its
+//!   own, as over HTTP: it goes straight to the [`Engine`](crate::Engine),
+//!   its answer is published on its reply subject, and the connection hook
+//!   runs for it with the message's headers. There is no connection to call
+//!   the client back on.
+//! - Client: [`PeerBuilder::connect_nats`] turns a subject into a
+//!   [`Peer`]: every outgoing message with an id is published with a reply
+//!   subject under a private inbox, and what comes back on the inbox is an
+//!   incoming message, so the whole peer (ids, timeouts, batches, typed
+//!   clients) is the one every other transport uses.
+
+use std::borrow::Cow;
+use std::collections::{BTreeMap, VecDeque};
+use std::future::Future;
+use std::io;
+use std::pin::{pin, Pin};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::{Context as TaskContext, Poll, Waker};
+use std::time::Duration;
+
+use async_nats::client::PublishErrorKind;
+use async_nats::{Client, HeaderMap, Message, StatusCode, Subject, Subscriber};
+use bytes::Bytes;
+use futures_core::Stream;
+use serde::{Deserialize, Deserializer};
+use serde_json::value::RawValue;
+use tokio::sync::{mpsc, Semaphore};
+use tokio::time::Instant;
+
+use super::hook::{ConnectionInfo, HookFuture, Refused};
+use super::server::Server;
+use crate::dispatch::context::Context;
+use crate::dispatch::engine::{write_error, Engine, PendingResponse};
+use crate::peer::{MessageSink, MessageSource, Peer, PeerBuilder, Received};
+use crate::wire::{ErrorObject, INTERNAL_ERROR, INVALID_REQUEST, SERVER_OVERLOADED};
+
+/// The code of the error a call over NATS fails with at once when nothing
+/// is subscribed to its subject (the broker's "no responders"): no server
+/// is running, or none serves that subject.
+pub const NO_RESPONDERS: i64 = -32001;
+
+/// The code of the error a server over NATS answers a message with when
+/// its connection hook refused it (message `Unauthorized` or `Forbidden`;
+/// the hook's reason stays in the server's log).
+pub const REFUSED: i64 = -32002;
+
+/// Serving: when told to stop, the subscription stays for at least this
+/// many more messages, or as many as arrived in the last quarter second
+/// if more (see [`Replica::drain`]).
+const MIN_DRAIN_WINDOW: u64 = 1024;
+
+/// Serving: how long a rate bucket lasts (see [`Traffic`]).
+const RATE_BUCKET: Duration = Duration::from_millis(250);
+
+/// Serving: a draining replica that received nothing for this long leaves
+/// the queue group at once (see [`Replica::drain`]).
+const DRAIN_QUIET: Duration = Duration::from_millis(50);
+
+/// Calling: a call still unanswered after this long (its caller gave up
+/// long ago) is forgotten by the transport; a late answer still reaches
+/// the peer, which drops it.
+const FORGET_AFTER: Duration = Duration::from_secs(600);
+
+fn other(err: impl std::error::Error + Send + Sync + 'static) -> io::Error {
+    io::Error::other(err)
+}
+
+/// The next message of a subscription (cancel-safe).
+fn next(subscriber: &mut Subscriber) -> impl Future<Output = Option<Message>> + '_ {
+    std::future::poll_fn(move |cx| Pin::new(&mut *subscriber).poll_next(cx))
+}
+
+impl Server {
+    /// Serves on NATS subject `subject` as a member of queue group
+    /// `queue_group`, forever (until the client's connection closes for
+    /// good). See [`Server::serve_nats_with_shutdown`].
+    ///
+    /// ```no_run
+    /// # async fn run(router: rpc_runtime::Router) -> std::io::Result<()> {
+    /// use rpc_runtime::{nats::async_nats, Server};
+    ///
+    /// let client = async_nats::connect("nats://127.0.0.1:4222").await.map_err(std::io::Error::other)?;
+    /// Server::new(router).serve_nats(client, "svc.calculator", "svc.calculator").await
+    /// # }
+    /// ```
+    pub async fn serve_nats(
+        &self,
+        client: Client,
+        subject: impl Into<String>,
+        queue_group: impl Into<String>,
+    ) -> io::Result<()> {
+        self.serve_nats_with_shutdown(client, subject, queue_group, std::future::pending()).await
+    }
+
+    /// Serves on NATS subject `subject` as a member of queue group
+    /// `queue_group` until `shutdown` completes, then drains: leaves the
+    /// queue group (the broker sends the next calls to the other members),
+    /// answers every message it already received, and returns.
+    ///
+    /// - Each message is handled on its own, like an HTTP request: it is
+    ///   answered on its reply subject; a notification (no `id`), or a
+    ///   message without a reply subject, is never answered; a batch is
+    ///   answered with one message. `Context::peer` is `None` (there is
+    ///   no connection to call the client back on).
+    /// - The connection hook ([`Server::on_connect`]) runs once per
+    ///   message, with a [`ConnectionInfo`] of transport `"nats"` whose
+    ///   parts are the message's [`HeaderMap`](async_nats::HeaderMap) (empty without headers) and
+    ///   its [`Subject`]: a token in a header authenticates each call. A
+    ///   refused message is answered with [`REFUSED`] for each of its ids.
+    ///   Cost: without a hook nothing is built; with one, each message
+    ///   costs a `ConnectionInfo` (two small allocations) and the hook's
+    ///   call; a hook whose future is ready at once runs inline, one that
+    ///   waits runs on a task of its own.
+    /// - An answer larger than the broker's `max_payload` is replaced by
+    ///   a -32603 error for each id it answers (never dropped silently);
+    ///   a message over [`Limits::max_message_size`](crate::Limits) is
+    ///   answered with -32600. [`Limits::max_concurrent_requests`](crate::Limits)
+    ///   bounds the `async` requests running at once in this replica.
+    ///
+    /// Draining is exact under load: the broker is told to stop after a
+    /// number of further messages counted on both sides, so nothing it
+    /// already routed here is lost. When the subject has been quiet for
+    /// 50 ms it leaves at once (async-nats drops a subscription's messages
+    /// still on the wire once it unsubscribes, so a call arriving in that
+    /// very instant could be lost; its caller times out).
+    pub async fn serve_nats_with_shutdown(
+        &self,
+        client: Client,
+        subject: impl Into<String>,
+        queue_group: impl Into<String>,
+        shutdown: impl Future<Output = ()>,
+    ) -> io::Result<()> {
+        let subject = subject.into();
+        let mut subscriber = client.queue_subscribe(subject.clone(), queue_group.into()).await.map_err(other)?;
+        tracing::debug!(subject, "serving a NATS subject");
+        let mut replica = Replica::new(self, client);
+        let mut shutdown = pin!(shutdown);
+        let ended = loop {
+            let message = tokio::select! {
+                biased;
+                () = &mut shutdown => break false,
+                message = next(&mut subscriber) => message,
+            };
+            match message {
+                Some(message) => replica.serve(message).await,
+                None => break true,
+            }
+        };
+        if ended {
+            replica.finish().await;
+            return Err(io::Error::new(io::ErrorKind::NotConnected, "the NATS connection closed"));
+        }
+        tracing::info!(subject, received = replica.traffic.received, "draining: leaving the queue group");
+        let quiet = replica.drain(&mut subscriber).await;
+        let received = replica.traffic.received;
+        replica.finish().await;
+        tracing::info!(subject, received, quiet, "drained: every message received was handled");
+        Ok(())
+    }
+}
+
+/// What answering needs, cheap to clone into a task.
+#[derive(Clone)]
+struct Responder {
+    client: Client,
+    engine: Engine,
+    /// One permit per `async` request running (and per message waiting on
+    /// an `async` hook); all of them back means nothing runs.
+    running: Arc<Semaphore>,
+    permits: usize,
+}
+
+/// One serving subscription: its responder, its hook and its traffic.
+struct Replica<'s> {
+    server: &'s Server,
+    responder: Responder,
+    base: Context,
+    traffic: Traffic,
+}
+
+impl<'s> Replica<'s> {
+    fn new(server: &'s Server, client: Client) -> Self {
+        let limit = server.engine.limits().max_concurrent_requests;
+        let permits = limit.clamp(1, Semaphore::MAX_PERMITS.min(u32::MAX as usize));
+        let responder =
+            Responder { client, engine: server.engine.clone(), running: Arc::new(Semaphore::new(permits)), permits };
+        Replica { server, responder, base: Context::new(), traffic: Traffic::new() }
+    }
+
+    /// Handles one message: inline when its hook and methods are ready at
+    /// once, else on a task.
+    async fn serve(&mut self, message: Message) {
+        self.traffic.record();
+        let Message { subject, reply, payload, headers, .. } = message;
+        let max = self.responder.engine.limits().max_message_size;
+        if payload.len() > max {
+            let error = ErrorObject::new(
+                INVALID_REQUEST,
+                format!("Invalid Request: message of {} bytes exceeds the limit of {max} bytes", payload.len()),
+            );
+            self.responder.publish(reply, error_answer(&payload, &error)).await;
+            return;
+        }
+        let cx = match &self.server.hook {
+            None => Cow::Borrowed(&self.base),
+            Some(hook) => {
+                let info =
+                    ConnectionInfo::new("nats").with_part(headers.unwrap_or_default()).with_part(subject.clone());
+                let mut admitted = hook(&info, Context::new());
+                match poll_once(&mut admitted) {
+                    Some(Ok(cx)) => Cow::Owned(cx),
+                    Some(Err(refused)) => {
+                        self.responder.publish(reply, refusal(&subject, &payload, &refused)).await;
+                        return;
+                    }
+                    None => {
+                        self.responder.spawn_admission(admitted, subject, reply, payload);
+                        return;
+                    }
+                }
+            }
+        };
+        let mut out = Vec::new();
+        if let Some(pending) = self.responder.engine.process(&payload, &cx, &mut out) {
+            if let Err(rejected) = self.responder.spawn_pending(pending, reply.clone()) {
+                out = rejected;
+            }
+        }
+        self.responder.publish(reply, out).await;
+    }
+
+    /// Leaves the queue group without losing a message the broker already
+    /// routed here, answering every message received meanwhile.
+    ///
+    /// async-nats forgets a subscription as soon as it sent the
+    /// unsubscription, before the broker confirmed it, so messages still
+    /// on the wire would be dropped. Instead both sides are told to stop
+    /// after the same count ("unsubscribe after N"): the broker sends at
+    /// most N messages in all on this subscription, the client keeps it
+    /// until it has N. N is what was received so far plus a window larger
+    /// than what can be on the wire (at least [`MIN_DRAIN_WINDOW`], or a
+    /// quarter second's worth of the recent traffic). Under load the count
+    /// is reached quickly; when no message came for [`DRAIN_QUIET`], the
+    /// subscription is drained at once instead (and this returns `true`).
+    async fn drain(&mut self, subscriber: &mut Subscriber) -> bool {
+        let stop_after = self.traffic.received + self.traffic.window();
+        let mut leaving = subscriber.unsubscribe_after(stop_after).await.is_err();
+        loop {
+            let quiet = self.traffic.last + DRAIN_QUIET;
+            let message = tokio::select! {
+                biased;
+                message = next(subscriber) => message,
+                () = tokio::time::sleep_until(quiet), if !leaving => {
+                    leaving = true;
+                    let _ = subscriber.drain().await;
+                    continue;
+                }
+            };
+            match message {
+                Some(message) => self.serve(message).await,
+                None => return leaving,
+            }
+        }
+    }
+
+    /// Waits until every running request was answered, and the answers
+    /// handed to the socket.
+    async fn finish(self) {
+        let Responder { client, running, permits, .. } = self.responder;
+        let _all_done = running.acquire_many(permits as u32).await;
+        if let Err(err) = client.flush().await {
+            tracing::debug!(error = %err, "flushing the last answers failed");
+        }
+    }
+}
+
+impl Responder {
+    /// Publishes `answer` (if any) on `reply`, or, if it is larger than
+    /// the broker takes, an error for each id it answers.
+    async fn publish(&self, reply: Option<Subject>, answer: Vec<u8>) {
+        if answer.is_empty() {
+            return;
+        }
+        let Some(reply) = reply else {
+            tracing::debug!("dropped an answer: the message had no reply subject");
+            return;
+        };
+        let limit = self.client.max_payload();
+        let answer = if answer.len() > limit { too_large(&answer, limit) } else { answer };
+        if let Err(err) = self.client.publish(reply, Bytes::from(answer)).await {
+            tracing::warn!(error = %err, "publishing an answer failed");
+        }
+    }
+
+    /// Runs the `async` part of an answer on a task, if the concurrency
+    /// limit allows; else gives back the answer that turns it away.
+    fn spawn_pending(&self, pending: PendingResponse, reply: Option<Subject>) -> Result<(), Vec<u8>> {
+        let wanted = u32::try_from(pending.calls()).ok();
+        match wanted.map(|n| Arc::clone(&self.running).try_acquire_many_owned(n)) {
+            Some(Ok(slot)) => {
+                let responder = self.clone();
+                tokio::spawn(async move {
+                    let answer = pending.run().await;
+                    responder.publish(reply, answer).await;
+                    drop(slot);
+                });
+                Ok(())
+            }
+            _ => {
+                tracing::debug!(calls = pending.calls(), limit = self.permits, "refused: too many requests running");
+                Err(pending.reject(&overloaded(self.permits)))
+            }
+        }
+    }
+
+    /// Finishes a message whose hook has to wait, on a task of its own.
+    fn spawn_admission(&self, admitted: HookFuture, subject: Subject, reply: Option<Subject>, payload: Bytes) {
+        let Ok(slot) = Arc::clone(&self.running).try_acquire_owned() else {
+            let answer = error_answer(&payload, &overloaded(self.permits));
+            let responder = self.clone();
+            tokio::spawn(async move { responder.publish(reply, answer).await });
+            return;
+        };
+        let responder = self.clone();
+        tokio::spawn(async move {
+            let answer = match admitted.await {
+                Err(refused) => refusal(&subject, &payload, &refused),
+                Ok(cx) => {
+                    let mut out = Vec::new();
+                    match responder.engine.process(&payload, &cx, &mut out) {
+                        None => out,
+                        Some(pending) => {
+                            let wanted = u32::try_from(pending.calls()).ok();
+                            match wanted.map(|n| Arc::clone(&responder.running).try_acquire_many_owned(n)) {
+                                Some(Ok(_more)) => pending.run().await,
+                                _ => pending.reject(&overloaded(responder.permits)),
+                            }
+                        }
+                    }
+                }
+            };
+            responder.publish(reply, answer).await;
+            drop(slot);
+        });
+    }
+}
+
+/// Polls a hook's future once: its outcome if it is ready at once (the
+/// common case of a hook that only looks at the headers).
+fn poll_once(future: &mut HookFuture) -> Option<Result<Context, Refused>> {
+    match future.as_mut().poll(&mut TaskContext::from_waker(Waker::noop())) {
+        Poll::Ready(outcome) => Some(outcome),
+        Poll::Pending => None,
+    }
+}
+
+/// Messages received, for the drain window: a count, and the counts of
+/// the current and the previous [`RATE_BUCKET`].
+struct Traffic {
+    received: u64,
+    last: Instant,
+    bucket_start: Instant,
+    current: u64,
+    previous: u64,
+}
+
+impl Traffic {
+    fn new() -> Self {
+        let now = Instant::now();
+        Traffic { received: 0, last: now, bucket_start: now, current: 0, previous: 0 }
+    }
+
+    fn record(&mut self) {
+        let now = Instant::now();
+        self.received += 1;
+        self.last = now;
+        if now.duration_since(self.bucket_start) >= RATE_BUCKET {
+            let stale = now.duration_since(self.bucket_start) >= 2 * RATE_BUCKET;
+            self.previous = if stale { 0 } else { self.current };
+            self.current = 0;
+            self.bucket_start = now;
+        }
+        self.current += 1;
+    }
+
+    /// How many more messages a draining subscription takes.
+    fn window(&self) -> u64 {
+        MIN_DRAIN_WINDOW.max(self.current).max(self.previous)
+    }
+}
+
+fn overloaded(limit: usize) -> ErrorObject {
+    ErrorObject::new(
+        SERVER_OVERLOADED,
+        format!("Server overloaded: at most {limit} requests may run at once in this replica (max_concurrent_requests); retry later"),
+    )
+}
+
+/// The answer to a message refused by the connection hook.
+fn refusal(subject: &Subject, message: &[u8], refused: &Refused) -> Vec<u8> {
+    tracing::debug!(%subject, %refused, "message refused");
+    let text = if refused.is_unauthorized() { "Unauthorized" } else { "Forbidden" };
+    error_answer(message, &ErrorObject::new(REFUSED, text))
+}
+
+/// An answer that stands in for one larger than the broker's
+/// `max_payload`: the same error for each id it answers.
+fn too_large(answer: &[u8], limit: usize) -> Vec<u8> {
+    tracing::warn!(size = answer.len(), limit, "an answer exceeds the NATS server's max_payload");
+    let error = ErrorObject::new(
+        INTERNAL_ERROR,
+        format!(
+            "Internal error: the answer of {} bytes exceeds the NATS server's max_payload of {limit} bytes",
+            answer.len()
+        ),
+    );
+    let replaced = error_answer(answer, &error);
+    if replaced.len() <= limit {
+        return replaced;
+    }
+    let mut single = Vec::new();
+    write_error(&mut single, "null", &error);
+    single
+}
+
+/// Keeps `"id": null` apart from a missing id.
+fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<&'de RawValue>, D::Error> {
+    <&'de RawValue>::deserialize(deserializer).map(Some)
+}
+
+/// A message's id, and nothing else of it.
+#[derive(Deserialize)]
+struct IdOnly<'a> {
+    #[serde(borrow, default, deserialize_with = "present")]
+    id: Option<&'a RawValue>,
+}
+
+/// The ids in a message: of a single request or response, or of each
+/// entry of a batch (`true`). `None` when it is not JSON of that shape.
+fn ids_of(message: &[u8]) -> Option<(bool, Vec<&RawValue>)> {
+    let first = message.iter().find(|b| !b.is_ascii_whitespace())?;
+    if *first == b'[' {
+        let entries: Vec<&RawValue> = serde_json::from_slice(message).ok()?;
+        let ids = entries
+            .into_iter()
+            .filter_map(|entry| serde_json::from_str::<IdOnly<'_>>(entry.get()).ok().and_then(|entry| entry.id))
+            .collect();
+        Some((true, ids))
+    } else {
+        let single: IdOnly<'_> = serde_json::from_slice(message).ok()?;
+        Some((false, single.id.into_iter().collect()))
+    }
+}
+
+/// `error` for each id of `message` (a batch of them for a batch); one
+/// error with id null when the ids cannot be read; nothing when there are
+/// none (notifications are never answered).
+fn error_answer(message: &[u8], error: &ErrorObject) -> Vec<u8> {
+    let mut out = Vec::new();
+    match ids_of(message) {
+        None => write_error(&mut out, "null", error),
+        Some((batch, ids)) => write_errors(&mut out, batch, ids.iter().map(|id| id.get()), error),
+    }
+    out
+}
+
+/// `error` for each of `ids`, as a batch or as one response.
+fn write_errors<'a>(out: &mut Vec<u8>, batch: bool, ids: impl Iterator<Item = &'a str>, error: &ErrorObject) {
+    for id in ids {
+        if batch {
+            out.push(if out.is_empty() { b'[' } else { b',' });
+        }
+        write_error(out, id, error);
+        if !batch {
+            return;
+        }
+    }
+    if batch && !out.is_empty() {
+        out.push(b']');
+    }
+}
+
+impl PeerBuilder {
+    /// A peer that calls the service on NATS subject `subject` (served by
+    /// [`Server::serve_nats`] in any number of processes): every request
+    /// and batch is published with a reply subject under a private inbox
+    /// of `client`, notifications are plain publishes, and the answers
+    /// come back as on any other connection, so generated clients, typed
+    /// batches and timeouts work as everywhere.
+    ///
+    /// A call when nothing is subscribed to `subject` fails at once with
+    /// the broker's "no responders", as [`ClientError::Server`](crate::ClientError::Server)
+    /// with code [`NO_RESPONDERS`]; a request larger than the broker's
+    /// `max_payload` fails with -32600 without being sent. A call whose
+    /// server dies before answering waits for its timeout: set one
+    /// ([`PeerBuilder::timeout`]). Cancellation notifications, if
+    /// configured, would reach any member of the queue group, so they are
+    /// of no use here; calls back from the server are not possible.
+    ///
+    /// ```no_run
+    /// # async fn run() -> std::io::Result<()> {
+    /// use std::time::Duration;
+    /// use rpc_runtime::{nats::async_nats, Peer};
+    ///
+    /// let client = async_nats::connect("nats://127.0.0.1:4222").await.map_err(std::io::Error::other)?;
+    /// let peer = Peer::builder().timeout(Duration::from_secs(5)).connect_nats(client, "svc.calculator").await?;
+    /// let difference: i64 = peer.call("subtract", [42, 23]).await.expect("a call");
+    /// # Ok(()) }
+    /// ```
+    pub async fn connect_nats(self, client: Client, subject: impl Into<String>) -> io::Result<Peer> {
+        self.connect_nats_with_headers(client, subject, HeaderMap::new()).await
+    }
+
+    /// [`PeerBuilder::connect_nats`], sending `headers` with every message
+    /// (a token for the server's connection hook, say).
+    ///
+    /// ```no_run
+    /// # async fn run(client: rpc_runtime::nats::async_nats::Client) -> std::io::Result<()> {
+    /// use rpc_runtime::{nats::async_nats::HeaderMap, Peer};
+    ///
+    /// let mut headers = HeaderMap::new();
+    /// headers.insert("Authorization", "Bearer secret");
+    /// let peer = Peer::builder().connect_nats_with_headers(client, "svc.calculator", headers).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn connect_nats_with_headers(
+        self,
+        client: Client,
+        subject: impl Into<String>,
+        headers: HeaderMap,
+    ) -> io::Result<Peer> {
+        let subject = subject.into();
+        let wildcard = subject.split('.').any(|token| token == "*" || token == ">");
+        if wildcard || !Subject::from(subject.as_str()).is_valid() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("`{subject}` is not a NATS subject one can publish to"),
+            ));
+        }
+        let subject = Subject::from(subject);
+        let prefix = client.new_inbox();
+        let inbox = client.subscribe(format!("{prefix}.*")).await.map_err(other)?;
+        let (local_tx, local_rx) = mpsc::unbounded_channel();
+        let calls = Arc::new(Mutex::new(Outstanding::default()));
+        let source = NatsSource {
+            inbox,
+            local: local_rx,
+            calls: Arc::clone(&calls),
+            subject: subject.clone(),
+            current: Bytes::new(),
+        };
+        let sink = NatsSink {
+            client,
+            subject,
+            headers: (!headers.is_empty()).then_some(headers),
+            prefix,
+            next_seq: 1,
+            scratch: Vec::new(),
+            queue: VecDeque::new(),
+            queued: 0,
+            local: local_tx,
+            calls,
+        };
+        Ok(self.connect_transport(source, sink))
+    }
+}
+
+/// The requests published and not answered yet, by the sequence number
+/// ending their reply subject: what to answer for them if the broker
+/// says nobody will.
+#[derive(Default)]
+struct Outstanding {
+    by_seq: BTreeMap<u64, Expected>,
+}
+
+struct Expected {
+    sent: Instant,
+    batch: bool,
+    ids: Vec<Box<str>>,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// The receiving half of a NATS peer: answers on its inbox, and answers
+/// made up by the sending half (for requests that could not be sent).
+struct NatsSource {
+    inbox: Subscriber,
+    local: mpsc::UnboundedReceiver<Vec<u8>>,
+    calls: Arc<Mutex<Outstanding>>,
+    subject: Subject,
+    current: Bytes,
+}
+
+impl MessageSource for NatsSource {
+    async fn recv(&mut self) -> io::Result<Option<Received<'_>>> {
+        loop {
+            let message = tokio::select! {
+                biased;
+                Some(local) = self.local.recv() => {
+                    self.current = Bytes::from(local);
+                    return Ok(Some(Received::Message(&self.current)));
+                }
+                message = next(&mut self.inbox) => message,
+            };
+            let Some(message) = message else { return Ok(None) };
+            let seq = message.subject.rsplit('.').next().and_then(|seq| seq.parse::<u64>().ok());
+            let expected = seq.and_then(|seq| lock(&self.calls).by_seq.remove(&seq));
+            match message.status {
+                None | Some(StatusCode::OK) => {
+                    self.current = message.payload;
+                    return Ok(Some(Received::Message(&self.current)));
+                }
+                Some(status) => {
+                    let Some(expected) = expected else { continue };
+                    let error = if status == StatusCode::NO_RESPONDERS {
+                        ErrorObject::new(
+                            NO_RESPONDERS,
+                            format!(
+                                "No responders: nothing is subscribed to NATS subject `{}` (is a server running?)",
+                                self.subject
+                            ),
+                        )
+                    } else {
+                        let description = message.description.as_deref().unwrap_or("");
+                        ErrorObject::new(
+                            INTERNAL_ERROR,
+                            format!("the NATS server answered with status {status} {description}"),
+                        )
+                    };
+                    let mut answer = Vec::new();
+                    write_errors(&mut answer, expected.batch, expected.ids.iter().map(|id| &**id), &error);
+                    if answer.is_empty() {
+                        continue;
+                    }
+                    self.current = Bytes::from(answer);
+                    return Ok(Some(Received::Message(&self.current)));
+                }
+            }
+        }
+    }
+}
+
+/// One message waiting to be published.
+struct Outbound {
+    /// The reply subject and sequence number of a message with ids.
+    reply: Option<(u64, Subject)>,
+    payload: Bytes,
+}
+
+/// The sending half of a NATS peer: each message is one publish to the
+/// service's subject.
+struct NatsSink {
+    client: Client,
+    subject: Subject,
+    /// Sent with every message, if any.
+    headers: Option<HeaderMap>,
+    prefix: String,
+    next_seq: u64,
+    scratch: Vec<u8>,
+    queue: VecDeque<Outbound>,
+    queued: usize,
+    local: mpsc::UnboundedSender<Vec<u8>>,
+    calls: Arc<Mutex<Outstanding>>,
+}
+
+impl NatsSink {
+    /// Queues a message: with a reply subject when it expects answers
+    /// (it has ids), as a plain publish otherwise.
+    fn enqueue(&mut self, message: Vec<u8>) {
+        let reply = match ids_of(&message) {
+            Some((batch, ids)) if !ids.is_empty() => {
+                let seq = self.next_seq;
+                self.next_seq += 1;
+                let ids = ids.into_iter().map(|id| Box::<str>::from(id.get())).collect();
+                let now = Instant::now();
+                let mut calls = lock(&self.calls);
+                while calls.by_seq.first_key_value().is_some_and(|(_, old)| now.duration_since(old.sent) > FORGET_AFTER)
+                {
+                    calls.by_seq.pop_first();
+                }
+                calls.by_seq.insert(seq, Expected { sent: now, batch, ids });
+                Some((seq, Subject::from(format!("{}.{seq}", self.prefix))))
+            }
+            _ => None,
+        };
+        self.queued += message.len();
+        self.queue.push_back(Outbound { reply, payload: Bytes::from(message) });
+    }
+
+    /// Fails the calls of a message too large to publish, through the
+    /// receiving half.
+    fn refuse_too_large(&mut self, outbound: Outbound, limit: usize) {
+        let size = outbound.payload.len();
+        tracing::debug!(size, limit, "a request exceeds the NATS server's max_payload; not sent");
+        let Some((seq, _)) = outbound.reply else { return };
+        let Some(expected) = lock(&self.calls).by_seq.remove(&seq) else { return };
+        let error = ErrorObject::new(
+            INVALID_REQUEST,
+            format!("Invalid Request: the request of {size} bytes exceeds the NATS server's max_payload of {limit} bytes; it was not sent"),
+        );
+        let mut answer = Vec::new();
+        write_errors(&mut answer, expected.batch, expected.ids.iter().map(|id| &**id), &error);
+        let _ = self.local.send(answer);
+    }
+}
+
+impl MessageSink for NatsSink {
+    fn buffer(&mut self) -> &mut Vec<u8> {
+        &mut self.scratch
+    }
+
+    fn commit(&mut self, start: usize) {
+        if self.scratch.len() > start {
+            let message = if start == 0 { std::mem::take(&mut self.scratch) } else { self.scratch.split_off(start) };
+            self.enqueue(message);
+        }
+    }
+
+    fn send(&mut self, message: &[u8]) {
+        self.enqueue(message.to_vec());
+    }
+
+    fn queued(&self) -> usize {
+        self.queued
+    }
+
+    async fn flush(&mut self) -> io::Result<()> {
+        let limit = self.client.max_payload();
+        while let Some(front) = self.queue.front() {
+            let size = front.payload.len();
+            if size > limit {
+                if let Some(outbound) = self.queue.pop_front() {
+                    self.queued -= size;
+                    self.refuse_too_large(outbound, limit);
+                }
+                continue;
+            }
+            // Published before it leaves the queue: a flush dropped while
+            // waiting sends it next time, never twice.
+            let (client, subject, payload) = (&self.client, self.subject.clone(), front.payload.clone());
+            let published = match (&front.reply, &self.headers) {
+                (Some((_, reply)), None) => client.publish_with_reply(subject, reply.clone(), payload).await,
+                (None, None) => client.publish(subject, payload).await,
+                (Some((_, reply)), Some(headers)) => {
+                    client.publish_with_reply_and_headers(subject, reply.clone(), headers.clone(), payload).await
+                }
+                (None, Some(headers)) => client.publish_with_headers(subject, headers.clone(), payload).await,
+            };
+            let outbound = self.queue.pop_front();
+            self.queued -= size;
+            match published {
+                Ok(()) => {}
+                // The headers took it over the limit.
+                Err(err) if err.kind() == PublishErrorKind::MaxPayloadExceeded => {
+                    if let Some(outbound) = outbound {
+                        self.refuse_too_large(outbound, limit);
+                    }
+                }
+                Err(err) => return Err(other(err)),
+            }
+        }
+        Ok(())
+    }
+
+    async fn close(&mut self) -> io::Result<()> {
+        self.flush().await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_read_from_requests_and_batches() {
+        let (batch, ids) = ids_of(br#"{"jsonrpc":"2.0","method":"m","params":[1],"id":7}"#).unwrap();
+        assert!(!batch);
+        assert_eq!(ids.iter().map(|id| id.get()).collect::<Vec<_>>(), ["7"]);
+        let (batch, ids) = ids_of(br#"[{"method":"a","id":"x"},{"method":"n"},{"id":null},5]"#).unwrap();
+        assert!(batch);
+        assert_eq!(ids.iter().map(|id| id.get()).collect::<Vec<_>>(), ["\"x\"", "null"]);
+        assert!(ids_of(b"{not json").is_none());
+        assert_eq!(ids_of(br#"{"method":"n"}"#).unwrap().1.len(), 0);
+    }
+
+    #[test]
+    fn error_answers_follow_the_shape_of_the_message() {
+        let error = ErrorObject::new(REFUSED, "Unauthorized");
+        let single: serde_json::Value =
+            serde_json::from_slice(&error_answer(br#"{"jsonrpc":"2.0","method":"m","id":3}"#, &error)).unwrap();
+        assert_eq!(single["id"], 3);
+        assert_eq!(single["error"]["code"], REFUSED);
+        let batch: serde_json::Value = serde_json::from_slice(&error_answer(
+            br#"[{"jsonrpc":"2.0","method":"m","id":1},{"jsonrpc":"2.0","method":"n"},{"jsonrpc":"2.0","method":"m","id":2}]"#,
+            &error,
+        ))
+        .unwrap();
+        assert_eq!(batch.as_array().unwrap().len(), 2);
+        assert_eq!(batch[1]["id"], 2);
+        assert!(error_answer(br#"{"jsonrpc":"2.0","method":"n"}"#, &error).is_empty());
+        assert!(error_answer(br#"[{"jsonrpc":"2.0","method":"n"}]"#, &error).is_empty());
+        let unreadable: serde_json::Value = serde_json::from_slice(&error_answer(b"{", &error)).unwrap();
+        assert_eq!(unreadable["id"], serde_json::Value::Null);
+    }
+
+    #[test]
+    fn an_answer_over_max_payload_becomes_an_error_per_id() {
+        let answer = format!(
+            r#"[{{"jsonrpc":"2.0","result":"{}","id":1}},{{"jsonrpc":"2.0","result":2,"id":2}}]"#,
+            "x".repeat(2_000)
+        );
+        let answer = answer.as_bytes();
+        let replaced: serde_json::Value = serde_json::from_slice(&too_large(answer, 1_000)).unwrap();
+        let entries = replaced.as_array().unwrap();
+        assert_eq!(entries.len(), 2);
+        assert_eq!(entries[0]["error"]["code"], INTERNAL_ERROR);
+        assert!(entries[0]["error"]["message"].as_str().unwrap().contains("max_payload of 1000 bytes"));
+        let tiny: serde_json::Value = serde_json::from_slice(&too_large(answer, 10)).unwrap();
+        assert_eq!(tiny["id"], serde_json::Value::Null);
+    }
+
+    #[test]
+    fn the_drain_window_covers_recent_traffic() {
+        let mut traffic = Traffic::new();
+        assert_eq!(traffic.window(), MIN_DRAIN_WINDOW);
+        for _ in 0..3000 {
+            traffic.record();
+        }
+        assert_eq!(traffic.received, 3000);
+        assert!(traffic.window() >= 3000);
+    }
+}
