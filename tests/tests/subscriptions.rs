@@ -1,5 +1,5 @@
 //! Subscriptions end to end: typed subscribe, items and unsubscribe over a
-//! byte stream and the in-memory transport; unsubscribing by dropping the
+//! byte stream, TCP, WebSocket and the in-memory transport; unsubscribing by dropping the
 //! stream; the server ending a subscription (normally and with an error);
 //! the slow-reader policy on both sides; the per-connection limit; the
 //! connection closing; and the wire shape, byte for byte.
@@ -199,6 +199,17 @@ async fn typed_items_over_tcp() {
     tokio::spawn(async move { server.serve_listener(listener).await });
     let client = FeedClient::new(Peer::builder().connect_tcp(addr).await.unwrap());
     exercise(&client, &mut seen).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn typed_items_over_websocket() {
+    let (service, mut seen) = feed();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let http = Server::new(service.into_rpc()).http();
+    tokio::spawn(http.serve_listener_with_shutdown(listener, std::future::pending()));
+    let peer = Peer::builder().connect_ws(format!("ws://{addr}/")).await.unwrap();
+    exercise(&FeedClient::new(peer), &mut seen).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
