@@ -17,6 +17,7 @@
 //! and dropped when stderr does not keep up, and repeated panics are
 //! counted rather than each printed.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use rpc_runtime::schemars::JsonSchema;
@@ -88,6 +89,13 @@ pub trait Calculator {
     /// Divides `dividend` by `divisor`, rounding toward zero. Fails with
     /// the errors of [`CalcError`] (listed in the catalog from its derive).
     fn divide(&self, dividend: i64, divisor: i64) -> Result<i64, CalcError>;
+
+    /// Waits up to `ms` milliseconds, less if the request is cancelled
+    /// (its connection is gone); answers how many milliseconds it waited.
+    async fn wait(&self, ms: u64, cx: Context) -> u64;
+
+    /// How many `wait` calls are running now, on every connection.
+    fn waiting(&self) -> u64;
 }
 
 /// The code of [`CalcError::DivisionByZero`]; a constant, as codes often are.
@@ -194,6 +202,42 @@ impl Calculator for Calc {
             return Err(CalcError::DivisionByZero);
         }
         dividend.checked_div(divisor).ok_or(CalcError::Overflow { dividend, divisor })
+    }
+
+    async fn wait(&self, ms: u64, cx: Context) -> u64 {
+        let _running = Waiting::start();
+        let started = std::time::Instant::now();
+        tokio::select! {
+            () = tokio::time::sleep(Duration::from_millis(ms)) => ms,
+            () = cx.cancelled() => {
+                let waited = started.elapsed().as_millis().try_into().unwrap_or(u64::MAX);
+                tracing::debug!(ms, waited, "wait cancelled");
+                waited
+            }
+        }
+    }
+
+    fn waiting(&self) -> u64 {
+        WAITING.load(Ordering::Relaxed)
+    }
+}
+
+/// `wait` calls running now.
+static WAITING: AtomicU64 = AtomicU64::new(0);
+
+/// Counts one running `wait` until dropped (also when its future is).
+struct Waiting;
+
+impl Waiting {
+    fn start() -> Self {
+        WAITING.fetch_add(1, Ordering::Relaxed);
+        Waiting
+    }
+}
+
+impl Drop for Waiting {
+    fn drop(&mut self) {
+        WAITING.fetch_sub(1, Ordering::Relaxed);
     }
 }
 

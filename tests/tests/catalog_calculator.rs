@@ -163,6 +163,13 @@ fn cases() -> Vec<(&'static str, Option<Value>, bool)> {
         ("divide", Some(json!([-9223372036854775808_i64, -1])), true),
         ("divide", Some(json!([7])), false),
         ("divide", Some(json!({"dividend": 7, "divisr": 2})), false),
+        ("wait", Some(json!([0])), true),
+        ("wait", Some(json!({"ms": 1})), true),
+        ("wait", Some(json!([-1])), false),
+        ("wait", None, false),
+        ("waiting", None, true),
+        ("waiting", Some(json!([])), true),
+        ("waiting", Some(json!([1])), false),
     ]
 }
 
