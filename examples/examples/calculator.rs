@@ -339,8 +339,10 @@ async fn shutdown_signal() {
     };
     #[cfg(not(unix))]
     let terminate = std::future::pending::<()>();
+    // Through the non-blocking log: a stderr nobody reads must not hold
+    // up the shutdown.
     tokio::select! {
-        () = interrupt => eprintln!("calculator: interrupted; finishing running requests"),
-        () = terminate => eprintln!("calculator: terminated; finishing running requests"),
+        () = interrupt => tracing::warn!("calculator: interrupted; finishing running requests"),
+        () = terminate => tracing::warn!("calculator: terminated; finishing running requests"),
     }
 }

@@ -91,7 +91,19 @@ pub struct TcpCalculator {
 impl TcpCalculator {
     /// Starts it with `--framing framing` and environment `env`.
     pub async fn spawn(framing: &str, env: &[(&str, &str)], stderr: Stderr) -> Self {
-        let mut command = Command::new(crate::common::calculator_path());
+        Self::start(Command::new(crate::common::calculator_path()), framing, env, stderr).await
+    }
+
+    /// Like [`TcpCalculator::spawn`], with at most `fds` open file
+    /// descriptors (set by `sh -c 'ulimit -n'` before it `exec`s the
+    /// calculator, so the pid stays the calculator's).
+    pub async fn spawn_with_fd_limit(framing: &str, fds: u32, stderr: Stderr) -> Self {
+        let mut command = Command::new("sh");
+        command.arg("-c").arg(format!(r#"ulimit -n {fds} && exec "$0" "$@""#)).arg(crate::common::calculator_path());
+        Self::start(command, framing, &[], stderr).await
+    }
+
+    async fn start(mut command: Command, framing: &str, env: &[(&str, &str)], stderr: Stderr) -> Self {
         command
             .args(["--framing", framing, "--tcp", "127.0.0.1:0"])
             .env_remove("RPC_LOG")
@@ -136,6 +148,11 @@ impl TcpCalculator {
     /// Its process id.
     pub fn pid(&self) -> u32 {
         self.child.id().expect("the calculator is running")
+    }
+
+    /// Kills it (SIGKILL) and waits for it to be gone.
+    pub async fn kill(&mut self) {
+        self.child.kill().await.expect("kill the calculator");
     }
 
     /// What it wrote to stderr so far (after the `listening on` line).
