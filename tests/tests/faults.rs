@@ -120,13 +120,13 @@ async fn a_half_closed_connection_still_gets_every_answer() {
     }
 }
 
-/// Finding 5: a client disconnecting mid-request over stdio closes both
-/// pipes; the server cannot tell that from a half-close (see SECURITY.md),
-/// but a server killed mid-call must never leave its client's calls
-/// hanging: every pending call fails at once with `Closed` or `Transport`.
+/// Finding 5: a server killed mid-call must never leave its client's
+/// calls hanging: every pending call fails at once with `Closed` or
+/// `Transport`, over a child process's pipes (both framings) and TCP.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_server_dying_mid_call_fails_the_pending_calls_promptly() {
-    // A child process over its stdin/stdout, in both framings.
+    // A child process over its stdin/stdout, in both framings
+    // (Content-Length first: it once lost an answer, see stream.rs).
     for (flag, framing) in [("content-length", Framing::ContentLength), ("ndjson", Framing::NewlineDelimited)] {
         let mut command = tokio::process::Command::new(common::calculator_path());
         command.args(["--framing", flag]).stderr(std::process::Stdio::null());
