@@ -251,9 +251,9 @@ async fn a_client_reading_slowly_but_steadily_costs_the_server_a_bounded_amount(
         let baseline = rss_kib(server.pid());
         let stream = TcpStream::connect(server.addr).await.unwrap();
         let (reader, writer) = stream.into_split();
-        let read = read_slowly(reader, 12 << 20);
+        let read = read_slowly(reader, 16 << 20);
         let (_sent, task) = send_in_background(writer, (0..).map(move |id| echo_request(wire, id, 256 << 10)));
-        tokio::time::sleep(Duration::from_millis(2_500)).await;
+        tokio::time::sleep(Duration::from_millis(1_500)).await;
         task.abort();
         let read = read.load(Ordering::Relaxed);
         let peak = peak_rss_kib(server.pid());
