@@ -30,6 +30,7 @@
 //! and dropped when stderr does not keep up, and repeated panics are
 //! counted rather than each printed.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use rpc_runtime::schemars::JsonSchema;
@@ -116,6 +117,13 @@ pub trait Calculator {
     /// `unsubscribe_ticks` ends it early.
     #[rpc(unsubscribe = "unsubscribe_ticks")]
     async fn ticks(&self, count: u64, interval_ms: u64, sink: Sink<Tick>) -> Result<(), ErrorObject>;
+
+    /// Waits up to `ms` milliseconds, less if the request is cancelled
+    /// (its connection is gone); answers how many milliseconds it waited.
+    async fn wait(&self, ms: u64, cx: Context) -> u64;
+
+    /// How many `wait` calls are running now, on every connection.
+    fn waiting(&self) -> u64;
 }
 
 /// One item of [`Calculator::ticks`].
@@ -252,6 +260,42 @@ impl Calculator for Calc {
         }
         Ok(())
     }
+
+    async fn wait(&self, ms: u64, cx: Context) -> u64 {
+        let _running = Waiting::start();
+        let started = std::time::Instant::now();
+        tokio::select! {
+            () = tokio::time::sleep(Duration::from_millis(ms)) => ms,
+            () = cx.cancelled() => {
+                let waited = started.elapsed().as_millis().try_into().unwrap_or(u64::MAX);
+                tracing::debug!(ms, waited, "wait cancelled");
+                waited
+            }
+        }
+    }
+
+    fn waiting(&self) -> u64 {
+        WAITING.load(Ordering::Relaxed)
+    }
+}
+
+/// `wait` calls running now.
+static WAITING: AtomicU64 = AtomicU64::new(0);
+
+/// Counts one running `wait` until dropped (also when its future is).
+struct Waiting;
+
+impl Waiting {
+    fn start() -> Self {
+        WAITING.fetch_add(1, Ordering::Relaxed);
+        Waiting
+    }
+}
+
+impl Drop for Waiting {
+    fn drop(&mut self) {
+        WAITING.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 fn no_connection() -> ErrorObject {
@@ -330,24 +374,14 @@ async fn bind(addr: &str, scheme: &str) -> std::io::Result<tokio::net::TcpListen
     Ok(listener)
 }
 
-async fn serve_tcp(server: &Server, addr: &str) -> std::io::Result<()> {
-    server.serve_listener_with_shutdown(bind(addr, "").await?, shutdown_signal()).await
+async fn serve_tcp(server: &Server, addr: &str, shutdown: Shutdown) -> std::io::Result<()> {
+    server.serve_listener_with_shutdown(bind(addr, "").await?, shutdown.wait()).await
 }
 
 /// Serves every listener asked for at once; returns when one fails.
-async fn serve_listeners(server: Server, options: Options) -> std::io::Result<()> {
+async fn serve_listeners(server: Server, options: Options, shutdown: Shutdown) -> std::io::Result<()> {
     // One signal shuts every listener down.
-    let (stop, stopped) = tokio::sync::watch::channel(false);
-    tokio::spawn(async move {
-        shutdown_signal().await;
-        let _ = stop.send(true);
-    });
-    let until_stopped = move || {
-        let mut stopped = stopped.clone();
-        async move {
-            let _ = stopped.wait_for(|stop| *stop).await;
-        }
-    };
+    let until_stopped = move || shutdown.clone().wait();
     let mut tasks = tokio::task::JoinSet::new();
     if let Some(addr) = &options.tcp {
         let listener = bind(addr, "").await?;
@@ -377,11 +411,17 @@ async fn serve_listeners(server: Server, options: Options) -> std::io::Result<()
 
 /// Serves `subject` on the NATS server at `url` until SIGTERM or Ctrl-C,
 /// then drains.
-async fn serve_nats(server: Server, url: &str, subject: String, queue: Option<String>) -> std::io::Result<()> {
+async fn serve_nats(
+    server: Server,
+    url: &str,
+    subject: String,
+    queue: Option<String>,
+    shutdown: Shutdown,
+) -> std::io::Result<()> {
     let client = rpc_runtime::nats::async_nats::connect(url).await.map_err(std::io::Error::other)?;
     let queue = queue.unwrap_or_else(|| subject.clone());
     eprintln!("serving NATS subject {subject} in queue group {queue}");
-    server.serve_nats_with_shutdown(client, subject, queue, shutdown_signal()).await
+    server.serve_nats_with_shutdown(client, subject, queue, shutdown.wait()).await
 }
 
 #[tokio::main]
@@ -406,16 +446,18 @@ async fn main() -> std::process::ExitCode {
         Server::new(Calc.into_rpc()).framing(options.framing)
     };
     // SIGINT or SIGTERM: stop accepting and reading, answer what is
-    // running, exit 0.
+    // running, exit 0. The handlers are installed before anything is
+    // served, so that no signal finds the default action still in place.
+    let shutdown = Shutdown::install();
     let result = if let (Some(url), Some(subject)) = (options.nats.clone(), options.subject.clone()) {
-        serve_nats(server, &url, subject, options.queue.clone()).await
+        serve_nats(server, &url, subject, options.queue.clone(), shutdown).await
     } else if options.http.is_none() && options.ws.is_none() {
         match options.tcp {
-            None => server.serve_stdio_with_shutdown(shutdown_signal()).await,
-            Some(addr) => serve_tcp(&server, &addr).await,
+            None => server.serve_stdio_with_shutdown(shutdown.wait()).await,
+            Some(addr) => serve_tcp(&server, &addr, shutdown).await,
         }
     } else {
-        serve_listeners(server, options).await
+        serve_listeners(server, options, shutdown).await
     };
     let code = match result {
         Ok(()) => 0,
@@ -431,26 +473,47 @@ async fn main() -> std::process::ExitCode {
     std::process::exit(code)
 }
 
-/// Completes on SIGINT (Ctrl-C) or, on Unix, SIGTERM.
-async fn shutdown_signal() {
-    let interrupt = async {
-        if tokio::signal::ctrl_c().await.is_err() {
-            std::future::pending::<()>().await;
+/// SIGINT (Ctrl-C) or, on Unix, SIGTERM: one shared, already installed
+/// signal that any number of servers wait on.
+#[derive(Clone)]
+struct Shutdown(tokio::sync::watch::Receiver<bool>);
+
+impl Shutdown {
+    /// Installs the handlers now (on Unix the streams are registered when
+    /// created, not when first polled) and watches them on a task.
+    fn install() -> Self {
+        let (stop, stopped) = tokio::sync::watch::channel(false);
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{signal, SignalKind};
+            let interrupt = signal(SignalKind::interrupt());
+            let terminate = signal(SignalKind::terminate());
+            tokio::spawn(async move {
+                let (mut interrupt, mut terminate) = match (interrupt, terminate) {
+                    (Ok(interrupt), Ok(terminate)) => (interrupt, terminate),
+                    _ => return std::future::pending().await,
+                };
+                // Through the non-blocking log: a stderr nobody reads must
+                // not hold up the shutdown.
+                tokio::select! {
+                    _ = interrupt.recv() => tracing::warn!("calculator: interrupted; finishing running requests"),
+                    _ = terminate.recv() => tracing::warn!("calculator: terminated; finishing running requests"),
+                }
+                let _ = stop.send(true);
+            });
         }
-    };
-    #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut terminate) => {
-                terminate.recv().await;
+        #[cfg(not(unix))]
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                tracing::warn!("calculator: interrupted; finishing running requests");
+                let _ = stop.send(true);
             }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        () = interrupt => eprintln!("calculator: interrupted; finishing running requests"),
-        () = terminate => eprintln!("calculator: terminated; finishing running requests"),
+        });
+        Shutdown(stopped)
+    }
+
+    /// Completes once the signal came.
+    async fn wait(mut self) {
+        let _ = self.0.wait_for(|stop| *stop).await;
     }
 }

@@ -33,16 +33,20 @@ pub fn init_logging() -> LogGuard {
     guard
 }
 
-/// Keeps panics from flooding stderr: the first panic at each place in
-/// the code is printed as Rust prints every panic; the ones after it
-/// are counted, and logged (through the non-blocking log, at error level)
-/// only at the 2nd, 4th, 8th, ... occurrence. A client that calls a
-/// panicking method a million times thus adds about 20 lines, not a
-/// million (the runtime's own "method handler panicked" line is throttled
-/// the same way).
+/// Keeps panics from flooding stderr, and from blocking on it: every
+/// panic report goes through the non-blocking log (at error level), never
+/// straight to stderr, which would block the panicking thread for good
+/// once stderr is a pipe nobody reads. The first panic at each place in
+/// the code is reported as Rust reports it (thread, place, message, and a
+/// backtrace when `RUST_BACKTRACE` asks for one); the ones after it are
+/// counted, and logged only at the 2nd, 4th, 8th, ... occurrence. A client
+/// that calls a panicking method a million times thus adds about 20
+/// lines, not a million (the runtime's own "method handler panicked" line
+/// is throttled the same way).
+///
+/// Call it after [`init_logging`].
 pub fn quiet_repeated_panics() {
     static COUNTS: Mutex<Option<HashMap<String, u64>>> = Mutex::new(None);
-    let default_hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
         let place = info.location().map_or_else(|| "an unknown place".to_owned(), ToString::to_string);
         let count = {
@@ -54,7 +58,20 @@ pub fn quiet_repeated_panics() {
             *count
         };
         if count == 1 {
-            default_hook(info);
+            let thread = std::thread::current();
+            let thread = thread.name().unwrap_or("<unnamed>");
+            let payload = info.payload();
+            let message = payload
+                .downcast_ref::<&str>()
+                .copied()
+                .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+                .unwrap_or("Box<dyn Any>");
+            let backtrace = std::backtrace::Backtrace::capture();
+            if backtrace.status() == std::backtrace::BacktraceStatus::Captured {
+                tracing::error!("thread '{thread}' panicked at {place}:\n{message}\nstack backtrace:\n{backtrace}");
+            } else {
+                tracing::error!("thread '{thread}' panicked at {place}:\n{message}");
+            }
         } else if count.is_power_of_two() {
             tracing::error!(place, panics = count, "panicked again (logged at every power of two)");
         }

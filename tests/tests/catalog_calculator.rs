@@ -176,6 +176,13 @@ fn cases() -> Vec<(&'static str, Option<Value>, bool)> {
         ("unsubscribe_ticks", Some(json!(["1"])), false),
         ("unsubscribe_ticks", Some(json!([-1])), false),
         ("unsubscribe_ticks", Some(json!({"id": 1})), false),
+        ("wait", Some(json!([0])), true),
+        ("wait", Some(json!({"ms": 1})), true),
+        ("wait", Some(json!([-1])), false),
+        ("wait", None, false),
+        ("waiting", None, true),
+        ("waiting", Some(json!([])), true),
+        ("waiting", Some(json!([1])), false),
     ]
 }
 

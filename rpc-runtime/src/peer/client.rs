@@ -414,7 +414,7 @@ fn start_call(
     params: Option<Box<RawValue>>,
     timeout: Option<Duration>,
 ) -> Pin<Box<dyn Future<Output = Reply> + Send>> {
-    Box::pin(async move { peer.call_raw(method, params.as_deref(), timeout).await })
+    Box::pin(async move { peer.call_owned(method, params, timeout).await })
 }
 
 fn start_notification(
@@ -423,7 +423,10 @@ fn start_notification(
     params: Option<Box<RawValue>>,
     timeout: Option<Duration>,
 ) -> Pin<Box<dyn Future<Output = Result<(), ClientError>> + Send>> {
-    Box::pin(async move { peer.write_and_wait(request_bytes(method, params.as_deref(), None), timeout).await })
+    // The params are not held while the notification waits to be written.
+    let bytes = request_bytes(method, params.as_deref(), None);
+    drop(params);
+    Box::pin(async move { peer.write_and_wait(bytes, timeout).await })
 }
 
 impl<T, E> Future for Call<T, E> {

@@ -403,16 +403,25 @@ impl Peer {
         R: serde::de::DeserializeOwned,
         P: Serialize,
     {
-        let params = crate::peer::client::encode_any_params(&params).map_err(ClientError::Encode)?;
-        let raw = self.call_raw(method, params.as_deref(), None).await?;
+        let encoded = crate::peer::client::encode_any_params(&params).map_err(ClientError::Encode)?;
+        // Not kept while waiting: only the request's bytes are needed, and
+        // only until they are queued (see `call_owned`).
+        drop(params);
+        let raw = self.call_owned(method, encoded, None).await?;
         serde_json::from_str(raw.get()).map_err(ClientError::Decode)
     }
 
     /// Sends notification `method`; returns once it was written to the
     /// transport. There is never an answer. `params` as for [`Peer::call`].
     pub async fn notify<P: Serialize>(&self, method: &str, params: P) -> Result<(), ClientError> {
-        let params = crate::peer::client::encode_any_params(&params).map_err(ClientError::Encode)?;
-        self.notify_raw(method, params.as_deref()).await
+        let bytes = {
+            let encoded = crate::peer::client::encode_any_params(&params).map_err(ClientError::Encode)?;
+            request_bytes(method, encoded.as_deref(), None)
+        };
+        // Waiting until the bytes are written may take long (the other
+        // side may not read): hold only the bytes, and only until queued.
+        drop(params);
+        self.write_and_wait(bytes, self.shared.options.timeout).await
     }
 
     /// Calls `method` with `params` given as raw JSON (an array or object),
@@ -424,6 +433,28 @@ impl Peer {
         params: Option<&RawValue>,
         timeout: Option<Duration>,
     ) -> Result<Box<RawValue>, ClientError> {
+        self.call_with(|id| request_bytes(method, params, Some(id)), timeout).await
+    }
+
+    /// [`Peer::call_raw`] with params it owns, dropped as soon as the
+    /// request's bytes are made: a call may wait long (for room in the
+    /// outbox, for the answer), and its params need not be held meanwhile.
+    pub(crate) async fn call_owned(
+        &self,
+        method: &str,
+        params: Option<Box<RawValue>>,
+        timeout: Option<Duration>,
+    ) -> Result<Box<RawValue>, ClientError> {
+        self.call_with(move |id| request_bytes(method, params.as_deref(), Some(id)), timeout).await
+    }
+
+    /// One outgoing call: registers an id, queues `request(id)`, waits for
+    /// the answer, all within `timeout` (or the connection's default).
+    async fn call_with(
+        &self,
+        request: impl FnOnce(u64) -> Vec<u8>,
+        timeout: Option<Duration>,
+    ) -> Result<Box<RawValue>, ClientError> {
         let shared = &*self.shared;
         let (tx, reply) = oneshot::channel();
         let id = shared.register(Waiter::Call(tx))?;
@@ -432,7 +463,7 @@ impl Peer {
         // (the other side may have stopped reading) and for the answer.
         let limit = timeout.or(shared.options.timeout);
         let deadline = limit.map(|limit| (Instant::now() + limit, limit));
-        within(deadline, shared.send(request_bytes(method, params, Some(id)), None)).await??;
+        within(deadline, shared.send(request(id), None)).await??;
         guard.sent = true;
         let reply = match within(deadline, reply).await {
             Ok(reply) => reply,

@@ -41,6 +41,13 @@ pub struct StreamSink<W> {
     /// How much of `buf` is written already (a flush may be dropped
     /// midway and resumed).
     written: usize,
+    /// Bytes handed to the writer since its last completed flush. A writer
+    /// may hold them in a buffer of its own until flushed (tokio's stdout
+    /// passes them to std's, which keeps whatever follows the last line
+    /// break), so they still count as queued: a flush dropped after the
+    /// writes but before the writer's flush is done must be polled again,
+    /// or a `Content-Length` body could sit unsent.
+    unflushed: usize,
     /// With headers first (`Content-Length`), a message is written here,
     /// then framed into `buf`; newline-delimited messages are written into
     /// `buf` directly and ended in place.
@@ -50,7 +57,7 @@ pub struct StreamSink<W> {
 impl<W: AsyncWrite + Unpin + Send> StreamSink<W> {
     /// A sink that frames messages with `framing` onto `writer`.
     pub fn new(writer: W, framing: Framing) -> Self {
-        StreamSink { writer, framing, buf: Vec::new(), written: 0, scratch: Vec::new() }
+        StreamSink { writer, framing, buf: Vec::new(), written: 0, unflushed: 0, scratch: Vec::new() }
     }
 }
 
@@ -86,7 +93,7 @@ impl<W: AsyncWrite + Unpin + Send> MessageSink for StreamSink<W> {
     }
 
     fn queued(&self) -> usize {
-        self.buf.len() - self.written
+        self.buf.len() - self.written + self.unflushed
     }
 
     async fn flush(&mut self) -> io::Result<()> {
@@ -99,13 +106,16 @@ impl<W: AsyncWrite + Unpin + Send> MessageSink for StreamSink<W> {
             }
         }
         if !self.buf.is_empty() {
+            self.unflushed += self.buf.len();
             self.buf.clear();
             self.written = 0;
             if self.buf.capacity() > KEEP_CAPACITY {
                 self.buf.shrink_to(KEEP_CAPACITY);
             }
         }
-        self.writer.flush().await
+        self.writer.flush().await?;
+        self.unflushed = 0;
+        Ok(())
     }
 
     async fn close(&mut self) -> io::Result<()> {
@@ -125,5 +135,73 @@ impl PeerBuilder {
         let source = FrameReader::new(reader, self.framing, self.limits.max_message_size);
         let sink = StreamSink::new(writer, self.framing);
         self.connect_transport(source, sink)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::future::Future;
+    use std::pin::Pin;
+    use std::task::{Context, Poll};
+
+    use tokio::io::AsyncWrite;
+
+    use super::*;
+
+    /// A writer that, like tokio's stdout over std's line-buffered one,
+    /// keeps what it is given until flushed, and whose first flush is not
+    /// done at once.
+    #[derive(Default)]
+    struct HoldsUntilFlushed {
+        held: Vec<u8>,
+        delivered: Vec<u8>,
+        flushes: usize,
+    }
+
+    impl AsyncWrite for HoldsUntilFlushed {
+        fn poll_write(mut self: Pin<&mut Self>, _: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+            self.held.extend_from_slice(buf);
+            Poll::Ready(Ok(buf.len()))
+        }
+
+        fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+            self.flushes += 1;
+            if self.flushes == 1 {
+                cx.waker().wake_by_ref();
+                return Poll::Pending;
+            }
+            let held = std::mem::take(&mut self.held);
+            self.delivered.extend_from_slice(&held);
+            Poll::Ready(Ok(()))
+        }
+
+        fn poll_shutdown(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+            Poll::Ready(Ok(()))
+        }
+    }
+
+    /// Regression: a flush dropped while the writer's own flush was under
+    /// way left `queued()` at 0, so the connection never flushed again and
+    /// a `Content-Length` body stayed in stdout's line buffer (its header,
+    /// ending in a line break, had gone out): the answer never arrived.
+    #[tokio::test]
+    async fn bytes_written_but_not_flushed_still_count_as_queued() {
+        for framing in [Framing::ContentLength, Framing::NewlineDelimited] {
+            let mut sink = StreamSink::new(HoldsUntilFlushed::default(), framing);
+            sink.send(br#"{"jsonrpc":"2.0","result":0,"id":1}"#);
+            let queued = sink.queued();
+            // The first flush is dropped at its first Pending (the writer's flush).
+            {
+                let mut flush = std::pin::pin!(sink.flush());
+                let first = std::future::poll_fn(|cx| Poll::Ready(flush.as_mut().poll(cx))).await;
+                assert!(first.is_pending(), "{framing:?}");
+            }
+            assert_eq!(sink.queued(), queued, "{framing:?}: written but not flushed is still queued");
+            sink.flush().await.unwrap();
+            assert_eq!(sink.queued(), 0);
+            let mut expected = Vec::new();
+            framing.encode(br#"{"jsonrpc":"2.0","result":0,"id":1}"#, &mut expected);
+            assert_eq!(sink.writer.delivered, expected, "{framing:?}");
+        }
     }
 }

@@ -1,0 +1,320 @@
+//! Memory is bounded by bytes, measured from the server process itself
+//! (`VmHWM`/`VmRSS` of the calculator example, from `/proc`): a client
+//! that never reads its answers, over TCP and over stdio; batches of
+//! `rpc.discover` never read; answers sent by `async` handlers through the
+//! outbox to a client that never reads; a client reading slowly but
+//! steadily; and the buffers of idle connections after one large message
+//! (issue 14, findings 1 and 3).
+//!
+//! Each test sends far more than the limit would let the server hold, and
+//! checks the server's peak against connections x (limit + one message),
+//! with room for the allocator and the runtime.
+
+mod common;
+mod measure;
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use common::Wire;
+use measure::{peak_rss_kib, procfs, rss_kib, Stderr, TcpCalculator, MIB};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+/// `Limits::max_queued_bytes` by default.
+const QUEUE_LIMIT_MIB: u64 = 4;
+
+/// An `echo` request whose answer is `size` bytes of string, in `wire`
+/// framing.
+fn echo_request(wire: Wire, id: u64, size: usize) -> Vec<u8> {
+    let payload = "x".repeat(size);
+    wire.encode(format!(r#"{{"jsonrpc":"2.0","method":"echo","params":["{payload}"],"id":{id}}}"#).as_bytes())
+}
+
+/// Writes `frames` to `writer` from a task of its own (the server will stop
+/// reading), counting the bytes it got rid of.
+fn send_in_background<W: AsyncWrite + Unpin + Send + 'static>(
+    mut writer: W,
+    frames: impl Iterator<Item = Vec<u8>> + Send + 'static,
+) -> (Arc<AtomicU64>, tokio::task::JoinHandle<W>) {
+    let sent = Arc::new(AtomicU64::new(0));
+    let counter = Arc::clone(&sent);
+    let task = tokio::spawn(async move {
+        for frame in frames {
+            for chunk in frame.chunks(64 * 1024) {
+                if writer.write_all(chunk).await.is_err() {
+                    return writer;
+                }
+                counter.fetch_add(chunk.len() as u64, Ordering::Relaxed);
+            }
+        }
+        writer
+    });
+    (sent, task)
+}
+
+/// Waits until the sender has made no progress for half a second (the
+/// server stopped reading) or `limit` passed; returns the bytes sent.
+async fn until_stalled(sent: &AtomicU64, limit: Duration) -> u64 {
+    let deadline = Instant::now() + limit;
+    let mut last = (sent.load(Ordering::Relaxed), Instant::now());
+    while Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let now = sent.load(Ordering::Relaxed);
+        if now != last.0 {
+            last = (now, Instant::now());
+        } else if last.1.elapsed() >= Duration::from_millis(500) {
+            break;
+        }
+    }
+    sent.load(Ordering::Relaxed)
+}
+
+/// Warms the server up with one small call on a connection of its own, so
+/// that the baseline includes the runtime's threads and first allocations.
+async fn warm_up(addr: std::net::SocketAddr, wire: Wire) {
+    let mut conn = common::connect(addr, wire).await;
+    let answer = conn.call(br#"{"jsonrpc":"2.0","method":"subtract","params":[2,1],"id":1}"#).await;
+    assert_eq!(answer, common::result("1", "1"));
+}
+
+fn report(what: &str, baseline: u64, peak: u64, sent: u64) -> String {
+    format!(
+        "{what}: server peak {} MiB over a baseline of {} MiB, after the client sent {} MiB",
+        (peak.saturating_sub(baseline)) / MIB,
+        baseline / MIB,
+        sent / (1024 * 1024)
+    )
+}
+
+/// Finding 1, over TCP: 100 `echo` calls with 2 MiB answers (200 MiB of
+/// answers), never read. The server used to read them all and hold every
+/// answer (2 GB for 250 x 8 MiB); now it stops reading once 4 MiB of
+/// answers are unsent, and the client's writes block.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_client_that_never_reads_large_answers_costs_the_server_at_most_the_byte_limit_over_tcp() {
+    if !procfs("a_client_that_never_reads_large_answers_costs_the_server_at_most_the_byte_limit_over_tcp") {
+        return;
+    }
+    for wire in Wire::BOTH {
+        let server = TcpCalculator::spawn(wire.arg(), &[], Stderr::Collected).await;
+        warm_up(server.addr, wire).await;
+        let baseline = rss_kib(server.pid());
+        let stream = TcpStream::connect(server.addr).await.unwrap();
+        let (_never_read, writer) = stream.into_split();
+        let total = 100u64;
+        let (sent, _task) = send_in_background(writer, (0..total).map(move |id| echo_request(wire, id, 2 << 20)));
+        let sent = until_stalled(&sent, Duration::from_secs(8)).await;
+        let peak = peak_rss_kib(server.pid());
+        let report = report(&format!("{wire:?}"), baseline, peak, sent);
+        assert!(sent < total * (2 << 20), "the server read everything: no backpressure ({report})");
+        // Held: at most 4 MiB of unsent answers plus the one being made,
+        // the message being read, and the allocator's slack.
+        assert!(peak - baseline < 48 * MIB, "{report}; {}", server.stderr());
+        eprintln!("{report}");
+    }
+}
+
+/// Finding 1, over stdio with stdout never read: 100 x 2 MiB answers (the
+/// server used to hold 422 MB for 50 x 8 MiB).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_client_that_never_reads_stdout_costs_the_server_at_most_the_byte_limit() {
+    if !procfs("a_client_that_never_reads_stdout_costs_the_server_at_most_the_byte_limit") {
+        return;
+    }
+    for wire in Wire::BOTH {
+        let mut child = tokio::process::Command::new(common::calculator_path())
+            .args(["--framing", wire.arg()])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("spawn the calculator");
+        let pid = child.id().unwrap();
+        let _never_read = child.stdout.take().unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        // A warm-up call would need stdout; a small write lets it start up.
+        stdin.write_all(&wire.encode(br#"{"jsonrpc":"2.0","method":"notify_hello","params":[1]}"#)).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let baseline = rss_kib(pid);
+        let total = 100u64;
+        let (sent, _task) = send_in_background(stdin, (0..total).map(move |id| echo_request(wire, id, 2 << 20)));
+        let sent = until_stalled(&sent, Duration::from_secs(8)).await;
+        let peak = peak_rss_kib(pid);
+        let report = report(&format!("stdio, {wire:?}"), baseline, peak, sent);
+        assert!(sent < total * (2 << 20), "the server read everything: no backpressure ({report})");
+        assert!(peak - baseline < 48 * MIB, "{report}");
+        eprintln!("{report}");
+    }
+}
+
+/// Finding 1: batches of 1,000 `rpc.discover` (about 50 KB each, answered
+/// with about 5 MB each), never read. The server used to reach 1.7 GB for
+/// 200 of them.
+#[tokio::test(flavor = "multi_thread")]
+async fn batches_of_discover_never_read_cost_the_server_at_most_the_byte_limit() {
+    if !procfs("batches_of_discover_never_read_cost_the_server_at_most_the_byte_limit") {
+        return;
+    }
+    let wire = Wire::Ndjson;
+    let server = TcpCalculator::spawn(wire.arg(), &[], Stderr::Collected).await;
+    warm_up(server.addr, wire).await;
+    let baseline = rss_kib(server.pid());
+    let stream = TcpStream::connect(server.addr).await.unwrap();
+    let (_never_read, writer) = stream.into_split();
+    let batch = move |n: u64| {
+        let calls: Vec<String> = (0..1_000)
+            .map(|i| format!(r#"{{"jsonrpc":"2.0","method":"rpc.discover","id":{}}}"#, n * 1_000 + i))
+            .collect();
+        wire.encode(format!("[{}]", calls.join(",")).as_bytes())
+    };
+    let total = 200u64;
+    let (sent, _task) = send_in_background(writer, (0..total).map(batch));
+    let sent = until_stalled(&sent, Duration::from_secs(8)).await;
+    let peak = peak_rss_kib(server.pid());
+    let report = report("batches of rpc.discover", baseline, peak, sent);
+    assert!(sent < total * batch(0).len() as u64, "the server read everything: no backpressure ({report})");
+    // One batch answer (about 5 MB) is one message: 4 MiB of it unsent
+    // plus the next one being made, at most.
+    assert!(peak - baseline < 64 * MIB, "{report}");
+    eprintln!("{report}");
+}
+
+/// The outbox: `async` handlers that each send the client a 1 MiB
+/// notification (`notify_client`), to a client that never reads. Their
+/// messages wait for room in the byte budget, and the connection stops
+/// reading new requests, so the server holds a bounded amount however
+/// many such requests the client sends.
+#[tokio::test(flavor = "multi_thread")]
+async fn async_answers_to_a_client_that_never_reads_are_bounded_by_the_byte_limit() {
+    if !procfs("async_answers_to_a_client_that_never_reads_are_bounded_by_the_byte_limit") {
+        return;
+    }
+    let wire = Wire::Ndjson;
+    let server = TcpCalculator::spawn(wire.arg(), &[], Stderr::Collected).await;
+    warm_up(server.addr, wire).await;
+    let baseline = rss_kib(server.pid());
+    let stream = TcpStream::connect(server.addr).await.unwrap();
+    let (_never_read, writer) = stream.into_split();
+    let request = move |id: u64| {
+        let payload = "n".repeat(1 << 20);
+        let message =
+            format!(r#"{{"jsonrpc":"2.0","method":"notify_client","params":["note",["{payload}"]],"id":{id}}}"#);
+        wire.encode(message.as_bytes())
+    };
+    let total = 200u64;
+    let (sent, _task) = send_in_background(writer, (0..total).map(request));
+    let sent = until_stalled(&sent, Duration::from_secs(8)).await;
+    let peak = peak_rss_kib(server.pid());
+    let report = report("notifications from async handlers", baseline, peak, sent);
+    assert!(sent < total * (1 << 20), "the server read everything: no backpressure ({report})");
+    assert!(peak - baseline < 64 * MIB, "{report}");
+    eprintln!("{report}");
+}
+
+/// Reads everything `reader` gets, at most `rate` bytes a second, counting
+/// the bytes.
+fn read_slowly<R: AsyncRead + Unpin + Send + 'static>(mut reader: R, rate: u64) -> Arc<AtomicU64> {
+    let read = Arc::new(AtomicU64::new(0));
+    let counter = Arc::clone(&read);
+    tokio::spawn(async move {
+        let mut chunk = vec![0u8; 64 * 1024];
+        let started = Instant::now();
+        loop {
+            match reader.read(&mut chunk).await {
+                Ok(0) | Err(_) => return,
+                Ok(n) => {
+                    let total = counter.fetch_add(n as u64, Ordering::Relaxed) + n as u64;
+                    let due = Duration::from_secs_f64(total as f64 / rate as f64);
+                    tokio::time::sleep_until((started + due).into()).await;
+                }
+            }
+        }
+    });
+    read
+}
+
+/// A client that reads, but slower than it asks: the unsent answers reach
+/// the limit again and again while far more than the limit passes
+/// through. What was written must not pile up in the server: at the limit
+/// the connection only writes until its buffer is empty, and starts over.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_client_reading_slowly_but_steadily_costs_the_server_a_bounded_amount() {
+    if !procfs("a_client_reading_slowly_but_steadily_costs_the_server_a_bounded_amount") {
+        return;
+    }
+    for wire in Wire::BOTH {
+        let server = TcpCalculator::spawn(wire.arg(), &[], Stderr::Collected).await;
+        warm_up(server.addr, wire).await;
+        let baseline = rss_kib(server.pid());
+        let stream = TcpStream::connect(server.addr).await.unwrap();
+        let (reader, writer) = stream.into_split();
+        let read = read_slowly(reader, 16 << 20);
+        let (_sent, task) = send_in_background(writer, (0..).map(move |id| echo_request(wire, id, 256 << 10)));
+        tokio::time::sleep(Duration::from_millis(1_500)).await;
+        task.abort();
+        let read = read.load(Ordering::Relaxed);
+        let peak = peak_rss_kib(server.pid());
+        let report = format!(
+            "{wire:?}: server peak {} MiB over a baseline of {} MiB, after the client read {} MiB",
+            (peak - baseline) / MIB,
+            baseline / MIB,
+            read >> 20
+        );
+        assert!(read > 4 * (QUEUE_LIMIT_MIB << 20), "the test read too little to tell ({report})");
+        assert!(peak - baseline < 32 * MIB, "{report}");
+        eprintln!("{report}");
+    }
+}
+
+/// Finding 3: after one 9.5 MiB request, an idle connection kept its read
+/// and write buffers at their peak (22 MB newline-delimited, 33 MB with
+/// `Content-Length`; 50 such connections held 480 MB). Now each gives
+/// them back once the message is answered: connections that each had one
+/// large message, one after the other, then stay idle, cost what one
+/// large message costs (the allocator keeps some of it for reuse), not
+/// that much each.
+#[tokio::test(flavor = "multi_thread")]
+async fn idle_connections_give_back_the_buffers_of_a_large_message() {
+    if !procfs("idle_connections_give_back_the_buffers_of_a_large_message") {
+        return;
+    }
+    for wire in Wire::BOTH {
+        let server = TcpCalculator::spawn(wire.arg(), &[], Stderr::Collected).await;
+        warm_up(server.addr, wire).await;
+        let baseline = rss_kib(server.pid());
+        let size = 9_500_000;
+        let mut idle = Vec::new();
+        let mut rss_after = Vec::new();
+        for round in [4, 12] {
+            for _ in 0..round {
+                let id = idle.len() as u64;
+                let mut conn = common::connect(server.addr, wire).await;
+                conn.send_raw(&echo_request(wire, id, size)).await;
+                let answer = conn.recv().await;
+                assert_eq!(answer.len(), size + 2 + common::result("", &id.to_string()).len(), "{wire:?}");
+                idle.push(conn);
+            }
+            // Each connection shrinks its buffers on its next read, at once;
+            // the pause only keeps the measure clear of the last answer.
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            rss_after.push(rss_kib(server.pid()));
+        }
+        let [first, second] = rss_after[..] else { unreachable!() };
+        let report = format!(
+            "{wire:?}: idle after one ~9.5 MiB message each: 4 connections hold {} MiB over a baseline of {} MiB, \
+             16 connections {} MiB (peak {} MiB)",
+            first.saturating_sub(baseline) / MIB,
+            baseline / MIB,
+            second.saturating_sub(baseline) / MIB,
+            peak_rss_kib(server.pid()).saturating_sub(baseline) / MIB,
+        );
+        // Before: 22 MB (33 MB) more for each of the 12 later connections;
+        // now a few hundred KiB of buffers each, and allocator slack.
+        assert!(second.saturating_sub(first) < 12 * 4 * MIB, "{report}");
+        assert!(second.saturating_sub(baseline) < 16 * 22 * MIB / 3, "{report}");
+        eprintln!("{report}");
+    }
+}
