@@ -540,7 +540,13 @@ async fn drive_http(addr: SocketAddr, batch: usize, stop: &AtomicBool) -> Vec<Du
         body.clear();
         let first_id = next_id;
         for i in 0..batch {
-            body.push(if batch == 1 { b' ' } else if i == 0 { b'[' } else { b',' });
+            body.push(if batch == 1 {
+                b' '
+            } else if i == 0 {
+                b'['
+            } else {
+                b','
+            });
             body.extend_from_slice(
                 format!(r#"{{"jsonrpc":"2.0","method":"add","params":[{next_id},1],"id":{next_id}}}"#).as_bytes(),
             );
@@ -616,7 +622,11 @@ async fn drive_ws(addr: SocketAddr, depth: usize, stop: &AtomicBool) -> Vec<Dura
         while answered < depth {
             match reader.next().await {
                 Some(Ok(Message::Text(text))) => {
-                    check_answer(&serde_json::from_str(text.as_str()).expect("response is JSON"), &ids, text.as_bytes());
+                    check_answer(
+                        &serde_json::from_str(text.as_str()).expect("response is JSON"),
+                        &ids,
+                        text.as_bytes(),
+                    );
                     latencies.push(sent.elapsed());
                     answered += 1;
                 }
