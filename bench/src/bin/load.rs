@@ -8,6 +8,8 @@
 //! ```text
 //! cargo run --release --bin load -- [--connections 16] [--depth 32] [--seconds 5] [--targets ours,handwritten]
 //! cargo run --release --bin load -- --targets ours-nats,handwritten-nats
+//! cargo run --release --bin load -- --targets ours-http,hyper-http,jsonrpsee-http [--batch 10]
+//! cargo run --release --bin load -- --targets ours-ws,ours,jsonrpsee-ws
 //! ```
 //!
 //! The NATS targets need `nats-server` on `PATH`: this process starts one
@@ -15,10 +17,15 @@
 //! in a queue group, and each load "connection" is a NATS client with
 //! `depth` requests (request/reply with an inbox) in flight.
 //!
-//! Adding a transport (HTTP) means a [`Transport`] variant with its driver
-//! in [`drive_connection`], and [`Target`] variants for the servers that
-//! speak it (ours over HTTP, jsonrpsee's HTTP server, bare hyper); the
-//! measuring loop and the report stay as they are.
+//! HTTP: each connection is an HTTP/1.1 keep-alive connection with ONE
+//! request in flight (sent, answered, the next one sent: no pipelining);
+//! `--depth` does not apply, `--batch N` sends a batch of N calls per HTTP
+//! request (a batch counts as one request in the report). The baseline is
+//! a bare hyper 1 server calling the hand-written handler.
+//!
+//! WebSocket: each connection pipelines `depth` requests as text frames,
+//! like the NDJSON driver; compared with our TCP NDJSON transport (`ours`)
+//! and jsonrpsee's WS server.
 
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
@@ -40,6 +47,10 @@ enum Transport {
     Ndjson,
     /// Request/reply on a NATS subject, through a local `nats-server`.
     Nats,
+    /// HTTP/1.1 POST, keep-alive, one request in flight per connection.
+    Http,
+    /// WebSocket text frames, pipelined.
+    Ws,
 }
 
 /// A server under test.
@@ -54,13 +65,35 @@ enum Target {
     /// A hand-written async-nats request/reply loop calling the
     /// hand-written handler.
     HandwrittenNats,
+    /// `rpc_runtime::Server::http()` (HTTP/1.1).
+    OursHttp,
+    /// A bare hyper 1 HTTP/1.1 server calling the hand-written handler.
+    HyperHttp,
+    /// jsonrpsee 0.26's server, over HTTP.
+    JsonrpseeHttp,
+    /// `rpc_runtime::Server::http()`, WebSocket upgrades.
+    OursWs,
+    /// jsonrpsee 0.26's server, over WebSocket.
+    JsonrpseeWs,
 }
 
 /// The subject (and queue group) the NATS targets serve.
 const NATS_SUBJECT: &str = "bench.add";
 
 impl Target {
-    const ALL: [Target; 4] = [Target::Ours, Target::Handwritten, Target::OursNats, Target::HandwrittenNats];
+    const ALL: [Target; 9] = [
+        Target::Ours,
+        Target::Handwritten,
+        Target::OursNats,
+        Target::HandwrittenNats,
+        Target::OursHttp,
+        Target::HyperHttp,
+        Target::JsonrpseeHttp,
+        Target::OursWs,
+        Target::JsonrpseeWs,
+    ];
+    /// Measured when `--targets` is not given.
+    const DEFAULT: [Target; 4] = [Target::Ours, Target::Handwritten, Target::OursNats, Target::HandwrittenNats];
 
     fn name(self) -> &'static str {
         match self {
@@ -68,6 +101,11 @@ impl Target {
             Target::Handwritten => "handwritten",
             Target::OursNats => "ours-nats",
             Target::HandwrittenNats => "handwritten-nats",
+            Target::OursHttp => "ours-http",
+            Target::HyperHttp => "hyper-http",
+            Target::JsonrpseeHttp => "jsonrpsee-http",
+            Target::OursWs => "ours-ws",
+            Target::JsonrpseeWs => "jsonrpsee-ws",
         }
     }
 
@@ -79,18 +117,33 @@ impl Target {
         match self {
             Target::Ours | Target::Handwritten => Transport::Ndjson,
             Target::OursNats | Target::HandwrittenNats => Transport::Nats,
+            Target::OursHttp | Target::HyperHttp | Target::JsonrpseeHttp => Transport::Http,
+            Target::OursWs | Target::JsonrpseeWs => Transport::Ws,
         }
     }
 
-    /// The target every other one of the same transport is compared with.
+    /// The target every other one of the same transport is compared with
+    /// (WebSocket has none; its comparisons are in [`COMPARISONS`]).
     fn is_baseline(self) -> bool {
-        matches!(self, Target::Handwritten | Target::HandwrittenNats)
+        matches!(self, Target::Handwritten | Target::HandwrittenNats | Target::HyperHttp)
     }
 
     async fn serve(self, listener: TcpListener) -> std::io::Result<()> {
         match self {
             Target::Ours => rpc_runtime::Server::new(ours::router()).serve_listener(listener).await,
             Target::Handwritten => serve_handwritten(listener).await,
+            Target::OursHttp | Target::OursWs => {
+                rpc_runtime::Server::new(ours::router())
+                    .http()
+                    .serve_listener_with_shutdown(listener, std::future::pending())
+                    .await
+            }
+            Target::HyperHttp => serve_hyper(listener).await,
+            Target::JsonrpseeHttp | Target::JsonrpseeWs => {
+                let server = jsonrpsee::server::Server::builder().build_from_tcp(listener.into_std()?)?;
+                server.start(rpc_bench::jsonrpsee_impl::module()).stopped().await;
+                Ok(())
+            }
             Target::OursNats | Target::HandwrittenNats => unreachable!("NATS targets serve a subject"),
         }
     }
@@ -123,7 +176,7 @@ impl Target {
                 serve_handwritten_nats(&client, &mut requests).await;
                 Ok(())
             }
-            Target::Ours | Target::Handwritten => unreachable!("TCP targets serve a listener"),
+            _ => unreachable!("TCP targets serve a listener"),
         }
     }
 }
@@ -140,6 +193,32 @@ async fn serve_handwritten_nats(client: &async_nats::Client, requests: &mut asyn
                 return;
             }
         }
+    }
+}
+
+/// The bare hyper baseline: hyper 1's HTTP/1.1 connection (keep-alive) per
+/// accepted socket, a service that collects the body, calls the
+/// hand-written handler and answers it with `Content-Type:
+/// application/json`. No Host/Origin checks, no limits, no hooks.
+async fn serve_hyper(listener: TcpListener) -> std::io::Result<()> {
+    use http_body_util::{BodyExt, Full};
+    use hyper::header::{HeaderValue, CONTENT_TYPE};
+    use hyper::{body::Incoming, Request, Response};
+    loop {
+        let (stream, _) = listener.accept().await?;
+        stream.set_nodelay(true)?;
+        tokio::spawn(async move {
+            let service = hyper::service::service_fn(|request: Request<Incoming>| async move {
+                let body = request.into_body().collect().await?.to_bytes();
+                let mut out = Vec::with_capacity(64);
+                handwritten::handle(&body, &mut out);
+                let mut response = Response::new(Full::new(bytes::Bytes::from(out)));
+                response.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+                Ok::<_, hyper::Error>(response)
+            });
+            let io = hyper_util::rt::TokioIo::new(stream);
+            let _ = hyper::server::conn::http1::Builder::new().serve_connection(io, service).await;
+        });
     }
 }
 
@@ -188,17 +267,20 @@ async fn serve_handwritten(listener: TcpListener) -> std::io::Result<()> {
 struct Options {
     connections: usize,
     depth: usize,
+    /// Calls per HTTP request (1: a single call, N > 1: a batch of N).
+    batch: usize,
     seconds: f64,
     targets: Vec<Target>,
 }
 
 fn parse_options(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
-    let mut options = Options { connections: 16, depth: 32, seconds: 5.0, targets: Target::ALL.to_vec() };
+    let mut options = Options { connections: 16, depth: 32, batch: 1, seconds: 5.0, targets: Target::DEFAULT.to_vec() };
     while let Some(arg) = args.next() {
         let mut value = || args.next().ok_or_else(|| format!("{arg} needs a value"));
         match arg.as_str() {
             "--connections" => options.connections = value()?.parse().map_err(|e| format!("--connections: {e}"))?,
             "--depth" => options.depth = value()?.parse().map_err(|e| format!("--depth: {e}"))?,
+            "--batch" => options.batch = value()?.parse().map_err(|e| format!("--batch: {e}"))?,
             "--seconds" => options.seconds = value()?.parse().map_err(|e| format!("--seconds: {e}"))?,
             "--targets" => {
                 options.targets = value()?
@@ -406,8 +488,8 @@ async fn run_load(transport: Transport, addr: SocketAddr, options: &Options, dur
     let mut tasks = Vec::new();
     for _ in 0..options.connections {
         let stop = stop.clone();
-        let depth = options.depth;
-        tasks.push(tokio::spawn(async move { drive_connection(transport, addr, depth, &stop).await }));
+        let (depth, batch) = (options.depth, options.batch.max(1));
+        tasks.push(tokio::spawn(async move { drive_connection(transport, addr, depth, batch, &stop).await }));
     }
     tokio::time::sleep(duration).await;
     stop.store(true, Ordering::Relaxed);
@@ -422,13 +504,144 @@ async fn drive_connection(
     transport: Transport,
     addr: SocketAddr,
     depth: usize,
+    batch: usize,
     stop: &Arc<AtomicBool>,
 ) -> Vec<Duration> {
     match transport {
         Transport::Ndjson => drive_ndjson(addr, depth, stop).await,
         Transport::Nats => drive_nats(addr, depth, stop).await,
+        Transport::Http => drive_http(addr, batch, stop).await,
+        Transport::Ws => drive_ws(addr, depth, stop).await,
     }
 }
+
+/// Checks one answer to a call `add [id, 1]` with an id in `ids`.
+fn check_answer(response: &Response, ids: &std::ops::Range<u64>, raw: &[u8]) {
+    assert!(
+        ids.contains(&response.id) && response.result == Some(response.id as i64 + 1),
+        "wrong answer: {}",
+        String::from_utf8_lossy(raw)
+    );
+}
+
+/// One HTTP/1.1 keep-alive connection, one request in flight: POST a call
+/// (or a batch of `batch` calls), read the whole response (by its
+/// Content-Length), check it, repeat. The client is hand-written on the
+/// socket so that its own cost stays small next to the server's.
+async fn drive_http(addr: SocketAddr, batch: usize, stop: &AtomicBool) -> Vec<Duration> {
+    let mut stream = TcpStream::connect(addr).await.expect("connect to server");
+    stream.set_nodelay(true).expect("nodelay");
+    let mut latencies = Vec::new();
+    let mut body = Vec::new();
+    let mut request = Vec::new();
+    let mut input: Vec<u8> = Vec::with_capacity(16 * 1024);
+    let mut next_id = 0u64;
+    while !stop.load(Ordering::Relaxed) {
+        body.clear();
+        let first_id = next_id;
+        for i in 0..batch {
+            body.push(if batch == 1 {
+                b' '
+            } else if i == 0 {
+                b'['
+            } else {
+                b','
+            });
+            body.extend_from_slice(
+                format!(r#"{{"jsonrpc":"2.0","method":"add","params":[{next_id},1],"id":{next_id}}}"#).as_bytes(),
+            );
+            next_id += 1;
+        }
+        if batch > 1 {
+            body.push(b']');
+        }
+        request.clear();
+        request.extend_from_slice(
+            format!(
+                "POST / HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+                body.len()
+            )
+            .as_bytes(),
+        );
+        request.extend_from_slice(&body);
+        let sent = Instant::now();
+        stream.write_all(&request).await.expect("write request");
+        let (head_end, length) = loop {
+            if let Some(end) = memchr::memmem::find(&input, b"\r\n\r\n") {
+                let head = std::str::from_utf8(&input[..end]).expect("ASCII head");
+                assert!(head.starts_with("HTTP/1.1 200"), "not a 200: {head}");
+                let length = head
+                    .split("\r\n")
+                    .filter_map(|line| line.split_once(':'))
+                    .find(|(name, _)| name.eq_ignore_ascii_case("content-length"))
+                    .map(|(_, value)| value.trim().parse::<usize>().expect("a length"))
+                    .unwrap_or_else(|| panic!("no Content-Length: {head}"));
+                if input.len() >= end + 4 + length {
+                    break (end + 4, length);
+                }
+            }
+            input.reserve(16 * 1024);
+            let n = stream.read_buf(&mut input).await.expect("read response");
+            assert!(n > 0, "server closed the connection");
+        };
+        let answer = &input[head_end..head_end + length];
+        let ids = first_id..next_id;
+        if batch == 1 {
+            check_answer(&serde_json::from_slice(answer).expect("response is JSON"), &ids, answer);
+        } else {
+            let responses: Vec<Response> = serde_json::from_slice(answer).expect("response is a JSON array");
+            assert_eq!(responses.len(), batch, "a batch answer of the wrong length");
+            responses.iter().for_each(|response| check_answer(response, &ids, answer));
+        }
+        input.drain(..head_end + length);
+        latencies.push(sent.elapsed());
+    }
+    latencies
+}
+
+/// One WebSocket connection: send `depth` requests as text frames in one
+/// go, read their `depth` answers (in any order), repeat.
+async fn drive_ws(addr: SocketAddr, depth: usize, stop: &AtomicBool) -> Vec<Duration> {
+    use futures_util::{SinkExt, StreamExt};
+    use tokio_tungstenite::tungstenite::Message;
+    let (ws, _) = tokio_tungstenite::connect_async(format!("ws://{addr}/")).await.expect("WebSocket handshake");
+    let (mut writer, mut reader) = ws.split();
+    let mut latencies = Vec::new();
+    let mut next_id = 0u64;
+    while !stop.load(Ordering::Relaxed) {
+        let first_id = next_id;
+        let sent = Instant::now();
+        for _ in 0..depth {
+            let request = format!(r#"{{"jsonrpc":"2.0","method":"add","params":[{next_id},1],"id":{next_id}}}"#);
+            writer.feed(Message::text(request)).await.expect("send request");
+            next_id += 1;
+        }
+        writer.flush().await.expect("send requests");
+        let ids = first_id..next_id;
+        let mut answered = 0;
+        while answered < depth {
+            match reader.next().await {
+                Some(Ok(Message::Text(text))) => {
+                    check_answer(
+                        &serde_json::from_str(text.as_str()).expect("response is JSON"),
+                        &ids,
+                        text.as_bytes(),
+                    );
+                    latencies.push(sent.elapsed());
+                    answered += 1;
+                }
+                Some(Ok(Message::Ping(_) | Message::Pong(_))) => {}
+                other => panic!("the server answered {other:?}"),
+            }
+        }
+    }
+    latencies
+}
+
+/// The ratios the issue asks for, beyond each target against its
+/// transport's baseline: (target, against).
+const COMPARISONS: [(Target, Target); 3] =
+    [(Target::OursHttp, Target::JsonrpseeHttp), (Target::OursWs, Target::Ours), (Target::OursWs, Target::JsonrpseeWs)];
 
 /// One NATS client with `depth` requests in flight: each of `depth` loops
 /// sends a request with an inbox and waits for its answer.
@@ -506,8 +719,8 @@ async fn drive_ndjson(addr: SocketAddr, depth: usize, stop: &AtomicBool) -> Vec<
 
 fn report(results: &[(Target, Measurement)], options: &Options) {
     println!(
-        "{} connections x {} pipelined requests, {:.1}s per target",
-        options.connections, options.depth, options.seconds
+        "{} connections x {} pipelined requests (HTTP: 1 in flight, {} call(s) per request), {:.1}s per target",
+        options.connections, options.depth, options.batch, options.seconds
     );
     println!();
     println!("| target | transport | requests | requests/s | p50 | p99 | server CPU/request |");
@@ -530,15 +743,25 @@ fn report(results: &[(Target, Measurement)], options: &Options) {
         else {
             continue;
         };
-        println!();
-        println!(
-            "{} / {}: requests/s {:.2}x, p50 {:.2}x, p99 {:.2}x, server CPU/request {:.2}x",
-            target.name(),
-            base_target.name(),
-            m.rate() / base.rate(),
-            m.percentile(0.5).as_secs_f64() / base.percentile(0.5).as_secs_f64(),
-            m.percentile(0.99).as_secs_f64() / base.percentile(0.99).as_secs_f64(),
-            m.cpu_per_request().as_secs_f64() / base.cpu_per_request().as_secs_f64()
-        );
+        print_ratio(*target, m, *base_target, base);
     }
+    for (target, against) in COMPARISONS {
+        let find = |wanted: Target| results.iter().find(|(t, _)| *t == wanted).map(|(_, m)| m);
+        if let (Some(m), Some(base)) = (find(target), find(against)) {
+            print_ratio(target, m, against, base);
+        }
+    }
+}
+
+fn print_ratio(target: Target, m: &Measurement, base_target: Target, base: &Measurement) {
+    println!();
+    println!(
+        "{} / {}: requests/s {:.2}x, p50 {:.2}x, p99 {:.2}x, server CPU/request {:.2}x",
+        target.name(),
+        base_target.name(),
+        m.rate() / base.rate(),
+        m.percentile(0.5).as_secs_f64() / base.percentile(0.5).as_secs_f64(),
+        m.percentile(0.99).as_secs_f64() / base.percentile(0.99).as_secs_f64(),
+        m.cpu_per_request().as_secs_f64() / base.cpu_per_request().as_secs_f64()
+    );
 }

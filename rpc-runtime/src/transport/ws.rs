@@ -212,6 +212,9 @@ pub struct WsSource<S> {
     keepalive: Option<Keepalive>,
     /// Error answers for calls lost with a connection, delivered first.
     lost: VecDeque<Vec<u8>>,
+    /// A frame [`MessageSource::recv_ready`] read that is not a text
+    /// message; `recv` takes it first.
+    stashed: Option<Frame>,
     reopen: Option<(Reopen<S>, Reconnect)>,
 }
 
@@ -257,6 +260,7 @@ where
         current: Bytes::new(),
         keepalive: ping_interval.map(Keepalive::new),
         lost: VecDeque::new(),
+        stashed: None,
         reopen,
     };
     let sink = WsSink { shared, scratch: Vec::new(), queue: VecDeque::new(), queued: 0 };
@@ -375,23 +379,50 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> WsSource<S> {
     }
 }
 
+impl<S: AsyncRead + AsyncWrite + Unpin + Send> WsSource<S> {
+    /// A text frame received: the message (and, reconnecting client, the
+    /// calls it answers are no longer outstanding).
+    fn text(&mut self, text: Utf8Bytes) -> Received<'_> {
+        if let Some(mut outstanding) = self.shared.outstanding().filter(|ids| !ids.is_empty()) {
+            for id in response_ids(text.as_bytes()) {
+                outstanding.remove(&id);
+            }
+        }
+        self.current = Bytes::from(text);
+        Received::Message(&self.current)
+    }
+}
+
 impl<S: AsyncRead + AsyncWrite + Unpin + Send> MessageSource for WsSource<S> {
+    /// A text frame already read (or readable without waiting), so that a
+    /// burst of pipelined requests is answered with one write. Polled with
+    /// a no-op waker: `recv` polls (and registers) again before waiting.
+    fn recv_ready(&mut self) -> Option<Received<'_>> {
+        if !self.lost.is_empty() || self.stashed.is_some() {
+            return None;
+        }
+        match self.poll_frame(&mut TaskContext::from_waker(std::task::Waker::noop())) {
+            Poll::Ready(Frame::Message(Message::Text(text))) => Some(self.text(text)),
+            Poll::Ready(frame) => {
+                self.stashed = Some(frame);
+                None
+            }
+            Poll::Pending => None,
+        }
+    }
+
     async fn recv(&mut self) -> io::Result<Option<Received<'_>>> {
         loop {
             if let Some(reply) = self.lost.pop_front() {
                 self.current = Bytes::from(reply);
                 return Ok(Some(Received::Message(&self.current)));
             }
-            let why = match poll_fn(|cx| self.poll_frame(cx)).await {
-                Frame::Message(Message::Text(text)) => {
-                    if let Some(mut outstanding) = self.shared.outstanding().filter(|ids| !ids.is_empty()) {
-                        for id in response_ids(text.as_bytes()) {
-                            outstanding.remove(&id);
-                        }
-                    }
-                    self.current = Bytes::from(text);
-                    return Ok(Some(Received::Message(&self.current)));
-                }
+            let frame = match self.stashed.take() {
+                Some(frame) => frame,
+                None => poll_fn(|cx| self.poll_frame(cx)).await,
+            };
+            let why = match frame {
+                Frame::Message(Message::Text(text)) => return Ok(Some(self.text(text))),
                 Frame::Message(Message::Binary(_)) => {
                     return Ok(Some(Received::Malformed(
                         "binary WebSocket frames are not accepted: send each JSON-RPC message as a text frame".into(),
