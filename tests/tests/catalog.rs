@@ -182,6 +182,27 @@ pub trait Whole {
     /// An optional struct: params may be left out.
     #[rpc(whole_params)]
     fn whole_option(&self, point: Option<Point>) -> bool;
+    /// A struct param (not whole): serde would read it from `[x, y]` too.
+    fn nested_struct(&self, point: Point) -> f64;
+    /// Structs inside a list, an option and a map.
+    fn nested_containers(
+        &self,
+        list: Vec<Point>,
+        maybe: Option<Point>,
+        named: Option<std::collections::BTreeMap<String, Point>>,
+    ) -> usize;
+    /// An enum with a struct variant, and a struct inside a variant.
+    fn nested_enum(&self, figure: Figure) -> f64;
+}
+
+/// An enum whose variants hold structs.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[schemars(crate = "rpc_runtime::schemars")]
+#[serde(rename_all = "camelCase")]
+pub enum Figure {
+    Segment { from: Point, to: Point },
+    Dot(Point),
+    Pair(Point, Point),
 }
 
 struct WholeImpl;
@@ -204,6 +225,24 @@ impl Whole for WholeImpl {
     }
     fn whole_option(&self, point: Option<Point>) -> bool {
         point.is_some()
+    }
+    fn nested_struct(&self, point: Point) -> f64 {
+        point.x + point.y
+    }
+    fn nested_containers(
+        &self,
+        list: Vec<Point>,
+        maybe: Option<Point>,
+        named: Option<std::collections::BTreeMap<String, Point>>,
+    ) -> usize {
+        list.len() + usize::from(maybe.is_some()) + named.map_or(0, |named| named.len())
+    }
+    fn nested_enum(&self, figure: Figure) -> f64 {
+        match figure {
+            Figure::Segment { from, to } => to.x - from.x,
+            Figure::Dot(point) => point.x,
+            Figure::Pair(a, b) => a.x + b.x,
+        }
     }
 }
 
@@ -500,6 +539,29 @@ async fn schema_and_server_agree_on_params() {
         ("whole_option", Some(json!({"x": 1.0, "y": 2.0}))),
         ("whole_option", Some(json!([1.0, 2.0]))),
         ("whole_option", None),
+        // serde reads a struct from an array of its fields at any depth; the
+        // schema says `type: object` there, so the server refuses it too.
+        ("whole_enum", Some(json!({"circle": [1.0]}))),
+        ("geo.draw", Some(json!({"from": [1.0, 2.0], "to": p}))),
+        ("geo.distance", Some(json!([[1.0, 2.0], p]))),
+        ("geo.distance", Some(json!({"fromPoint": [1.0, 2.0], "toPoint": p}))),
+        ("nested_struct", Some(json!([p]))),
+        ("nested_struct", Some(json!({"point": p}))),
+        ("nested_struct", Some(json!([[1.0, 2.0]]))),
+        ("nested_struct", Some(json!({"point": [1.0, 2.0]}))),
+        ("nested_containers", Some(json!([[p, p], p, {"a": p}]))),
+        ("nested_containers", Some(json!({"list": [], "maybe": null}))),
+        ("nested_containers", Some(json!([[p, [1.0, 2.0]]]))),
+        ("nested_containers", Some(json!([[], [1.0, 2.0]]))),
+        ("nested_containers", Some(json!({"list": [], "named": {"a": [1.0, 2.0]}}))),
+        ("nested_containers", Some(json!([[[1.0, 2.0]]]))),
+        ("nested_enum", Some(json!([{"segment": {"from": p, "to": p}}]))),
+        ("nested_enum", Some(json!([{"segment": [p, p]}]))),
+        ("nested_enum", Some(json!([{"segment": {"from": [1.0, 2.0], "to": p}}]))),
+        ("nested_enum", Some(json!([{"dot": p}]))),
+        ("nested_enum", Some(json!([{"dot": [1.0, 2.0]}]))),
+        ("nested_enum", Some(json!({"figure": {"pair": [p, p]}}))),
+        ("nested_enum", Some(json!({"figure": {"pair": [[1.0, 2.0], p]}}))),
     ];
     cases.extend(whole_cases);
     let mut router = merged();
@@ -535,6 +597,25 @@ async fn schema_and_server_agree_on_params() {
         .collect();
     assert!(problems.is_empty(), "schema and server disagree:\n{}", problems.join("\n"));
     assert!(server.contains(&true) && server.contains(&false));
+}
+
+#[tokio::test]
+async fn a_struct_given_as_an_array_is_refused_naming_the_parameter() {
+    let engine = engine(WholeImpl.into_rpc());
+    for (method, params, names) in [
+        ("nested_struct", json!({"point": [1.0, 2.0]}), ["parameter `point`", "struct Point"]),
+        ("nested_containers", json!([[{"x": 1.0, "y": 2.0}, [1.0, 2.0]]]), ["parameter `list`", "struct Point"]),
+        ("nested_enum", json!([{"segment": [1.0, 2.0]}]), ["parameter `figure`", "struct variant Figure::Segment"]),
+    ] {
+        let request = json!({"jsonrpc": "2.0", "method": method, "params": params, "id": 1});
+        let response = call(&engine, request).await;
+        assert_eq!(response["error"]["code"], -32602, "{response}");
+        let message = response["error"]["message"].as_str().unwrap();
+        assert!(message.contains("expected an object"), "{message}");
+        for name in names {
+            assert!(message.contains(name), "{message}");
+        }
+    }
 }
 
 /// The generated catalog uses absolute paths: user items named like std

@@ -10,3 +10,4 @@ pub(crate) mod params;
 pub(crate) mod permissions;
 pub(crate) mod router;
 pub(crate) mod signal;
+mod strict;

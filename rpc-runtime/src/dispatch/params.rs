@@ -239,10 +239,23 @@ impl<'de> Deserializer<'de> for ShapeProbe<'_> {
 /// failure, and only if the text has a `-0`, decode once more with each
 /// `-0` read as `0` (so a float parameter still gets `-0.0` the first time).
 fn decode_text<T: DeserializeOwned>(text: &str) -> Result<T, serde_json::Error> {
-    serde_json::from_str(text).or_else(|err| match without_negative_zero(text) {
-        Some(text) => serde_json::from_str(&text).map_err(|_| err),
+    from_str(text).or_else(|err| match without_negative_zero(text) {
+        Some(text) => from_str(&text).map_err(|_| err),
         None => Err(err),
     })
+}
+
+/// serde reads a struct from an array of its fields too, where the catalog
+/// says `type: object`: text with an array anywhere is decoded through
+/// [`strict`](super::strict), which refuses that at any depth. Text without
+/// a `[` has no array to refuse and takes serde_json's own path, so the
+/// common case pays only for one `memchr`.
+fn from_str<T: DeserializeOwned>(text: &str) -> Result<T, serde_json::Error> {
+    if text.as_bytes().contains(&b'[') {
+        super::strict::from_str(text)
+    } else {
+        serde_json::from_str(text)
+    }
 }
 
 /// `text` (valid JSON) with the sign of every `-0` number outside strings
