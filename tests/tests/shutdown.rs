@@ -25,6 +25,27 @@ fn terminate(child: &Child) {
 const SLOW: &[u8] = b"{\"jsonrpc\":\"2.0\",\"method\":\"sleep\",\"params\":[300],\"id\":1}\n";
 const QUICK: &[u8] = b"{\"jsonrpc\":\"2.0\",\"method\":\"subtract\",\"params\":[5,3],\"id\":2}\n";
 
+/// Sends a slow and a quick request, then SIGTERM once the quick one is
+/// answered (so the slow one is known to be running): the slow one is
+/// still answered, then the connection ends and the child exits 0.
+async fn a_running_request_outlives_sigterm(
+    child: &mut Child,
+    reader: impl tokio::io::AsyncRead + Unpin,
+    mut writer: impl tokio::io::AsyncWrite + Unpin,
+) {
+    let mut lines = BufReader::new(reader).lines();
+    writer.write_all(SLOW).await.unwrap();
+    writer.write_all(QUICK).await.unwrap();
+    let quick: Value = serde_json::from_str(&eventually(lines.next_line()).await.unwrap().unwrap()).unwrap();
+    assert_eq!(quick["result"], 2);
+    terminate(child);
+    let slow: Value = serde_json::from_str(&eventually(lines.next_line()).await.unwrap().unwrap()).unwrap();
+    assert_eq!((slow["id"].clone(), slow["result"].clone()), (1.into(), 300.into()));
+    assert_eq!(eventually(lines.next_line()).await.unwrap(), None);
+    let status = eventually(child.wait()).await.unwrap();
+    assert!(status.success(), "{status}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_over_stdio_answers_the_running_request_and_exits_0() {
     let mut child = Command::new(client_support::calculator())
@@ -34,19 +55,8 @@ async fn sigterm_over_stdio_answers_the_running_request_and_exits_0() {
         .kill_on_drop(true)
         .spawn()
         .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    stdin.write_all(SLOW).await.unwrap();
-    stdin.write_all(QUICK).await.unwrap();
-    // The quick answer proves the slow request was read and is running.
-    let quick: Value = serde_json::from_str(&eventually(lines.next_line()).await.unwrap().unwrap()).unwrap();
-    assert_eq!(quick["result"], 2);
-    terminate(&child);
-    let slow: Value = serde_json::from_str(&eventually(lines.next_line()).await.unwrap().unwrap()).unwrap();
-    assert_eq!((slow["id"].clone(), slow["result"].clone()), (1.into(), 300.into()));
-    assert_eq!(eventually(lines.next_line()).await.unwrap(), None);
-    let status = eventually(child.wait()).await.unwrap();
-    assert!(status.success(), "{status}");
+    let (stdin, stdout) = (child.stdin.take().unwrap(), child.stdout.take().unwrap());
+    a_running_request_outlives_sigterm(&mut child, stdout, stdin).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -67,18 +77,8 @@ async fn sigterm_over_tcp_answers_the_running_request_and_exits_0() {
         }
     };
     let stream = tokio::net::TcpStream::connect(&addr).await.unwrap();
-    let (reader, mut writer) = stream.into_split();
-    let mut lines = BufReader::new(reader).lines();
-    writer.write_all(SLOW).await.unwrap();
-    writer.write_all(QUICK).await.unwrap();
-    let quick: Value = serde_json::from_str(&eventually(lines.next_line()).await.unwrap().unwrap()).unwrap();
-    assert_eq!(quick["result"], 2);
-    terminate(&child);
-    let slow: Value = serde_json::from_str(&eventually(lines.next_line()).await.unwrap().unwrap()).unwrap();
-    assert_eq!((slow["id"].clone(), slow["result"].clone()), (1.into(), 300.into()));
-    assert_eq!(eventually(lines.next_line()).await.unwrap(), None);
-    let status = eventually(child.wait()).await.unwrap();
-    assert!(status.success(), "{status}");
+    let (reader, writer) = stream.into_split();
+    a_running_request_outlives_sigterm(&mut child, reader, writer).await;
 }
 
 /// Regression (issue 9, defect 2): the client closing while an answer is on

@@ -291,30 +291,7 @@ impl MethodInfo {
             if self.spec.structure == ParamStructure::ByPosition {
                 return None;
             }
-            let mut properties = Map::new();
-            let mut required = Vec::new();
-            for (spec, param) in self.spec.params.iter().zip(self.params) {
-                let mut schema = generator.schema(param.schema);
-                if let (Some(text), Some(object)) = (param.description, schema.as_object_mut()) {
-                    if draft == Draft::Draft2020_12 || !object.contains_key("$ref") {
-                        object.entry("description").or_insert_with(|| text.into());
-                    }
-                }
-                properties.insert(spec.name.to_owned(), schema.to_value());
-                if !spec.optional {
-                    required.push(Value::from(spec.name));
-                }
-            }
-            let mut root = Map::new();
-            root.insert("type".into(), "object".into());
-            root.insert("properties".into(), properties.into());
-            if !required.is_empty() {
-                root.insert("required".into(), required.into());
-            }
-            if !self.spec.allow_extra {
-                root.insert("additionalProperties".into(), false.into());
-            }
-            root
+            self.params_object(&mut generator, draft)
         };
         let definitions = generator.definitions();
         if !definitions.is_empty() {
@@ -324,6 +301,36 @@ impl MethodInfo {
             root.insert("$schema".into(), meta.into_owned().into());
         }
         Some(Value::Object(root))
+    }
+
+    /// The declared params as one object schema keyed by wire name, their
+    /// named types left in `generator`. Draft-07 puts no `description`
+    /// next to a `$ref` (siblings of `$ref` are ignored there).
+    fn params_object(&self, generator: &mut Generator, draft: Draft) -> Map<String, Value> {
+        let mut properties = Map::new();
+        let mut required = Vec::new();
+        for (spec, param) in self.spec.params.iter().zip(self.params) {
+            let mut schema = generator.schema(param.schema);
+            if let (Some(text), Some(object)) = (param.description, schema.as_object_mut()) {
+                if draft == Draft::Draft2020_12 || !object.contains_key("$ref") {
+                    object.entry("description").or_insert_with(|| text.into());
+                }
+            }
+            properties.insert(spec.name.to_owned(), schema.to_value());
+            if !spec.optional {
+                required.push(Value::from(spec.name));
+            }
+        }
+        let mut root = Map::new();
+        root.insert("type".into(), "object".into());
+        root.insert("properties".into(), properties.into());
+        if !required.is_empty() {
+            root.insert("required".into(), required.into());
+        }
+        if !self.spec.allow_extra {
+            root.insert("additionalProperties".into(), false.into());
+        }
+        root
     }
 
     fn object(&self, inputs: &mut Generator, outputs: &mut Generator) -> MethodObject {

@@ -67,27 +67,7 @@ impl MethodInfo {
             return None;
         }
         let mut generator = Generator::new(Draft::Draft2020_12, DEFS, Contract::Deserialize);
-        let mut properties = Map::new();
-        let mut required = Vec::new();
-        for (spec, param) in self.spec.params.iter().zip(self.params) {
-            let mut schema = generator.schema(param.schema);
-            if let (Some(text), Some(object)) = (param.description, schema.as_object_mut()) {
-                object.entry("description").or_insert_with(|| text.into());
-            }
-            properties.insert(spec.name.to_owned(), schema.to_value());
-            if !spec.optional {
-                required.push(Value::from(spec.name));
-            }
-        }
-        let mut root = Map::new();
-        root.insert("type".into(), "object".into());
-        root.insert("properties".into(), properties.into());
-        if !required.is_empty() {
-            root.insert("required".into(), required.into());
-        }
-        if !self.spec.allow_extra {
-            root.insert("additionalProperties".into(), false.into());
-        }
+        let mut root = self.params_object(&mut generator, Draft::Draft2020_12);
         attach_defs(&mut root, generator.definitions());
         Some(root)
     }

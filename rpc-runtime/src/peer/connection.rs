@@ -515,7 +515,6 @@ fn gone(err: &io::Error) -> bool {
             | io::ErrorKind::ConnectionAborted
             | io::ErrorKind::NotConnected
             | io::ErrorKind::UnexpectedEof
-            | io::ErrorKind::Interrupted
     )
 }
 

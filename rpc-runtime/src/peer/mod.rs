@@ -221,11 +221,7 @@ impl Shared {
     /// Queues `bytes` for the connection task once they fit in the byte
     /// budget; `written` is told after they were flushed.
     async fn send(&self, bytes: Vec<u8>, written: Option<oneshot::Sender<()>>) -> Result<(), ClientError> {
-        // A message larger than the whole budget takes all of it.
-        let share = bytes.len().clamp(1, self.budget_bytes).min(u32::MAX as usize) as u32;
-        let permit = Arc::clone(&self.budget).acquire_many_owned(share).await.map_err(|_| self.closed_error())?;
-        let outgoing = Outgoing { bytes, written, _budget: Some(permit), _room: None };
-        self.outbox.send(outgoing).map_err(|_| self.closed_error())
+        self.queue(bytes, written, None).await
     }
 
     /// The share of the byte budget a message of `len` bytes takes: a
@@ -237,9 +233,20 @@ impl Shared {
     /// Queues a subscription's item once it fits in the byte budget; it
     /// keeps `room` (its place in the subscription's buffer) until written.
     async fn send_item(&self, bytes: Vec<u8>, room: OwnedSemaphorePermit) -> Result<(), ClientError> {
+        self.queue(bytes, None, Some(room)).await
+    }
+
+    /// Takes `bytes`' share of the byte budget, then hands them to the
+    /// connection task with what it tells or holds until they are written.
+    async fn queue(
+        &self,
+        bytes: Vec<u8>,
+        written: Option<oneshot::Sender<()>>,
+        room: Option<OwnedSemaphorePermit>,
+    ) -> Result<(), ClientError> {
         let share = self.share(bytes.len());
         let permit = Arc::clone(&self.budget).acquire_many_owned(share).await.map_err(|_| self.closed_error())?;
-        let outgoing = Outgoing { bytes, written: None, _budget: Some(permit), _room: Some(room) };
+        let outgoing = Outgoing { bytes, written, _budget: Some(permit), _room: room };
         self.outbox.send(outgoing).map_err(|_| self.closed_error())
     }
 

@@ -3,8 +3,9 @@
 //! connect.
 
 use std::io;
+use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream, ToSocketAddrs};
@@ -15,6 +16,7 @@ use super::stream::StreamSink;
 use crate::dispatch::context::Context;
 use crate::dispatch::engine::write_error;
 use crate::dispatch::signal::Signal;
+use crate::log::{Throttle, INTERVAL};
 use crate::peer::{Controls, Peer, PeerBuilder};
 use crate::wire::{ErrorObject, FrameReader, SERVER_OVERLOADED};
 
@@ -72,26 +74,7 @@ impl Server {
 
     /// Accepts until `drain` is raised.
     async fn accept_loop(&self, listener: &TcpListener, drain: &Arc<Signal>, slots: &Arc<Semaphore>, limit: usize) {
-        let mut failures = AcceptFailures::default();
-        loop {
-            let accepted = tokio::select! {
-                biased;
-                () = drain.raised() => return,
-                accepted = listener.accept() => accepted,
-            };
-            let (stream, peer) = match accepted {
-                Ok(accepted) => accepted,
-                Err(err) => {
-                    // Running out of file descriptors and the like is
-                    // transient; a failed accept must not stop the server,
-                    // nor fill the logs.
-                    failures.record(&err);
-                    tokio::select! {
-                        () = drain.raised() => return,
-                        () = tokio::time::sleep(Duration::from_millis(50)) => continue,
-                    }
-                }
-            };
+        while let Some((stream, peer)) = accept(listener, drain).await {
             let _ = stream.set_nodelay(true);
             let Ok(slot) = Arc::clone(slots).try_acquire_owned() else {
                 tracing::debug!(%peer, limit, "refused a connection: at the connection limit");
@@ -135,24 +118,35 @@ async fn refuse_overloaded(mut stream: TcpStream, framing: crate::wire::Framing,
     .await;
 }
 
-/// Accept failures, logged at most once every ten seconds with a count.
-#[derive(Default)]
-struct AcceptFailures {
-    last_logged: Option<Instant>,
-    unlogged: u64,
-}
-
-impl AcceptFailures {
-    const INTERVAL: Duration = Duration::from_secs(10);
-
-    fn record(&mut self, err: &io::Error) {
-        self.unlogged += 1;
-        if self.last_logged.is_some_and(|at| at.elapsed() < Self::INTERVAL) {
-            return;
+/// The next connection on `listener`, or `None` once `drain` is raised.
+/// A failed accept (out of file descriptors, say) is transient: it must not
+/// stop the server, nor fill the logs (one line per [`INTERVAL`] for the
+/// whole process, with a count); accepting resumes after a short pause.
+pub(crate) async fn accept(listener: &TcpListener, drain: &Signal) -> Option<(TcpStream, SocketAddr)> {
+    static FAILURES: Throttle = Throttle::new(INTERVAL);
+    loop {
+        let accepted = tokio::select! {
+            biased;
+            () = drain.raised() => return None,
+            accepted = listener.accept() => accepted,
+        };
+        match accepted {
+            Ok(accepted) => return Some(accepted),
+            Err(err) => {
+                if let Some(seen) = FAILURES.hit() {
+                    tracing::warn!(
+                        error = %err,
+                        failures = seen.total,
+                        unlogged = seen.unlogged,
+                        "accepting connections failed; retrying"
+                    );
+                }
+                tokio::select! {
+                    () = drain.raised() => return None,
+                    () = tokio::time::sleep(Duration::from_millis(50)) => {}
+                }
+            }
         }
-        tracing::warn!(error = %err, failures = self.unlogged, "accepting connections failed; retrying");
-        self.last_logged = Some(Instant::now());
-        self.unlogged = 0;
     }
 }
 

@@ -82,22 +82,7 @@ impl HttpService {
     }
 
     async fn accept_loop(&self, listener: &TcpListener, drain: &Arc<Signal>, slots: &Arc<Semaphore>) {
-        loop {
-            let accepted = tokio::select! {
-                biased;
-                () = drain.raised() => return,
-                accepted = listener.accept() => accepted,
-            };
-            let (stream, peer) = match accepted {
-                Ok(accepted) => accepted,
-                Err(err) => {
-                    tracing::debug!(error = %err, "accepting an HTTP connection failed; retrying");
-                    tokio::select! {
-                        () = drain.raised() => return,
-                        () = tokio::time::sleep(Duration::from_millis(50)) => continue,
-                    }
-                }
-            };
+        while let Some((stream, peer)) = crate::transport::tcp::accept(listener, drain).await {
             let _ = stream.set_nodelay(true);
             let Ok(slot) = Arc::clone(slots).try_acquire_owned() else {
                 tracing::debug!(%peer, "refused an HTTP connection: at the connection limit");
