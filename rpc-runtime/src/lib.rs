@@ -73,7 +73,7 @@ pub use dispatch::middleware::{MethodCall, Middleware, Next};
 pub use dispatch::params::Params;
 pub use dispatch::permissions::Permissions;
 pub use dispatch::router::{
-    encode, DuplicateMethod, IntoMethodResult, MethodFuture, MethodOutcome, MethodResult, Router,
+    encode, DuplicateMethod, IntoErrorObject, IntoMethodResult, MethodFuture, MethodOutcome, MethodResult, Router,
 };
 #[cfg(feature = "mcp")]
 pub use mcp::McpServer;
@@ -143,7 +143,9 @@ pub mod __private {
     pub use crate::peer::client::FromErrorObject;
     pub use crate::peer::client::{Batch, BatchReply, Call, ClientError, Notification};
     pub use crate::peer::subscription::client::Subscribe;
-    pub use crate::peer::subscription::server::{register_unsubscribe, subscription, Sink, UNSUBSCRIBE_PARAMS};
+    pub use crate::peer::subscription::server::{
+        register_unsubscribe, subscription, subscription_end, Sink, UNSUBSCRIBE_PARAMS,
+    };
     pub use crate::peer::Peer;
     pub use crate::spec::{MethodSpec, ParamSpec, ParamStructure};
     pub use crate::wire::ErrorObject;

@@ -132,7 +132,7 @@ fn register(service: &Service, index: usize, aliases: std::ops::Range<usize>, me
         }},
     };
     let outcome = match method.params.iter().position(|param| param.sink.is_some()) {
-        Some(index) => subscription(method, index, &call),
+        Some(index) => subscription(method, index, &call, span),
         None => respan(outcome, span),
     };
     let handler = quote! {
@@ -151,20 +151,22 @@ fn register(service: &Service, index: usize, aliases: std::ops::Range<usize>, me
 /// The outcome of a subscription method whose `Sink` is parameter `index`:
 /// the runtime opens the subscription, answers with its id and runs the
 /// method with the sink once that answer is queued.
-fn subscription(method: &Method, index: usize, call: &TokenStream) -> TokenStream {
+fn subscription(method: &Method, index: usize, call: &TokenStream, output_span: Span) -> TokenStream {
     let var = format_ident!("__arg{}", index);
     let ty = &method.params[index].ty;
     let notification = &method.item_notification;
     let unsubscribe = method.unsubscribe.as_ref().map_or("", |(name, _)| name.as_str());
-    // Spanned so that an item type that is not Serialize is reported on
-    // the `Sink` parameter.
-    respan(
-        quote! {{
-            let __this = ::core::clone::Clone::clone(__this);
-            __rpc::subscription(&__params, __cx, __out, #notification, #unsubscribe, move |#var: #ty| async move { #call.await })
-        }},
-        ty.span(),
-    )
+    // Spanned so that an error type that does not convert into an error
+    // object is reported on the return type...
+    let end = respan(quote!(__rpc::subscription_end(#call.await)), output_span);
+    // ...and an item type that is not Serialize on the `Sink` parameter.
+    let open =
+        respan(quote!(__rpc::subscription(&__params, __cx, __out, #notification, #unsubscribe, __run)), ty.span());
+    quote! {{
+        let __this = ::core::clone::Clone::clone(__this);
+        let __run = move |#var: #ty| async move { #end };
+        #open
+    }}
 }
 
 /// `tokens` with every span set to `span`, so that errors about them are

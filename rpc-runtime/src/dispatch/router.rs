@@ -342,18 +342,44 @@ pub trait IntoMethodResult {
     }
 }
 
-impl<T: Serialize, E: Into<ErrorObject>> IntoMethodResult for Result<T, E> {
+impl<T: Serialize, E: IntoErrorObject> IntoMethodResult for Result<T, E> {
     fn into_method_result(self) -> MethodResult {
         match self {
             Ok(value) => encode(&value),
-            Err(err) => Err(err.into()),
+            Err(err) => Err(err.into_error_object()),
         }
     }
 
     fn encode_into(self, out: &mut Vec<u8>) -> Result<(), ErrorObject> {
         match self {
             Ok(value) => encode_into(out, &value),
-            Err(err) => Err(err.into()),
+            Err(err) => Err(err.into_error_object()),
         }
+    }
+}
+
+/// An error type a method may return: anything that converts into an
+/// [`ErrorObject`] (`ErrorObject` itself, an enum with
+/// `#[derive(RpcError)]`, or a type with `From<E> for ErrorObject`).
+///
+/// Implemented for every such type; it exists so that a method returning
+/// an error type without the conversion gets a compile error that says so
+/// (and how to add it), rather than rustc's list of other `From` impls.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be the error type of an #[rpc] method: it does not convert into a JSON-RPC `ErrorObject`",
+    label = "needs `From<{Self}> for ErrorObject`",
+    note = "add `#[derive(RpcError)]` to the error enum (a code and message per variant), or implement `From<{Self}> for rpc_runtime::ErrorObject`; or return `Result<T, ErrorObject>`"
+)]
+pub trait IntoErrorObject {
+    /// The error object sent for this error.
+    fn into_error_object(self) -> ErrorObject;
+}
+
+// `do_not_recommend`: when `E` lacks the conversion, rustc reports the
+// message above instead of digging into `From` and listing unrelated impls.
+#[diagnostic::do_not_recommend]
+impl<E: Into<ErrorObject>> IntoErrorObject for E {
+    fn into_error_object(self) -> ErrorObject {
+        self.into()
     }
 }

@@ -25,7 +25,7 @@ use tokio::sync::{Semaphore, TryAcquireError};
 
 use crate::dispatch::context::Context;
 use crate::dispatch::params::Params;
-use crate::dispatch::router::panicked;
+use crate::dispatch::router::{panicked, IntoErrorObject};
 use crate::dispatch::signal::Signal;
 use crate::peer::{json_string, lock, Shared};
 use crate::spec::MethodSpec;
@@ -85,7 +85,7 @@ impl From<SinkError> for ErrorObject {
 }
 
 /// What a subscription method may return: `()`, or `Result<(), E>` with
-/// `E: Into<ErrorObject>` (an `Err` ends the subscription with that error).
+/// `E: Into<ErrorObject>` ([`IntoErrorObject`]; an `Err` ends the subscription with that error).
 pub trait IntoSubscriptionEnd {
     /// `Err` with the error object the subscription ends with.
     fn into_end(self) -> Result<(), ErrorObject>;
@@ -97,10 +97,19 @@ impl IntoSubscriptionEnd for () {
     }
 }
 
-impl<E: Into<ErrorObject>> IntoSubscriptionEnd for Result<(), E> {
+impl<E: IntoErrorObject> IntoSubscriptionEnd for Result<(), E> {
     fn into_end(self) -> Result<(), ErrorObject> {
-        self.map_err(Into::into)
+        self.map_err(IntoErrorObject::into_error_object)
     }
+}
+
+/// What a subscription method's future gave, as the error object (if
+/// any) it ends with. Used by generated code, where the call is spanned at
+/// the method's return type so that an error type without the conversion
+/// is reported there.
+#[doc(hidden)]
+pub fn subscription_end<R: IntoSubscriptionEnd>(end: R) -> Result<(), ErrorObject> {
+    end.into_end()
 }
 
 /// States of an [`Open`] subscription (`why` ended).

@@ -1,5 +1,5 @@
 // The error type of a `Result` must convert into an ErrorObject.
-use rpc_runtime::rpc;
+use rpc_runtime::{rpc, Sink};
 
 #[derive(Debug)]
 pub struct MyError;
@@ -8,6 +8,8 @@ pub struct MyError;
 pub trait Service {
     fn fallible(&self) -> Result<u8, MyError>;
     async fn fallible_async(&self) -> Result<u8, MyError>;
+    #[rpc(unsubscribe = "unsubscribe_ticks")]
+    async fn ticks(&self, sink: Sink<u64>) -> Result<(), MyError>;
 }
 
 fn main() {}
