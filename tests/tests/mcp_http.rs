@@ -204,16 +204,20 @@ async fn a_session_is_issued_at_initialize_required_after_and_ended_by_delete() 
     assert_eq!(names.len(), 3, "{names:?}");
     assert_eq!(reply.header("mcp-session-id"), None, "issued once, at initialize");
 
-    let reply =
-        post(addr, &call(2, "subtract", json!({"minuend": 5, "subtrahend": 2}), json!({})), &[session.clone()]).await;
+    let reply = post(
+        addr,
+        &call(2, "subtract", json!({"minuend": 5, "subtrahend": 2}), json!({})),
+        std::slice::from_ref(&session),
+    )
+    .await;
     assert_eq!(reply.json()["result"]["structuredContent"], json!({"result": 3}));
 
-    let again = post(addr, &initialize("2025-11-25"), &[session.clone()]).await;
+    let again = post(addr, &initialize("2025-11-25"), std::slice::from_ref(&session)).await;
     assert_eq!(again.json()["error"]["code"], -32600, "initialize is sent once per session");
 
     let delete = format!("DELETE /mcp HTTP/1.1\r\nHost: {addr}\r\n{session}\r\n\r\n");
     assert_eq!(exchange(addr, &delete).await.status, 204);
-    assert_eq!(post(addr, list, &[session.clone()]).await.status, 404, "an ended session is gone");
+    assert_eq!(post(addr, list, std::slice::from_ref(&session)).await.status, 404, "an ended session is gone");
     assert_eq!(exchange(addr, &delete).await.status, 404, "ended once");
     let reply = exchange(addr, &format!("DELETE /mcp HTTP/1.1\r\nHost: {addr}\r\n\r\n")).await;
     assert_eq!(reply.status, 400, "DELETE without a session id");
@@ -233,7 +237,7 @@ async fn notifications_and_responses_are_answered_202_without_a_body() {
         r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":99}}"#,
         r#"{"jsonrpc":"2.0","result":{},"id":"s1"}"#,
     ] {
-        let reply = post(addr, body, &[session.clone()]).await;
+        let reply = post(addr, body, std::slice::from_ref(&session)).await;
         assert_eq!((reply.status, reply.body.as_str()), (202, ""), "{body}");
     }
     let modern = json!({"jsonrpc": "2.0", "method": "notifications/whatever", "params": {"_meta": modern_meta()}});
@@ -484,7 +488,7 @@ async fn in_a_session_closing_does_not_cancel_but_notifications_cancelled_and_de
     waiting.write_all(post_json(addr, &call(2, "hang", json!({}), json!({})), &[&session]).as_bytes()).await.unwrap();
     until("both calls run", || running.load(Ordering::SeqCst) == 2).await;
     let cancel = r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}"#;
-    assert_eq!(post(addr, cancel, &[session.clone()]).await.status, 202);
+    assert_eq!(post(addr, cancel, std::slice::from_ref(&session)).await.status, 202);
     until("the call is cancelled", || cancelled.load(Ordering::SeqCst) == 1).await;
     let reply = read_reply(&mut waiting).await;
     assert_eq!(reply.json()["error"]["code"], -32800);

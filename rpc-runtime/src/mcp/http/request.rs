@@ -89,7 +89,7 @@ impl Headers {
             }
             Some(Err(())) => return Some(mismatch("the `Mcp-Method` header is malformed".to_owned())),
         }
-        let Some(body_name) = message.name else { return None };
+        let body_name = message.name?;
         let key = if method == "resources/read" { "uri" } else { "name" };
         let body_name = serde_json::from_str::<String>(body_name.get()).ok();
         let header = match &self.name {
@@ -166,7 +166,7 @@ fn base64_decode(text: &str) -> Option<Vec<u8>> {
         } as u32)
     }
     let bytes = text.as_bytes();
-    if bytes.len() % 4 != 0 {
+    if !bytes.len().is_multiple_of(4) {
         return None;
     }
     let mut out = Vec::with_capacity(bytes.len() / 4 * 3);
