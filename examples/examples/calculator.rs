@@ -5,6 +5,7 @@
 //! cargo run --example calculator -- [--framing ndjson|content-length] [--tcp ADDR] [--http ADDR] [--ws ADDR]
 //! cargo run --example calculator -- --catalog
 //! cargo run --example calculator -- --mcp
+//! cargo run --example calculator -- --mcp --http ADDR
 //! cargo run --example calculator -- --nats URL --subject SUBJECT [--queue GROUP]
 //! ```
 //!
@@ -21,7 +22,9 @@
 //! (`RPC_LOG=debug` for more). With `--catalog` it prints its OpenRPC
 //! document (pretty JSON) to stdout and exits. With `--mcp` it is a Model
 //! Context Protocol server instead: each method is a tool of the same name
-//! whose arguments are its params by name (over stdio, or `--tcp ADDR`).
+//! whose arguments are its params by name (over stdio, or `--tcp ADDR`;
+//! with `--http ADDR` over MCP's Streamable HTTP, printing
+//! `listening on http://ADDR`).
 //! On SIGINT or SIGTERM it
 //! shuts down gracefully: stops reading, answers the requests already
 //! received, and exits with status 0.
@@ -326,7 +329,7 @@ struct Options {
     queue: Option<String>,
 }
 
-const USAGE: &str = "usage: calculator [--framing ndjson|content-length] [--tcp ADDR] [--http ADDR] [--ws ADDR] | --catalog | --mcp [--tcp ADDR] | --nats URL --subject SUBJECT [--queue GROUP]";
+const USAGE: &str = "usage: calculator [--framing ndjson|content-length] [--tcp ADDR] [--http ADDR] [--ws ADDR] | --catalog | --mcp [--tcp ADDR] [--http ADDR] | --nats URL --subject SUBJECT [--queue GROUP]";
 
 fn parse_args() -> Result<Options, String> {
     let mut options = Options {
@@ -389,7 +392,12 @@ async fn serve_listeners(server: Server, options: Options, shutdown: Shutdown) -
         let shutdown = until_stopped();
         tasks.spawn(async move { server.serve_listener_with_shutdown(listener, shutdown).await });
     }
-    if let Some(addr) = &options.http {
+    if let (Some(addr), true) = (&options.http, options.mcp) {
+        // MCP's Streamable HTTP: both eras, sessions for the handshake ones.
+        let mcp = rpc_runtime::McpHttpService::new(server.clone());
+        let listener = bind(addr, "http://").await?;
+        tasks.spawn(mcp.serve_listener_with_shutdown(listener, until_stopped()));
+    } else if let Some(addr) = &options.http {
         let http = server.http().websocket(false);
         let listener = bind(addr, "http://").await?;
         tasks.spawn(http.serve_listener_with_shutdown(listener, until_stopped()));

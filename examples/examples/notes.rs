@@ -4,11 +4,13 @@
 //!
 //! ```text
 //! cargo build --release --example notes
-//! target/release/examples/notes [--file notes.json]
+//! target/release/examples/notes [--file notes.json] [--http ADDR]
 //! ```
 //!
 //! Notes live in memory, or in the JSON file given with `--file` (read at
-//! start, written after every change). Logs go to stderr (`RPC_LOG=debug`).
+//! start, written after every change). With `--http ADDR` it serves MCP's
+//! Streamable HTTP there instead of stdio (printing `listening on
+//! http://ADDR`), until Ctrl-C. Logs go to stderr (`RPC_LOG=debug`).
 //! See the README's "MCP" section for registering it with an MCP host.
 
 use std::collections::BTreeMap;
@@ -186,11 +188,16 @@ async fn main() -> std::process::ExitCode {
     let _log = examples::init_logging();
     let mut args = std::env::args().skip(1);
     let mut file = None;
+    let mut http = None;
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--file" => match args.next() {
                 Some(path) => file = Some(PathBuf::from(path)),
                 None => return usage("--file needs a path"),
+            },
+            "--http" => match args.next() {
+                Some(addr) => http = Some(addr),
+                None => return usage("--http needs an address such as 127.0.0.1:8080"),
             },
             other => return usage(&format!("unknown argument `{other}`")),
         }
@@ -202,8 +209,12 @@ async fn main() -> std::process::ExitCode {
             return std::process::ExitCode::FAILURE;
         }
     };
-    let server = McpServer::new(notebook.into_rpc()).name("notes").title("Notes").into_server();
-    match server.serve_stdio().await {
+    let mcp = McpServer::new(notebook.into_rpc()).name("notes").title("Notes");
+    let served = match http {
+        Some(addr) => serve_http(mcp, &addr).await,
+        None => mcp.into_server().serve_stdio().await,
+    };
+    match served {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(err) => {
             eprintln!("notes: {err}");
@@ -212,7 +223,17 @@ async fn main() -> std::process::ExitCode {
     }
 }
 
+/// MCP's Streamable HTTP on `addr` until Ctrl-C.
+async fn serve_http(mcp: McpServer, addr: &str) -> std::io::Result<()> {
+    let listener = tokio::net::TcpListener::bind(addr).await?;
+    eprintln!("listening on http://{}", listener.local_addr()?);
+    let stop = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    mcp.into_http().serve_listener_with_shutdown(listener, stop).await
+}
+
 fn usage(problem: &str) -> std::process::ExitCode {
-    eprintln!("notes: {problem}\nusage: notes [--file notes.json]");
+    eprintln!("notes: {problem}\nusage: notes [--file notes.json] [--http ADDR]");
     std::process::ExitCode::from(2)
 }

@@ -75,6 +75,8 @@ pub use dispatch::permissions::Permissions;
 pub use dispatch::router::{
     encode, DuplicateMethod, IntoErrorObject, IntoMethodResult, MethodFuture, MethodOutcome, MethodResult, Router,
 };
+#[cfg(all(feature = "mcp", feature = "http"))]
+pub use mcp::McpHttpService;
 #[cfg(feature = "mcp")]
 pub use mcp::McpServer;
 pub use peer::client::{Batch, BatchReply, Call, ClientError, FromErrorObject, Notification};

@@ -1,6 +1,7 @@
 """The official MCP Python SDK (pinned in requirements.txt) against an MCP
 server launched as a subprocess: `python mcp_interop.py calculator PATH` or
-`python mcp_interop.py notes PATH`.
+`python mcp_interop.py notes PATH`, over stdio; with `--http` after PATH the
+server listens on a free port and the SDK connects over Streamable HTTP.
 
 Each check prints `ok <what>`; the first failure raises. The Rust test
 `tests/tests/mcp_python.rs` runs this and looks for the lines.
@@ -8,7 +9,9 @@ Each check prints `ok <what>`; the first failure raises. The Rust test
 
 import asyncio
 import json
+import subprocess
 import sys
+import threading
 import time
 
 import jsonschema
@@ -102,8 +105,8 @@ CALCULATOR_CASES = {
 }
 
 
-async def calculator_session(path, mode):
-    params = StdioServerParameters(command=path, args=["--mcp"])
+async def calculator_session(target, mode):
+    params = target or StdioServerParameters(command=PATH, args=["--mcp"])
     started = time.monotonic()
     async with Client(params, mode=mode) as client:
         elapsed = time.monotonic() - started
@@ -190,8 +193,8 @@ async def calculator_session(path, mode):
         ok(f"{version}: a cancelled call leaves the connection usable")
 
 
-async def notes_session(path, mode):
-    params = StdioServerParameters(command=path, args=[])
+async def notes_session(target, mode):
+    params = target or StdioServerParameters(command=PATH, args=[])
     async with Client(params, mode=mode) as client:
         version = client.protocol_version
         listing = await client.list_tools()
@@ -221,11 +224,42 @@ async def notes_session(path, mode):
         ok(f"{version}: progress notifications reach the caller ({len(progress)})")
 
 
+def serve_http(args):
+    """Starts `PATH args --http 127.0.0.1:0` and answers its endpoint's URL
+    and process (its stderr read on a thread, so it never blocks)."""
+    server = subprocess.Popen(
+        [PATH, *args, "--http", "127.0.0.1:0"], stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
+    url = None
+    for line in server.stderr:
+        if line.startswith("listening on http://"):
+            url = line.split(" ")[-1].strip() + "/mcp"
+            break
+    assert url, "the server did not say where it listens"
+    threading.Thread(target=lambda: server.stderr.read(), daemon=True).start()
+    return url, server
+
+
+PATH = None
+
+
 async def main():
-    which, path = sys.argv[1], sys.argv[2]
+    global PATH
+    which, PATH = sys.argv[1], sys.argv[2]
+    http = sys.argv[3:] == ["--http"]
     session = {"calculator": calculator_session, "notes": notes_session}[which]
-    for mode in ("auto", "legacy"):
-        await session(path, mode)
+    server = None
+    target = None
+    if http:
+        target, server = serve_http(["--mcp"] if which == "calculator" else [])
+        ok(f"serving Streamable HTTP at {target}")
+    try:
+        for mode in ("auto", "legacy"):
+            await session(target, mode)
+    finally:
+        if server is not None:
+            server.terminate()
+            server.wait(timeout=10)
     print("all checks passed", flush=True)
 
 

@@ -5,7 +5,11 @@
 //! probe, landing on 2026-07-28 well under a second) and with an explicit
 //! `initialize` session: lists the tools, checks that every schema compiles
 //! and accepts exactly the arguments the server accepts, calls tools with
-//! valid and invalid arguments, cancels a call, receives progress.
+//! valid and invalid arguments, cancels a call, receives progress. The same
+//! again over Streamable HTTP (`--mcp --http 127.0.0.1:0`; the notes example
+//! with `--http`): the SDK's HTTP client in both eras, with sessions,
+//! `DELETE` at the end, cancellation by closing the stream (2026-07-28) or
+//! by `notifications/cancelled` (in a session), progress as event streams.
 //!
 //! Needs `python3` (skipped without it unless `RPC_REQUIRE_INTEROP=1`, see
 //! `tests::interop`); the SDK goes into a virtual environment at
@@ -60,10 +64,15 @@ fn run(command: &mut Command, what: &str) {
 }
 
 fn drive(server: &Path, which: &str, checks: &[&str]) {
+    drive_over(server, which, &[], checks);
+}
+
+fn drive_over(server: &Path, which: &str, transport: &[&str], checks: &[&str]) {
     let output = Command::new(python())
         .arg("mcp_interop.py")
         .arg(which)
         .arg(server)
+        .args(transport)
         .current_dir(python_dir())
         .env_remove("RPC_LOG")
         .output()
@@ -109,6 +118,52 @@ fn the_python_sdk_drives_the_notes_example() {
     drive(
         &notes,
         "notes",
+        &[
+            "ok 2026-07-28: notes are added and found",
+            "ok 2025-11-25: notes are added and found",
+            "ok 2026-07-28: progress notifications reach the caller",
+            "ok 2025-11-25: progress notifications reach the caller",
+        ],
+    );
+}
+
+#[test]
+fn the_python_sdk_drives_the_calculator_over_streamable_http() {
+    if !tests::interop::require(&["python3"], "the_python_sdk_drives_the_calculator_over_streamable_http") {
+        return;
+    }
+    let calculator = client_support::calculator();
+    drive_over(
+        &calculator,
+        "calculator",
+        &["--http"],
+        &[
+            "ok serving Streamable HTTP at http://127.0.0.1:",
+            "ok auto mode lands on 2026-07-28",
+            "ok initialize negotiates 2025-11-25",
+            "ok 2026-07-28: every input and output schema compiles, self-contained",
+            "ok 2025-11-25: every input and output schema compiles, self-contained",
+            "ok 2026-07-28: schemas and the server accept and reject the same arguments",
+            "ok 2025-11-25: schemas and the server accept and reject the same arguments",
+            "ok 2026-07-28: invalid arguments are a tool execution error naming the parameter",
+            "ok 2025-11-25: invalid arguments are a tool execution error naming the parameter",
+            "ok 2026-07-28: unknown and hidden tools are protocol errors (-32602)",
+            "ok 2026-07-28: a cancelled call leaves the connection usable",
+            "ok 2025-11-25: a cancelled call leaves the connection usable",
+        ],
+    );
+}
+
+#[test]
+fn the_python_sdk_gets_progress_over_streamable_http() {
+    if !tests::interop::require(&["python3"], "the_python_sdk_gets_progress_over_streamable_http") {
+        return;
+    }
+    let notes = client_support::example("notes");
+    drive_over(
+        &notes,
+        "notes",
+        &["--http"],
         &[
             "ok 2026-07-28: notes are added and found",
             "ok 2025-11-25: notes are added and found",

@@ -22,6 +22,8 @@
 //! request's [`Context`].
 
 mod call;
+#[cfg(feature = "http")]
+mod http;
 mod progress;
 mod revision;
 mod session;
@@ -33,6 +35,10 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 
+#[cfg(feature = "http")]
+pub use http::{
+    McpBody, McpHttpService, McpResponseFuture, DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT, HEADER_MISMATCH,
+};
 pub use revision::Revision;
 pub use session::UNSUPPORTED_PROTOCOL_VERSION;
 

@@ -11,6 +11,12 @@ use crate::dispatch::context::Context;
 /// The method of MCP's progress notification.
 const PROGRESS_METHOD: &str = "notifications/progress";
 
+/// Where the notifications about one request go when that request has a
+/// stream of its own (an SSE response over Streamable HTTP) rather than a
+/// connection: whole JSON-RPC messages, in order.
+#[cfg_attr(not(feature = "http"), allow(dead_code))]
+pub(crate) struct RequestStream(pub(crate) tokio::sync::mpsc::Sender<Vec<u8>>);
+
 /// The progress token of the tool call a context belongs to, and the last
 /// progress sent (each must be larger than the one before).
 pub(crate) struct ProgressToken {
@@ -22,6 +28,14 @@ impl ProgressToken {
     pub(crate) fn new(token: &RawValue) -> Self {
         ProgressToken { token: token.to_owned(), last: Mutex::new(None) }
     }
+}
+
+/// A notification as it goes on a request's own stream.
+#[derive(Serialize)]
+struct Notification<'a> {
+    jsonrpc: &'static str,
+    method: &'static str,
+    params: &'a RawValue,
 }
 
 #[derive(Serialize)]
@@ -43,7 +57,9 @@ impl Context {
     /// Returns whether a notification was sent: not when the caller gave
     /// no progress token (or the request is not an MCP tool call), when
     /// `progress` is not larger than the last one reported (MCP wants it to
-    /// grow) or not a finite number, or when the connection is gone.
+    /// grow) or not a finite number, or when the connection is gone (over
+    /// Streamable HTTP: the response stream is closed, or a backlog of
+    /// notifications the client has not read is full).
     ///
     /// ```no_run
     /// use rpc_runtime::{rpc, Context};
@@ -78,9 +94,16 @@ impl Context {
             }
             *last = Some(progress);
         }
-        let Some(peer) = self.peer() else { return false };
         let params = ProgressParams { progress_token: &state.token, progress, total, message };
         let Ok(params) = serde_json::value::to_raw_value(&params) else { return false };
+        if let Some(stream) = self.extension::<RequestStream>() {
+            // A request with its own response stream: the notification goes
+            // before the response on it, and is dropped when the client
+            // does not keep up (progress is advisory; the call is not held).
+            let message = Notification { jsonrpc: "2.0", method: PROGRESS_METHOD, params: &params };
+            return serde_json::to_vec(&message).is_ok_and(|bytes| stream.0.try_send(bytes).is_ok());
+        }
+        let Some(peer) = self.peer() else { return false };
         peer.notify_raw(PROGRESS_METHOD, Some(&params)).await.is_ok()
     }
 }

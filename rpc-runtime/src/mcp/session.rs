@@ -101,7 +101,7 @@ pub(crate) struct Meta<'a> {
 }
 
 /// Keeps a member that is `null` apart from a missing one.
-fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<&'de RawValue>, D::Error> {
+pub(crate) fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<&'de RawValue>, D::Error> {
     <&'de RawValue>::deserialize(deserializer).map(Some)
 }
 
@@ -117,6 +117,12 @@ impl<'a> Meta<'a> {
     /// Whether the request is a modern one (it names its revision).
     pub(crate) fn is_modern(&self) -> bool {
         self.version.is_some()
+    }
+
+    /// The revision a modern request names, as raw JSON (any type).
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(crate) fn requested_version(&self) -> Option<&'a RawValue> {
+        self.version
     }
 
     /// The revision of a modern request, checked as 2026-07-28 says: the

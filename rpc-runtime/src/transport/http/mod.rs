@@ -13,6 +13,10 @@ mod serve;
 mod service;
 
 pub use client::{HttpConnect, HttpSink, HttpSource};
+#[cfg(feature = "mcp")]
+pub(crate) use serve::{serve_listener, Listening};
 #[cfg(feature = "ws")]
-pub(crate) use service::{status_response, Inner, Serving};
+pub(crate) use service::Serving;
+#[cfg(any(feature = "ws", feature = "mcp"))]
+pub(crate) use service::{status_response, Inner};
 pub use service::{HttpAddrs, HttpService};

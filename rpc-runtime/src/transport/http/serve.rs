@@ -9,8 +9,9 @@ use std::pin::pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use http::Request;
-use hyper::body::Incoming;
+use bytes::Bytes;
+use http::{Request, Response};
+use hyper::body::{Body, Incoming};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream, ToSocketAddrs};
@@ -72,52 +73,107 @@ impl HttpService {
         listener: TcpListener,
         shutdown: impl Future<Output = ()>,
     ) -> io::Result<()> {
-        let drain = Arc::new(Signal::default());
-        let limit = self.inner().server.max_connections.min(Semaphore::MAX_PERMITS).min(u32::MAX as usize);
-        let slots = Arc::new(Semaphore::new(limit));
-        until_shutdown(self.accept_loop(&listener, &drain, &slots), shutdown, &drain).await;
-        drop(listener);
-        let _all_closed = slots.acquire_many(limit as u32).await;
-        Ok(())
-    }
-
-    async fn accept_loop(&self, listener: &TcpListener, drain: &Arc<Signal>, slots: &Arc<Semaphore>) {
-        while let Some((stream, peer)) = crate::transport::tcp::accept(listener, drain).await {
-            let _ = stream.set_nodelay(true);
-            let Ok(slot) = Arc::clone(slots).try_acquire_owned() else {
-                tracing::debug!(%peer, "refused an HTTP connection: at the connection limit");
-                tokio::spawn(refuse_overloaded(stream));
-                continue;
-            };
-            let Ok(local) = stream.local_addr() else { continue };
-            let serving = Serving { drain: Arc::clone(drain), _slot: Arc::new(slot) };
-            tokio::spawn(self.clone().serve_connection(stream, HttpAddrs { peer, local }, serving));
-        }
-    }
-
-    async fn serve_connection(self, stream: TcpStream, addrs: HttpAddrs, serving: Serving) {
-        let drain = Arc::clone(&serving.drain);
-        let header_timeout = self.inner().config.header_timeout;
-        let service = hyper::service::service_fn(move |mut request: Request<Incoming>| {
-            request.extensions_mut().insert(addrs);
-            request.extensions_mut().insert(serving.clone());
+        let inner = self.inner();
+        let limits =
+            Listening { max_connections: inner.server.max_connections, header_timeout: inner.config.header_timeout };
+        serve_listener(listener, shutdown, limits, move |request| {
             let answer = self.respond(request);
-            async move { Ok::<_, Infallible>(answer.await.unwrap_or_else(|never| match never {})) }
-        });
-        let mut builder = hyper::server::conn::http1::Builder::new();
-        builder.timer(TokioTimer::new()).header_read_timeout(header_timeout).keep_alive(true);
-        let connection = builder.serve_connection(TokioIo::new(stream), service).with_upgrades();
-        let mut connection = pin!(connection);
-        let result = tokio::select! {
-            result = connection.as_mut() => result,
-            () = drain.raised() => {
-                connection.as_mut().graceful_shutdown();
-                connection.await
-            }
+            async move { answer.await.unwrap_or_else(|never| match never {}) }
+        })
+        .await
+    }
+}
+
+/// The connection limit and header timeout of a standalone HTTP listener.
+#[derive(Clone, Copy)]
+pub(crate) struct Listening {
+    pub(crate) max_connections: usize,
+    pub(crate) header_timeout: Duration,
+}
+
+/// Serves every connection accepted on `listener` with `respond` until
+/// `shutdown` completes, then shuts down gracefully (see
+/// [`HttpService::serve_listener_with_shutdown`]); shared by every HTTP
+/// endpoint that serves standalone.
+pub(crate) async fn serve_listener<F, A, B>(
+    listener: TcpListener,
+    shutdown: impl Future<Output = ()>,
+    limits: Listening,
+    respond: F,
+) -> io::Result<()>
+where
+    F: Fn(Request<Incoming>) -> A + Clone + Send + Sync + 'static,
+    A: Future<Output = Response<B>> + Send + 'static,
+    B: Body<Data = Bytes> + Send + 'static,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let drain = Arc::new(Signal::default());
+    let limit = limits.max_connections.min(Semaphore::MAX_PERMITS).min(u32::MAX as usize);
+    let slots = Arc::new(Semaphore::new(limit));
+    until_shutdown(accept_loop(&listener, &drain, &slots, limits.header_timeout, &respond), shutdown, &drain).await;
+    drop(listener);
+    let _all_closed = slots.acquire_many(limit as u32).await;
+    Ok(())
+}
+
+async fn accept_loop<F, A, B>(
+    listener: &TcpListener,
+    drain: &Arc<Signal>,
+    slots: &Arc<Semaphore>,
+    header_timeout: Duration,
+    respond: &F,
+) where
+    F: Fn(Request<Incoming>) -> A + Clone + Send + Sync + 'static,
+    A: Future<Output = Response<B>> + Send + 'static,
+    B: Body<Data = Bytes> + Send + 'static,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    while let Some((stream, peer)) = crate::transport::tcp::accept(listener, drain).await {
+        let _ = stream.set_nodelay(true);
+        let Ok(slot) = Arc::clone(slots).try_acquire_owned() else {
+            tracing::debug!(%peer, "refused an HTTP connection: at the connection limit");
+            tokio::spawn(refuse_overloaded(stream));
+            continue;
         };
-        if let Err(err) = result {
-            tracing::debug!(peer = %addrs.peer, error = %err, "HTTP connection ended with an error");
+        let Ok(local) = stream.local_addr() else { continue };
+        let serving = Serving { drain: Arc::clone(drain), _slot: Arc::new(slot) };
+        let connection = serve_connection(stream, HttpAddrs { peer, local }, serving, header_timeout, respond.clone());
+        tokio::spawn(connection);
+    }
+}
+
+async fn serve_connection<F, A, B>(
+    stream: TcpStream,
+    addrs: HttpAddrs,
+    serving: Serving,
+    header_timeout: Duration,
+    respond: F,
+) where
+    F: Fn(Request<Incoming>) -> A + Clone + Send + Sync + 'static,
+    A: Future<Output = Response<B>> + Send + 'static,
+    B: Body<Data = Bytes> + Send + 'static,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let drain = Arc::clone(&serving.drain);
+    let service = hyper::service::service_fn(move |mut request: Request<Incoming>| {
+        request.extensions_mut().insert(addrs);
+        request.extensions_mut().insert(serving.clone());
+        let answer = respond(request);
+        async move { Ok::<_, Infallible>(answer.await) }
+    });
+    let mut builder = hyper::server::conn::http1::Builder::new();
+    builder.timer(TokioTimer::new()).header_read_timeout(header_timeout).keep_alive(true);
+    let connection = builder.serve_connection(TokioIo::new(stream), service).with_upgrades();
+    let mut connection = pin!(connection);
+    let result = tokio::select! {
+        result = connection.as_mut() => result,
+        () = drain.raised() => {
+            connection.as_mut().graceful_shutdown();
+            connection.await
         }
+    };
+    if let Err(err) = result {
+        tracing::debug!(peer = %addrs.peer, error = %err, "HTTP connection ended with an error");
     }
 }
 

@@ -333,44 +333,9 @@ impl Inner {
             response.headers_mut().insert(header::ALLOW, HeaderValue::from_static("POST"));
             return response;
         }
-        if let Some(refusal) = self.check_origin(&request) {
-            return refusal;
-        }
-        if !is_json(request.headers().get(header::CONTENT_TYPE)) {
-            return status_response(
-                StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                "Unsupported Media Type: send the JSON-RPC message with `Content-Type: application/json`",
-            );
-        }
-        let max_body = self.config.max_body.unwrap_or(self.server.engine.limits().max_message_size);
-        let declared = request
-            .headers()
-            .get(header::CONTENT_LENGTH)
-            .and_then(|value| value.to_str().ok())
-            .and_then(|value| value.parse::<u64>().ok());
-        if declared.is_some_and(|length| length > max_body as u64) {
-            return too_large(max_body);
-        }
-        let (parts, body) = request.into_parts();
-        let cx = match self.admit(parts, addrs).await {
-            Ok(cx) => cx,
+        let (cx, body) = match self.read_post(request, addrs).await {
+            Ok(read) => read,
             Err(refusal) => return refusal,
-        };
-        let body = match tokio::time::timeout(self.config.body_timeout, Limited::new(body, max_body).collect()).await {
-            Ok(Ok(collected)) => collected.to_bytes(),
-            Ok(Err(err)) if err.downcast_ref::<http_body_util::LengthLimitError>().is_some() => {
-                return too_large(max_body)
-            }
-            Ok(Err(err)) => {
-                tracing::debug!(error = %err, "reading an HTTP body failed");
-                return status_response(StatusCode::BAD_REQUEST, "Bad Request: the body could not be read");
-            }
-            Err(_) => {
-                return status_response(
-                    StatusCode::REQUEST_TIMEOUT,
-                    &format!("Request Timeout: the body did not arrive within {:?}", self.config.body_timeout),
-                )
-            }
         };
         let engine = &self.server.engine;
         let mut out = Vec::new();
@@ -387,6 +352,58 @@ impl Inner {
         let mut response = Response::new(Full::new(Bytes::from(out)));
         response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
         response
+    }
+
+    /// What every JSON `POST` passes before its message is handled, here
+    /// and in other endpoints on the same settings (MCP's Streamable
+    /// HTTP): the Origin check (403), a JSON content type (415), the body
+    /// limit (413, from `Content-Length` or while reading), the connection
+    /// hook (401/403), the body timeout (408). Gives the context the hook
+    /// made and the body.
+    pub(crate) async fn read_post<B>(
+        &self,
+        request: Request<B>,
+        addrs: Option<HttpAddrs>,
+    ) -> Result<(Context, Bytes), Response<Full<Bytes>>>
+    where
+        B: Body + Send + 'static,
+        B::Data: Send,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        if let Some(refusal) = self.check_origin(&request) {
+            return Err(refusal);
+        }
+        if !is_json(request.headers().get(header::CONTENT_TYPE)) {
+            return Err(status_response(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "Unsupported Media Type: send the JSON-RPC message with `Content-Type: application/json`",
+            ));
+        }
+        let max_body = self.config.max_body.unwrap_or(self.server.engine.limits().max_message_size);
+        let declared = request
+            .headers()
+            .get(header::CONTENT_LENGTH)
+            .and_then(|value| value.to_str().ok())
+            .and_then(|value| value.parse::<u64>().ok());
+        if declared.is_some_and(|length| length > max_body as u64) {
+            return Err(too_large(max_body));
+        }
+        let (parts, body) = request.into_parts();
+        let cx = self.admit(parts, addrs).await?;
+        match tokio::time::timeout(self.config.body_timeout, Limited::new(body, max_body).collect()).await {
+            Ok(Ok(collected)) => Ok((cx, collected.to_bytes())),
+            Ok(Err(err)) if err.downcast_ref::<http_body_util::LengthLimitError>().is_some() => {
+                Err(too_large(max_body))
+            }
+            Ok(Err(err)) => {
+                tracing::debug!(error = %err, "reading an HTTP body failed");
+                Err(status_response(StatusCode::BAD_REQUEST, "Bad Request: the body could not be read"))
+            }
+            Err(_) => Err(status_response(
+                StatusCode::REQUEST_TIMEOUT,
+                &format!("Request Timeout: the body did not arrive within {:?}", self.config.body_timeout),
+            )),
+        }
     }
 
     /// The connection hook, for one request: the context handlers see, or
@@ -415,7 +432,11 @@ impl Inner {
     }
 
     /// 403 unless the `Host` is allowed (see [`HostCheck`]); `None` when it is.
-    fn check_host<B>(&self, request: &Request<B>, addrs: Option<HttpAddrs>) -> Option<Response<Full<Bytes>>> {
+    pub(crate) fn check_host<B>(
+        &self,
+        request: &Request<B>,
+        addrs: Option<HttpAddrs>,
+    ) -> Option<Response<Full<Bytes>>> {
         let local = match addrs {
             Some(addrs) => addrs.local.ip().is_loopback(),
             None => false,

@@ -1,0 +1,545 @@
+//! MCP over Streamable HTTP: one endpoint that speaks both eras, as a
+//! `tower::Service` (mountable in axum) and a standalone listener. See
+//! [`McpHttpService`].
+//!
+//! The HTTP checks (Host, Origin, content type, body limit, timeouts, the
+//! connection hook) are the HTTP transport's own ([`HttpService`]); this
+//! module adds what MCP puts on top: sessions for the handshake revisions,
+//! the request metadata headers of 2026-07-28, and answers as JSON or as an
+//! event stream.
+
+mod body;
+mod request;
+mod serve;
+mod sessions;
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context as TaskContext, Poll};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::header::{self, HeaderValue};
+use http::{Method, Request, Response, StatusCode};
+use hyper::body::Body;
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use tokio::sync::{mpsc, oneshot};
+
+pub use body::McpBody;
+pub use request::HEADER_MISMATCH;
+
+use super::progress::RequestStream;
+use super::revision::Revision;
+use super::session::UNSUPPORTED_PROTOCOL_VERSION;
+use super::McpServer;
+use crate::dispatch::context::Context;
+use crate::dispatch::engine::write_error;
+use crate::dispatch::signal::Signal;
+use crate::transport::http::{status_response, HttpAddrs, HttpService, Inner};
+use crate::transport::server::Server;
+use crate::wire::{ErrorObject, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, REQUEST_CANCELLED};
+use body::CancelOnDrop;
+use request::{Headers, Kind, Message, SESSION_ID};
+use sessions::{InUse, Sessions};
+
+/// Sessions open at once by default (handshake revisions; see
+/// [`McpHttpService::max_sessions`]).
+pub const DEFAULT_MAX_SESSIONS: usize = 1024;
+
+/// How long a session may go without requests by default before it ends
+/// (see [`McpHttpService::session_idle_timeout`]).
+pub const DEFAULT_SESSION_IDLE_TIMEOUT: Duration = Duration::from_secs(30 * 60);
+
+/// MCP's "a capability the request needs was not declared" (2026-07-28).
+const MISSING_REQUIRED_CLIENT_CAPABILITY: i64 = -32021;
+
+/// Notifications about one request that may wait for the client to read
+/// them before newer ones are dropped.
+const EVENT_BACKLOG: usize = 64;
+
+/// An MCP server's Streamable HTTP endpoint: a `tower::Service` for
+/// `http::Request`s (mount it in axum with
+/// `Router::new().route_service("/mcp", service)`), or standalone with
+/// [`McpHttpService::serve`].
+///
+/// ```no_run
+/// # async fn run(router: rpc_runtime::Router) -> std::io::Result<()> {
+/// use rpc_runtime::McpServer;
+/// McpServer::new(router).name("calculator").into_http().serve("127.0.0.1:8080").await
+/// # }
+/// ```
+///
+/// Both eras of MCP on one endpoint, chosen per request:
+///
+/// | request | answer |
+/// |---|---|
+/// | `POST` of a request | 200 with `application/json`, or `text/event-stream` when the request asked for progress (`_meta.progressToken`) or the client accepts only event streams: its progress notifications, then its response |
+/// | `POST` of a notification or response | 202, no body |
+/// | `POST` of `initialize` without `Mcp-Session-Id` | a new session: its id in the `Mcp-Session-Id` header of the answer (2024-11-05 through 2025-11-25) |
+/// | `POST` without `Mcp-Session-Id` (not `initialize`, not 2026-07-28) | 400 |
+/// | `POST` or `DELETE` with an unknown, ended or expired `Mcp-Session-Id` | 404 (start again with `initialize`) |
+/// | `POST` of `initialize` when [`max_sessions`](McpHttpService::max_sessions) are open | 503 with `Retry-After` |
+/// | `MCP-Protocol-Version` that this server does not speak | 400 (absent: taken as 2025-03-26, the session's negotiated revision applies) |
+/// | 2026-07-28: `MCP-Protocol-Version`, `Mcp-Method` or `Mcp-Name` missing or not matching the body | 400 with `-32020` (`HeaderMismatch`) |
+/// | 2026-07-28: an error answer | 404 for `-32601`, 400 for `-32602`, `-32022`, `-32021`, `-32600`, `-32700`, 200 otherwise |
+/// | `DELETE` with `Mcp-Session-Id` | 204: the session ends, its running calls are cancelled |
+/// | `GET` (no server-initiated stream is offered), any other method | 405, `Allow: POST, DELETE` |
+/// | `Accept` naming neither JSON nor event streams | 406 |
+/// | a bad `Host` or `Origin`, a body too large or too slow, a content type not JSON, refused by the connection hook | as [`HttpService`]: 403, 413, 408, 415, 401/403 |
+///
+/// Cancellation: in a session, `notifications/cancelled` cancels the named
+/// call (a closed connection does not, as the handshake revisions say); a
+/// 2026-07-28 call is cancelled when the client closes its response
+/// (handlers see [`Context::cancelled`]). Ending a session cancels its
+/// running calls.
+///
+/// Sessions are bounded: at most [`DEFAULT_MAX_SESSIONS`] at once, and a
+/// session with no request for [`DEFAULT_SESSION_IDLE_TIMEOUT`] ends (a
+/// session with a call running does not). Session ids are 128 random bits
+/// from the operating system. The connection hook runs for every request,
+/// so authenticate each one: a session id is not a credential.
+#[derive(Clone)]
+pub struct McpHttpService {
+    http: HttpService,
+    sessions: Arc<Sessions>,
+}
+
+impl McpServer {
+    /// This MCP server's Streamable HTTP endpoint, with the HTTP
+    /// transport's default settings (see [`McpHttpService`]).
+    pub fn into_http(self) -> McpHttpService {
+        McpHttpService::new(self.into_server())
+    }
+}
+
+impl McpHttpService {
+    /// The Streamable HTTP endpoint of `server`, a server made by
+    /// [`McpServer::into_server`] (where its connection hook, limits and
+    /// connection limit are set).
+    pub fn new(server: Server) -> Self {
+        McpHttpService {
+            http: server.http(),
+            sessions: Arc::new(Sessions::new(DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT)),
+        }
+    }
+
+    /// The same endpoint with other HTTP settings: allowed hosts and
+    /// origins, body limit, timeouts (see [`HttpService`]).
+    ///
+    /// ```no_run
+    /// # fn run(router: rpc_runtime::Router) {
+    /// use rpc_runtime::McpServer;
+    /// let mcp = McpServer::new(router).into_http().with_http(|http| http.allowed_origins(["https://app.example.com"]));
+    /// # }
+    /// ```
+    pub fn with_http(self, configure: impl FnOnce(HttpService) -> HttpService) -> Self {
+        McpHttpService { http: configure(self.http), ..self }
+    }
+
+    /// At most `max` sessions open at once (default
+    /// [`DEFAULT_MAX_SESSIONS`]); one more `initialize` is answered 503
+    /// unless an idle session can be ended. Starts a new session table.
+    pub fn max_sessions(self, max: usize) -> Self {
+        let idle = self.sessions.idle_timeout;
+        McpHttpService { sessions: Arc::new(Sessions::new(max.max(1), idle)), ..self }
+    }
+
+    /// A session without requests for `timeout` ends (default
+    /// [`DEFAULT_SESSION_IDLE_TIMEOUT`]); its next request gets 404.
+    /// Starts a new session table.
+    pub fn session_idle_timeout(self, timeout: Duration) -> Self {
+        let max = self.sessions.max;
+        McpHttpService { sessions: Arc::new(Sessions::new(max, timeout)), ..self }
+    }
+
+    /// Answers one request.
+    async fn respond<B>(self, request: Request<B>) -> Response<McpBody>
+    where
+        B: Body + Send + 'static,
+        B::Data: Send,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        let inner = Arc::clone(self.http.inner());
+        let addrs = request.extensions().get::<HttpAddrs>().copied();
+        if let Some(refusal) = inner.check_host(&request, addrs) {
+            return refusal.map(McpBody::from);
+        }
+        let method = request.method().clone();
+        match method {
+            Method::POST => self.post(&inner, request, addrs).await,
+            Method::DELETE => self.delete(&inner, request, addrs).await,
+            method => not_allowed(&method),
+        }
+    }
+
+    async fn post<B>(&self, inner: &Inner, request: Request<B>, addrs: Option<HttpAddrs>) -> Response<McpBody>
+    where
+        B: Body + Send + 'static,
+        B::Data: Send,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        let headers = Headers::read(request.headers());
+        if !headers.accepts_json && !headers.accepts_events {
+            return plain(
+                StatusCode::NOT_ACCEPTABLE,
+                "Not Acceptable: MCP answers with application/json or text/event-stream; list both in Accept",
+            );
+        }
+        let (cx, body) = match inner.read_post(request, addrs).await {
+            Ok(read) => read,
+            Err(refusal) => return refusal.map(McpBody::from),
+        };
+        let Some(message) = Message::read(&body) else {
+            // Not a JSON object or array: the engine says what is wrong.
+            let out = inner.server.engine.handle(&body, &cx).await;
+            return json(StatusCode::BAD_REQUEST, out);
+        };
+        let modern_header =
+            matches!(&headers.version, Some(Ok(version)) if Revision::parse(version).is_some_and(Revision::is_modern));
+        if message.meta.is_modern() || modern_header {
+            self.post_modern(inner, &headers, &message, &body, cx).await
+        } else {
+            self.post_in_session(inner, &headers, &message, &body, cx).await
+        }
+    }
+
+    /// A 2026-07-28 request: no session (an `Mcp-Session-Id` is ignored),
+    /// the metadata headers must match the body, closing the answer
+    /// cancels the call.
+    async fn post_modern(
+        &self,
+        inner: &Inner,
+        headers: &Headers,
+        message: &Message<'_>,
+        body: &Bytes,
+        mut cx: Context,
+    ) -> Response<McpBody> {
+        // A body without the per-request `_meta` is refused by the engine
+        // (-32602) before headers matter, as the revision orders its checks.
+        if message.meta.is_modern() {
+            if let Some(error) = headers.mismatch(message) {
+                return json_error(StatusCode::BAD_REQUEST, message.id, &error);
+            }
+        }
+        let cancel = Arc::new(Signal::default());
+        cx.cancel = Some(Arc::clone(&cancel));
+        let answer = Answer { headers, message, modern: true, closed: Some(CancelOnDrop(cancel)), in_use: None };
+        answer.run(inner, body, cx).await
+    }
+
+    /// A request of the handshake revisions: `initialize` opens a session,
+    /// anything else belongs to the one its `Mcp-Session-Id` names.
+    async fn post_in_session(
+        &self,
+        inner: &Inner,
+        headers: &Headers,
+        message: &Message<'_>,
+        body: &Bytes,
+        mut cx: Context,
+    ) -> Response<McpBody> {
+        if let Some(version) = &headers.version {
+            let known = matches!(version, Ok(version) if Revision::parse(version).is_some());
+            if !known {
+                let shown = version.as_deref().unwrap_or("(not visible ASCII)");
+                let error = ErrorObject::new(
+                    INVALID_REQUEST,
+                    format!(
+                        "Bad Request: unsupported MCP-Protocol-Version `{shown}`; this server speaks {}",
+                        supported()
+                    ),
+                );
+                return json_error(StatusCode::BAD_REQUEST, message.id, &error);
+            }
+        }
+        let initialize = message.kind == Kind::Request && message.method.as_deref() == Some("initialize");
+        let (in_use, new_id) = match &headers.session_id {
+            Some(id) => match self.sessions.get(id) {
+                Some(in_use) => (in_use, None),
+                None => {
+                    let error = ErrorObject::new(
+                        INVALID_REQUEST,
+                        "Not Found: no such session (unknown, ended or expired); start a new one with `initialize` without Mcp-Session-Id",
+                    );
+                    return json_error(StatusCode::NOT_FOUND, message.id, &error);
+                }
+            },
+            None if initialize => match self.sessions.open() {
+                Some((id, in_use)) => (in_use, Some(id)),
+                None => {
+                    let mut response = plain(
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        &format!(
+                            "Service Unavailable: {} MCP sessions are open (max_sessions); retry later",
+                            self.sessions.max
+                        ),
+                    );
+                    response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+                    return response;
+                }
+            },
+            None => {
+                let error = ErrorObject::new(
+                    INVALID_REQUEST,
+                    "Bad Request: missing Mcp-Session-Id header; send `initialize` first and give the session id it answers with on every later request",
+                );
+                return json_error(StatusCode::BAD_REQUEST, message.id, &error);
+            }
+        };
+        match message.kind {
+            // This server sends no requests, so there is nothing to match a
+            // response with.
+            Kind::Response => return accepted(),
+            Kind::Notification if message.method.as_deref() == Some("notifications/cancelled") => {
+                if let Some(id) = message.cancelled {
+                    if in_use.0.link.cancel(id.get()) {
+                        tracing::debug!(id = id.get(), "MCP call cancelled by the client");
+                    }
+                }
+                return accepted();
+            }
+            _ => {}
+        }
+        cx.link = Some(Arc::clone(&in_use.0.link));
+        let entry = Arc::clone(&in_use.0);
+        let answer = Answer { headers, message, modern: false, closed: None, in_use: Some(in_use) };
+        let mut response = answer.run(inner, body, cx).await;
+        if let Some(id) = new_id {
+            let initialized = entry.state().and_then(|session| session.revision()).is_some();
+            match HeaderValue::from_str(&id) {
+                Ok(value) if initialized => {
+                    response.headers_mut().insert(SESSION_ID, value);
+                }
+                _ => {
+                    self.sessions.end(&id);
+                }
+            }
+        }
+        response
+    }
+
+    /// `DELETE`: ends the session its `Mcp-Session-Id` names.
+    async fn delete<B>(&self, inner: &Inner, request: Request<B>, addrs: Option<HttpAddrs>) -> Response<McpBody> {
+        if let Some(refusal) = inner.check_origin(&request) {
+            return refusal.map(McpBody::from);
+        }
+        let Some(id) = request.headers().get(SESSION_ID).and_then(|value| value.to_str().ok()).map(str::to_owned)
+        else {
+            let error =
+                ErrorObject::new(INVALID_REQUEST, "Bad Request: DELETE ends a session: give its Mcp-Session-Id");
+            return json_error(StatusCode::BAD_REQUEST, None, &error);
+        };
+        let (parts, _) = request.into_parts();
+        if let Err(refusal) = inner.admit(parts, addrs).await {
+            return refusal.map(McpBody::from);
+        }
+        if !self.sessions.end(&id) {
+            let error = ErrorObject::new(INVALID_REQUEST, "Not Found: no such session (unknown, ended or expired)");
+            return json_error(StatusCode::NOT_FOUND, None, &error);
+        }
+        tracing::debug!("MCP session ended by the client");
+        let mut response = Response::new(McpBody::empty());
+        *response.status_mut() = StatusCode::NO_CONTENT;
+        response
+    }
+}
+
+/// One message on its way through the engine, and how to answer it.
+struct Answer<'a> {
+    headers: &'a Headers,
+    message: &'a Message<'a>,
+    /// 2026-07-28: error answers get their HTTP status.
+    modern: bool,
+    /// Cancels the call when the answer is dropped unfinished (2026-07-28).
+    closed: Option<CancelOnDrop>,
+    /// The session, busy until the call ends.
+    in_use: Option<InUse>,
+}
+
+impl Answer<'_> {
+    async fn run(self, inner: &Inner, body: &Bytes, cx: Context) -> Response<McpBody> {
+        let request = self.message.kind == Kind::Request;
+        let stream =
+            request && self.headers.accepts_events && (self.message.wants_progress() || !self.headers.accepts_json);
+        let (events, receiver) = match stream {
+            true => {
+                let (sender, receiver) = mpsc::channel(EVENT_BACKLOG);
+                (Some(sender), Some(receiver))
+            }
+            false => (None, None),
+        };
+        let cx = match &events {
+            Some(sender) => cx.with_extension(RequestStream(sender.clone())),
+            None => cx,
+        };
+        let mut out = Vec::new();
+        let pending = inner.server.engine.process(body, &cx, &mut out);
+        drop(cx);
+        let id = self.message.id.map(|raw| raw.get().to_owned());
+        let status_from_error = self.modern && request;
+        let (in_use, closed) = (self.in_use, self.closed);
+        match (pending, events, receiver) {
+            (None, events, receiver) => {
+                drop(in_use);
+                let out = finished(out, request, id.as_deref());
+                match (events, receiver) {
+                    (Some(events), Some(receiver)) if !out.is_empty() => {
+                        let _ = events.try_send(out);
+                        event_stream(receiver, closed)
+                    }
+                    _ => json_or_accepted(out, status_from_error),
+                }
+            }
+            (Some(pending), Some(events), Some(receiver)) => {
+                tokio::spawn(async move {
+                    let out = finished(pending.run().await, request, id.as_deref());
+                    drop(in_use);
+                    if !out.is_empty() {
+                        // Fails only when the client closed the stream.
+                        let _ = events.send(out).await;
+                    }
+                });
+                event_stream(receiver, closed)
+            }
+            (Some(pending), _, _) => {
+                // The call runs on a task of its own: a client that goes
+                // away mid-call drops this future, which (2026-07-28)
+                // cancels the call through `closed` but never aborts it.
+                let (done, answer) = oneshot::channel();
+                tokio::spawn(async move {
+                    let out = pending.run().await;
+                    drop(in_use);
+                    let _ = done.send(out);
+                });
+                let _closed = closed;
+                let out = answer.await.unwrap_or_default();
+                json_or_accepted(finished(out, request, id.as_deref()), status_from_error)
+            }
+        }
+    }
+}
+
+/// 202 when there is nothing to say, else the JSON answer (with the
+/// status its error calls for, when `status_from_error`).
+fn json_or_accepted(out: Vec<u8>, status_from_error: bool) -> Response<McpBody> {
+    if out.is_empty() {
+        return accepted();
+    }
+    let status = if status_from_error { status_of(&out) } else { StatusCode::OK };
+    json(status, out)
+}
+
+/// The answer to a request whose call produced none: it was cancelled (in
+/// a JSON answer something must be said; an event stream just ends).
+fn finished(out: Vec<u8>, request: bool, id: Option<&str>) -> Vec<u8> {
+    match (out.is_empty(), request, id) {
+        (true, true, Some(id)) => {
+            let mut out = Vec::new();
+            write_error(&mut out, id, &ErrorObject::new(REQUEST_CANCELLED, "Request cancelled"));
+            out
+        }
+        _ => out,
+    }
+}
+
+/// The HTTP status of a 2026-07-28 answer: 404 for an unknown method, 400
+/// for the errors the revision names, else 200.
+fn status_of(out: &[u8]) -> StatusCode {
+    #[derive(Deserialize)]
+    struct Reply {
+        error: Option<Code>,
+    }
+    #[derive(Deserialize)]
+    struct Code {
+        code: i64,
+    }
+    let Ok(Reply { error: Some(Code { code }) }) = serde_json::from_slice::<Reply>(out) else {
+        return StatusCode::OK;
+    };
+    match code {
+        METHOD_NOT_FOUND => StatusCode::NOT_FOUND,
+        PARSE_ERROR
+        | INVALID_REQUEST
+        | INVALID_PARAMS
+        | HEADER_MISMATCH
+        | MISSING_REQUIRED_CLIENT_CAPABILITY
+        | UNSUPPORTED_PROTOCOL_VERSION => StatusCode::BAD_REQUEST,
+        _ => StatusCode::OK,
+    }
+}
+
+/// The revisions this server speaks, for error messages.
+fn supported() -> String {
+    let names: Vec<&str> = Revision::LEGACY.iter().chain(&Revision::MODERN).map(|revision| revision.as_str()).collect();
+    names.join(", ")
+}
+
+fn json(status: StatusCode, out: Vec<u8>) -> Response<McpBody> {
+    let mut response = Response::new(McpBody::full(out));
+    *response.status_mut() = status;
+    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    response
+}
+
+/// An error answer with a JSON-RPC error object (`id` null when not known).
+fn json_error(status: StatusCode, id: Option<&RawValue>, error: &ErrorObject) -> Response<McpBody> {
+    let mut out = Vec::new();
+    write_error(&mut out, id.map_or("null", RawValue::get), error);
+    json(status, out)
+}
+
+fn event_stream(receiver: mpsc::Receiver<Vec<u8>>, closed: Option<CancelOnDrop>) -> Response<McpBody> {
+    let mut response = Response::new(McpBody::events(receiver, closed));
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    // Proxies such as nginx pass events on at once instead of buffering.
+    headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    response
+}
+
+fn accepted() -> Response<McpBody> {
+    let mut response = Response::new(McpBody::empty());
+    *response.status_mut() = StatusCode::ACCEPTED;
+    response
+}
+
+fn plain(status: StatusCode, reason: &str) -> Response<McpBody> {
+    status_response(status, reason).map(McpBody::from)
+}
+
+fn not_allowed(method: &Method) -> Response<McpBody> {
+    let mut response = plain(
+        StatusCode::METHOD_NOT_ALLOWED,
+        &format!(
+            "Method Not Allowed: the MCP endpoint takes POST (and DELETE to end a session), not {method}; it offers no server-initiated event stream"
+        ),
+    );
+    response.headers_mut().insert(header::ALLOW, HeaderValue::from_static("POST, DELETE"));
+    response
+}
+
+/// The future of one answer.
+pub type McpResponseFuture = Pin<Box<dyn Future<Output = Result<Response<McpBody>, Infallible>> + Send>>;
+
+impl<B> tower_service::Service<Request<B>> for McpHttpService
+where
+    B: Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    type Response = Response<McpBody>;
+    type Error = Infallible;
+    type Future = McpResponseFuture;
+
+    fn poll_ready(&mut self, _: &mut TaskContext<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request<B>) -> Self::Future {
+        let service = self.clone();
+        Box::pin(async move { Ok(service.respond(request).await) })
+    }
+}

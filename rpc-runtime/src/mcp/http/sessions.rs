@@ -1,0 +1,169 @@
+//! The sessions of the handshake revisions over Streamable HTTP: one per
+//! `Mcp-Session-Id`, each with the MCP handshake state and the running
+//! requests that `notifications/cancelled` may cancel; bounded in number
+//! and ended after a time without requests.
+
+use std::collections::HashMap;
+use std::fmt::Write;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use crate::dispatch::inflight::Link;
+use crate::mcp::session::Session;
+
+/// One session.
+pub(crate) struct Entry {
+    /// Its requests' connection handle: holds the MCP session state,
+    /// tracks running requests for `notifications/cancelled`, and its stop
+    /// signal cancels them all when the session ends.
+    pub(crate) link: Arc<Link>,
+    last_used: Mutex<Instant>,
+    /// Requests running now: a busy session does not expire.
+    active: AtomicUsize,
+}
+
+impl Entry {
+    /// The MCP handshake state of the session.
+    pub(crate) fn state(&self) -> Option<Arc<Session>> {
+        self.link.protocol_state(Session::default)
+    }
+
+    fn touch(&self) {
+        *self.last_used.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = Instant::now();
+    }
+
+    fn idle_for(&self, now: Instant) -> Option<Duration> {
+        if self.active.load(Ordering::Acquire) > 0 {
+            return None;
+        }
+        let last = *self.last_used.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        Some(now.saturating_duration_since(last))
+    }
+}
+
+/// A session in use by one request: counts as activity until dropped.
+pub(crate) struct InUse(pub(crate) Arc<Entry>);
+
+impl Drop for InUse {
+    fn drop(&mut self) {
+        self.0.touch();
+        self.0.active.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// Every session of one endpoint.
+pub(crate) struct Sessions {
+    by_id: Mutex<HashMap<String, Arc<Entry>>>,
+    pub(crate) max: usize,
+    pub(crate) idle_timeout: Duration,
+}
+
+impl Sessions {
+    pub(crate) fn new(max: usize, idle_timeout: Duration) -> Self {
+        Sessions { by_id: Mutex::default(), max, idle_timeout }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, HashMap<String, Arc<Entry>>> {
+        self.by_id.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// A new session and its id; `None` when [`Sessions::max`] sessions
+    /// are open (after ending the idle ones) or no random id can be made.
+    pub(crate) fn open(&self) -> Option<(String, InUse)> {
+        let id = new_id()?;
+        let entry = Arc::new(Entry {
+            link: Arc::new(Link::new(true, false)),
+            last_used: Mutex::new(Instant::now()),
+            active: AtomicUsize::new(1),
+        });
+        let mut by_id = self.lock();
+        if by_id.len() >= self.max {
+            self.end_idle(&mut by_id);
+            if by_id.len() >= self.max {
+                return None;
+            }
+        }
+        by_id.insert(id.clone(), Arc::clone(&entry));
+        Some((id, InUse(entry)))
+    }
+
+    /// The session `id`, in use until the guard drops; `None` if unknown,
+    /// ended or expired (an expired one is ended now).
+    pub(crate) fn get(&self, id: &str) -> Option<InUse> {
+        let mut by_id = self.lock();
+        let entry = by_id.get(id)?;
+        if entry.idle_for(Instant::now()).is_some_and(|idle| idle > self.idle_timeout) {
+            if let Some(entry) = by_id.remove(id) {
+                entry.link.stop.raise();
+            }
+            return None;
+        }
+        entry.active.fetch_add(1, Ordering::AcqRel);
+        Some(InUse(Arc::clone(entry)))
+    }
+
+    /// Ends session `id`: its running requests are cancelled. `false` if
+    /// there was none.
+    pub(crate) fn end(&self, id: &str) -> bool {
+        let Some(entry) = self.lock().remove(id) else { return false };
+        entry.link.stop.raise();
+        true
+    }
+
+    /// How many sessions are open (expired ones included until noticed).
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    fn end_idle(&self, by_id: &mut HashMap<String, Arc<Entry>>) {
+        let now = Instant::now();
+        by_id.retain(|_, entry| {
+            let expired = entry.idle_for(now).is_some_and(|idle| idle > self.idle_timeout);
+            if expired {
+                entry.link.stop.raise();
+            }
+            !expired
+        });
+    }
+}
+
+/// 128 random bits from the operating system, as 32 hex digits: session
+/// ids must not be guessable (they are the only thing naming a session).
+fn new_id() -> Option<String> {
+    let mut bytes = [0u8; 16];
+    if let Err(err) = getrandom::fill(&mut bytes) {
+        tracing::warn!(error = %err, "no random bytes for an MCP session id");
+        return None;
+    }
+    let mut id = String::with_capacity(32);
+    for byte in bytes {
+        let _ = write!(id, "{byte:02x}");
+    }
+    Some(id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sessions_are_bounded_and_idle_ones_expire() {
+        let sessions = Sessions::new(2, Duration::from_millis(50));
+        let (first, in_use) = sessions.open().expect("a first session");
+        drop(in_use);
+        let (second, _busy) = sessions.open().expect("a second session");
+        assert_ne!(first, second);
+        assert_eq!(first.len(), 32);
+        assert!(sessions.open().is_none(), "at the limit");
+        std::thread::sleep(Duration::from_millis(80));
+        // The idle one makes room; the busy one stays.
+        let (_third, _) = sessions.open().expect("room after the idle session expired");
+        assert!(sessions.get(&first).is_none());
+        assert!(sessions.get(&second).is_some());
+        assert!(sessions.end(&second));
+        assert!(!sessions.end(&second));
+        assert_eq!(sessions.len(), 1);
+    }
+}
