@@ -89,6 +89,7 @@ pub(crate) async fn upgrade<B>(
     inner: Arc<Inner>,
     mut request: Request<B>,
     addrs: Option<HttpAddrs>,
+    serving: Option<Serving>,
 ) -> Response<Full<Bytes>>
 where
     B: Body + Send + 'static,
@@ -112,7 +113,6 @@ where
             "Internal Server Error: this HTTP server cannot hand the connection over to WebSocket",
         );
     };
-    let serving = request.extensions().get::<Serving>().cloned();
     let (parts, _) = request.into_parts();
     let cx = match inner.admit(parts, addrs).await {
         Ok(cx) => cx,

@@ -5,11 +5,13 @@
 use std::convert::Infallible;
 use std::future::Future;
 use std::io;
-use std::pin::pin;
+use std::pin::{pin, Pin};
 use std::sync::Arc;
 use std::time::Duration;
 
+use bytes::Bytes;
 use http::Request;
+use http_body_util::Full;
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::io::AsyncWriteExt;
@@ -98,25 +100,83 @@ impl HttpService {
     async fn serve_connection(self, stream: TcpStream, addrs: HttpAddrs, serving: Serving) {
         let drain = Arc::clone(&serving.drain);
         let header_timeout = self.inner().config.header_timeout;
-        let service = hyper::service::service_fn(move |mut request: Request<Incoming>| {
-            request.extensions_mut().insert(addrs);
-            request.extensions_mut().insert(serving.clone());
-            let answer = self.respond(request);
-            async move { Ok::<_, Infallible>(answer.await.unwrap_or_else(|never| match never {})) }
+        #[cfg(feature = "ws")]
+        let upgrades = self.inner().config.ws.enabled;
+        // One handle per connection; each request clones it once.
+        let accepted = Arc::new(Accepted { service: self, addrs, serving });
+        let service = hyper::service::service_fn(move |request: Request<Incoming>| {
+            let accepted = Arc::clone(&accepted);
+            async move {
+                let Accepted { service, addrs, serving } = &*accepted;
+                Ok::<_, Infallible>(service.respond_accepted(request, *addrs, serving).await)
+            }
         });
         let mut builder = hyper::server::conn::http1::Builder::new();
         builder.timer(TokioTimer::new()).header_read_timeout(header_timeout).keep_alive(true);
-        let connection = builder.serve_connection(TokioIo::new(stream), service).with_upgrades();
-        let mut connection = pin!(connection);
-        let result = tokio::select! {
-            result = connection.as_mut() => result,
-            () = drain.raised() => {
-                connection.as_mut().graceful_shutdown();
-                connection.await
-            }
+        let io = TokioIo::new(stream);
+        // Upgrades only when WebSocket is served: the plain connection is
+        // a little cheaper per request.
+        #[cfg(feature = "ws")]
+        let result = if upgrades {
+            until_drained(builder.serve_connection(io, service).with_upgrades(), &drain).await
+        } else {
+            until_drained(builder.serve_connection(io, service), &drain).await
         };
+        #[cfg(not(feature = "ws"))]
+        let result = until_drained(builder.serve_connection(io, service), &drain).await;
         if let Err(err) = result {
             tracing::debug!(peer = %addrs.peer, error = %err, "HTTP connection ended with an error");
+        }
+    }
+}
+
+/// What the standalone server knows of an accepted connection, shared by
+/// its requests.
+struct Accepted {
+    service: HttpService,
+    addrs: HttpAddrs,
+    serving: Serving,
+}
+
+/// A hyper connection that can be asked to finish gracefully.
+trait GracefulConnection: Future<Output = hyper::Result<()>> {
+    fn graceful_shutdown(self: Pin<&mut Self>);
+}
+
+impl<I, S> GracefulConnection for hyper::server::conn::http1::Connection<I, S>
+where
+    Self: Future<Output = hyper::Result<()>>,
+    S: hyper::service::HttpService<Incoming, ResBody = Full<Bytes>>,
+    S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    I: hyper::rt::Read + hyper::rt::Write + Unpin,
+{
+    fn graceful_shutdown(self: Pin<&mut Self>) {
+        hyper::server::conn::http1::Connection::graceful_shutdown(self)
+    }
+}
+
+#[cfg(feature = "ws")]
+impl<I, S> GracefulConnection for hyper::server::conn::http1::UpgradeableConnection<I, S>
+where
+    Self: Future<Output = hyper::Result<()>>,
+    S: hyper::service::HttpService<Incoming, ResBody = Full<Bytes>>,
+    S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    I: hyper::rt::Read + hyper::rt::Write + Unpin,
+{
+    fn graceful_shutdown(self: Pin<&mut Self>) {
+        hyper::server::conn::http1::UpgradeableConnection::graceful_shutdown(self)
+    }
+}
+
+/// Serves `connection` to its end; once `drain` is raised, lets the
+/// request in progress finish and closes it.
+async fn until_drained(connection: impl GracefulConnection, drain: &Signal) -> hyper::Result<()> {
+    let mut connection = pin!(connection);
+    tokio::select! {
+        result = connection.as_mut() => result,
+        () = drain.raised() => {
+            connection.as_mut().graceful_shutdown();
+            connection.await
         }
     }
 }
