@@ -11,6 +11,7 @@
 mod client;
 mod serve;
 mod service;
+mod timer;
 
 pub use client::{HttpConnect, HttpSink, HttpSource};
 #[cfg(feature = "ws")]

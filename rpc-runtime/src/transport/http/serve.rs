@@ -3,22 +3,24 @@
 //! down gracefully.
 
 use std::convert::Infallible;
-use std::future::Future;
+use std::future::{poll_fn, Future};
 use std::io;
 use std::pin::{pin, Pin};
 use std::sync::Arc;
+use std::task::Poll;
 use std::time::Duration;
 
 use bytes::Bytes;
 use http::Request;
 use http_body_util::Full;
 use hyper::body::Incoming;
-use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::rt::TokioIo;
 use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream, ToSocketAddrs};
 use tokio::sync::Semaphore;
 
 use super::service::{HttpAddrs, HttpService, Serving};
+use super::timer::{alarm, AlarmClock};
 use crate::dispatch::signal::Signal;
 use crate::transport::server::{until_shutdown, Server};
 
@@ -111,19 +113,20 @@ impl HttpService {
                 Ok::<_, Infallible>(service.respond_accepted(request, *addrs, serving).await)
             }
         });
+        let (timer, clock) = alarm();
         let mut builder = hyper::server::conn::http1::Builder::new();
-        builder.timer(TokioTimer::new()).header_read_timeout(header_timeout).keep_alive(true);
+        builder.timer(timer).header_read_timeout(header_timeout).keep_alive(true);
         let io = TokioIo::new(stream);
         // Upgrades only when WebSocket is served: the plain connection is
         // a little cheaper per request.
         #[cfg(feature = "ws")]
         let result = if upgrades {
-            until_drained(builder.serve_connection(io, service).with_upgrades(), &drain).await
+            until_drained(builder.serve_connection(io, service).with_upgrades(), &drain, clock).await
         } else {
-            until_drained(builder.serve_connection(io, service), &drain).await
+            until_drained(builder.serve_connection(io, service), &drain, clock).await
         };
         #[cfg(not(feature = "ws"))]
-        let result = until_drained(builder.serve_connection(io, service), &drain).await;
+        let result = until_drained(builder.serve_connection(io, service), &drain, clock).await;
         if let Err(err) = result {
             tracing::debug!(peer = %addrs.peer, error = %err, "HTTP connection ended with an error");
         }
@@ -169,16 +172,36 @@ where
 }
 
 /// Serves `connection` to its end; once `drain` is raised, lets the
-/// request in progress finish and closes it.
-async fn until_drained(connection: impl GracefulConnection, drain: &Signal) -> hyper::Result<()> {
+/// request in progress finish and closes it. `clock` keeps the
+/// connection's header-read timer (see [`AlarmClock`]).
+async fn until_drained(
+    connection: impl GracefulConnection,
+    drain: &Signal,
+    mut clock: AlarmClock,
+) -> hyper::Result<()> {
     let mut connection = pin!(connection);
-    tokio::select! {
-        result = connection.as_mut() => result,
-        () = drain.raised() => {
-            connection.as_mut().graceful_shutdown();
-            connection.await
+    let mut raised = pin!(drain.raised());
+    let (mut listening, mut draining) = (false, false);
+    poll_fn(|cx| loop {
+        if let Poll::Ready(result) = connection.as_mut().poll(cx) {
+            return Poll::Ready(result);
         }
-    }
+        // Once polled, the drain's waiter stays registered with this task,
+        // so later wake-ups only look at the flag (polling the waiter on
+        // every request costs more than the rest of this loop).
+        if !draining && (!listening || drain.is_raised()) {
+            listening = true;
+            if raised.as_mut().poll(cx).is_ready() {
+                draining = true;
+                connection.as_mut().graceful_shutdown();
+                continue;
+            }
+        }
+        if clock.poll_fired(cx).is_pending() {
+            return Poll::Pending;
+        }
+    })
+    .await
 }
 
 /// Answers 503 to a connection over the limit, then closes it.
