@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context as TaskContext, Poll};
 use std::time::Duration;
 
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 use futures_util::{Sink, Stream};
 use http::header::{self, HeaderName, HeaderValue};
 use http::{Request, Response, StatusCode};
@@ -152,8 +152,17 @@ where
     response
 }
 
+/// Bytes asked of the socket per read. tungstenite zeroes this much of
+/// its read buffer before every read, including the read that finds
+/// nothing more after a burst; at its default (128 KiB) that zeroing cost
+/// more than the rest of the server's work per pipelined request.
+const READ_BUFFER_SIZE: usize = 8 * 1024;
+
 fn config(max_message_size: usize) -> WebSocketConfig {
-    WebSocketConfig::default().max_message_size(Some(max_message_size)).max_frame_size(Some(max_message_size))
+    WebSocketConfig::default()
+        .max_message_size(Some(max_message_size))
+        .max_frame_size(Some(max_message_size))
+        .read_buffer_size(READ_BUFFER_SIZE)
 }
 
 /// A future that opens a new WebSocket connection (for reconnecting).
@@ -219,10 +228,23 @@ pub struct WsSource<S> {
 }
 
 /// The sending half of a WebSocket transport: each message one text frame.
+///
+/// Messages are written back to back into `scratch`; a flush checks the
+/// whole burst for UTF-8 once, moves it into `staged` (one copy into a
+/// buffer reused from burst to burst) and hands tungstenite each message
+/// as a slice of it, so a message costs no allocation of its own.
 pub struct WsSink<S> {
     shared: Arc<Shared<S>>,
+    /// Committed messages not staged yet (the first `committed` bytes),
+    /// then whatever is being written.
     scratch: Vec<u8>,
-    queue: VecDeque<Utf8Bytes>,
+    committed: usize,
+    /// Messages checked and waiting for tungstenite, back to back.
+    staged: BytesMut,
+    /// The length of every message queued, staged ones first; the last
+    /// `unstaged` are still in `scratch`.
+    lengths: VecDeque<usize>,
+    unstaged: usize,
     queued: usize,
 }
 
@@ -263,7 +285,15 @@ where
         stashed: None,
         reopen,
     };
-    let sink = WsSink { shared, scratch: Vec::new(), queue: VecDeque::new(), queued: 0 };
+    let sink = WsSink {
+        shared,
+        scratch: Vec::new(),
+        committed: 0,
+        staged: BytesMut::new(),
+        lengths: VecDeque::new(),
+        unstaged: 0,
+        queued: 0,
+    };
     (source, sink)
 }
 
@@ -277,10 +307,13 @@ enum Frame {
 }
 
 impl<S: AsyncRead + AsyncWrite + Unpin + Send> WsSource<S> {
-    fn poll_frame(&mut self, cx: &mut TaskContext<'_>) -> Poll<Frame> {
+    /// The next frame; with `keepalive`, also sends the pings that are due
+    /// and notices a silent other side (only when about to wait: a frame
+    /// at hand resets nothing that a later wait would not see).
+    fn poll_frame(&mut self, cx: &mut TaskContext<'_>, keepalive: bool) -> Poll<Frame> {
         let mut guard = self.shared.ws();
         let Some(ws) = guard.as_mut() else { return Poll::Ready(Frame::Gone(None)) };
-        if let Some(keepalive) = &mut self.keepalive {
+        if let Some(keepalive) = self.keepalive.as_mut().filter(|_| keepalive) {
             while keepalive.timer.poll_tick(cx).is_ready() {
                 if keepalive.waiting && !keepalive.heard {
                     return Poll::Ready(Frame::Silent(keepalive.interval));
@@ -401,7 +434,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> MessageSource for WsSource<S> {
         if !self.lost.is_empty() || self.stashed.is_some() {
             return None;
         }
-        match self.poll_frame(&mut TaskContext::from_waker(std::task::Waker::noop())) {
+        match self.poll_frame(&mut TaskContext::from_waker(std::task::Waker::noop()), false) {
             Poll::Ready(Frame::Message(Message::Text(text))) => Some(self.text(text)),
             Poll::Ready(frame) => {
                 self.stashed = Some(frame);
@@ -419,7 +452,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> MessageSource for WsSource<S> {
             }
             let frame = match self.stashed.take() {
                 Some(frame) => frame,
-                None => poll_fn(|cx| self.poll_frame(cx)).await,
+                None => poll_fn(|cx| self.poll_frame(cx, true)).await,
             };
             let why = match frame {
                 Frame::Message(Message::Text(text)) => return Ok(Some(self.text(text))),
@@ -452,15 +485,45 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> MessageSource for WsSource<S> {
     }
 }
 
+impl<S> WsSink<S> {
+    /// Moves the committed messages from `scratch` to `staged`, checked
+    /// for UTF-8 in one pass over the burst (the engine writes JSON, so
+    /// this is a formality that costs a few instructions per message; a
+    /// message that is not UTF-8 is sent with replacement characters).
+    fn stage(&mut self) {
+        if self.committed == 0 {
+            return;
+        }
+        let burst = &self.scratch[..self.committed];
+        if std::str::from_utf8(burst).is_ok() {
+            self.staged.extend_from_slice(burst);
+        } else {
+            let first = self.lengths.len() - self.unstaged;
+            let mut offset = 0;
+            for length in self.lengths.range_mut(first..) {
+                let text = String::from_utf8_lossy(&burst[offset..offset + *length]);
+                offset += *length;
+                self.queued = self.queued - *length + text.len();
+                *length = text.len();
+                self.staged.extend_from_slice(text.as_bytes());
+            }
+        }
+        self.scratch.drain(..self.committed);
+        self.committed = 0;
+        self.unstaged = 0;
+    }
+}
+
 impl<S: AsyncRead + AsyncWrite + Unpin + Send> WsSink<S> {
     /// Hands every queued message to the connection and flushes it.
     fn poll_write(&mut self, cx: &mut TaskContext<'_>) -> Poll<io::Result<()>> {
+        self.stage();
         let mut guard = self.shared.ws();
         let Some(ws) = guard.as_mut() else {
             return Poll::Ready(Err(io::Error::new(io::ErrorKind::NotConnected, "the WebSocket connection is lost")));
         };
         let failed = loop {
-            let Some(front) = self.queue.front() else {
+            let Some(&length) = self.lengths.front() else {
                 match Pin::new(&mut *ws).poll_flush(cx) {
                     Poll::Ready(Ok(())) => return Poll::Ready(Ok(())),
                     Poll::Ready(Err(err)) => break err,
@@ -473,11 +536,15 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> WsSink<S> {
                 Poll::Pending => return Poll::Pending,
             }
             if let Some(mut outstanding) = self.shared.outstanding() {
-                outstanding.extend(request_ids(front.as_bytes()));
+                outstanding.extend(request_ids(&self.staged[..length]));
             }
-            let Some(message) = self.queue.pop_front() else { continue };
-            self.queued -= message.len();
-            if let Err(err) = Pin::new(&mut *ws).start_send(Message::Text(message)) {
+            self.lengths.pop_front();
+            self.queued -= length;
+            let message = self.staged.split_to(length).freeze();
+            // SAFETY: `stage` put only UTF-8 into `staged`, message by
+            // message, and `length` is this message's whole length.
+            let text = unsafe { Utf8Bytes::from_bytes_unchecked(message) };
+            if let Err(err) = Pin::new(&mut *ws).start_send(Message::Text(text)) {
                 break err;
             }
         };
@@ -496,14 +563,16 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> MessageSink for WsSink<S> {
     }
 
     fn commit(&mut self, start: usize) {
-        if self.scratch.len() > start {
-            let message = self.scratch.split_off(start);
-            let text = match String::from_utf8(message) {
-                Ok(text) => text,
-                Err(err) => String::from_utf8_lossy(err.as_bytes()).into_owned(),
-            };
-            self.queued += text.len();
-            self.queue.push_back(text.into());
+        if start > self.committed {
+            // Written but never committed: not a message.
+            self.scratch.drain(self.committed..start.min(self.scratch.len()));
+        }
+        let length = self.scratch.len().saturating_sub(self.committed);
+        if length > 0 {
+            self.lengths.push_back(length);
+            self.unstaged += 1;
+            self.committed = self.scratch.len();
+            self.queued += length;
         }
     }
 
