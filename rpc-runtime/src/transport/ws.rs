@@ -30,13 +30,14 @@ use tokio::time::{Instant, Interval, MissedTickBehavior};
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
-use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role, WebSocketConfig};
+use tokio_tungstenite::tungstenite::protocol::{CloseFrame, WebSocketConfig};
 use tokio_tungstenite::tungstenite::{Error as WsError, Message, Utf8Bytes};
 use tokio_tungstenite::WebSocketStream;
 
 use crate::peer::{Connection, Controls, MessageSink, MessageSource, Peer, PeerBuilder, Received};
 use crate::transport::http::{status_response, HttpAddrs, Inner, Serving};
 use crate::transport::replies::{error_reply, request_ids, response_ids};
+use crate::transport::ws_frames::ServerFrames;
 use crate::wire::{ErrorObject, TRANSPORT_ERROR};
 
 /// Default interval of keep-alive pings.
@@ -128,9 +129,9 @@ where
                 return;
             }
         };
-        let config = config(server.engine.limits().max_message_size);
-        let ws = WebSocketStream::from_raw_socket(TokioIo::new(upgraded), Role::Server, Some(config)).await;
-        let (source, sink) = transport(ws, ping_interval, server.engine.limits().max_message_size);
+        let max_message_size = server.engine.limits().max_message_size;
+        let ws = Io::Server(ServerFrames::new(TokioIo::new(upgraded), max_message_size));
+        let (source, sink) = build(ws, ping_interval, max_message_size, None);
         let controls =
             Controls { idle_timeout: server.idle_timeout, drain: serving.as_ref().map(|s| Arc::clone(&s.drain)) };
         let (connection, _peer) = Connection::new(server.engine.clone(), server.peer, cx, controls);
@@ -152,10 +153,11 @@ where
     response
 }
 
-/// Bytes asked of the socket per read. tungstenite zeroes this much of
-/// its read buffer before every read, including the read that finds
-/// nothing more after a burst; at its default (128 KiB) that zeroing cost
-/// more than the rest of the server's work per pipelined request.
+/// Bytes the client (tungstenite) asks of the socket per read. tungstenite
+/// zeroes this much of its read buffer before every read, including the
+/// read that finds nothing more after a burst; at its default (128 KiB)
+/// that zeroing cost more than the rest of the work per pipelined message.
+/// (The server reads with [`ServerFrames`], which does not zero.)
 const READ_BUFFER_SIZE: usize = 8 * 1024;
 
 fn config(max_message_size: usize) -> WebSocketConfig {
@@ -171,7 +173,7 @@ type Reopen<S> = Arc<dyn Fn() -> Pin<Box<dyn Future<Output = io::Result<WebSocke
 /// What both halves of one WebSocket transport share.
 struct Shared<S> {
     /// `None` while a reconnecting client reconnects.
-    ws: Mutex<Option<WebSocketStream<S>>>,
+    ws: Mutex<Option<Io<S>>>,
     /// Raised when a new connection replaced a lost one.
     reconnected: Notify,
     /// Reconnecting client only: ids of calls sent on the current
@@ -182,7 +184,7 @@ struct Shared<S> {
 }
 
 impl<S> Shared<S> {
-    fn ws(&self) -> MutexGuard<'_, Option<WebSocketStream<S>>> {
+    fn ws(&self) -> MutexGuard<'_, Option<Io<S>>> {
         self.ws.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
@@ -248,21 +250,58 @@ pub struct WsSink<S> {
     queued: usize,
 }
 
-/// The two halves of a WebSocket transport over `ws`, pinging every
-/// `ping_interval`.
-fn transport<S>(
-    ws: WebSocketStream<S>,
-    ping_interval: Option<Duration>,
-    max_message_size: usize,
-) -> (WsSource<S>, WsSink<S>)
-where
-    S: AsyncRead + AsyncWrite + Unpin + Send,
-{
-    build(ws, ping_interval, max_message_size, None)
+/// One WebSocket connection after its handshake: the server's own framing
+/// ([`ServerFrames`]) or, for the client, tungstenite's.
+enum Io<S> {
+    Server(ServerFrames<S>),
+    Client(WebSocketStream<S>),
+}
+
+impl<S: AsyncRead + AsyncWrite + Unpin> Stream for Io<S> {
+    type Item = Result<Message, WsError>;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Option<Self::Item>> {
+        match self.get_mut() {
+            Io::Server(ws) => Pin::new(ws).poll_next(cx),
+            Io::Client(ws) => Pin::new(ws).poll_next(cx),
+        }
+    }
+}
+
+impl<S: AsyncRead + AsyncWrite + Unpin> Sink<Message> for Io<S> {
+    type Error = WsError;
+
+    fn poll_ready(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Result<(), WsError>> {
+        match self.get_mut() {
+            Io::Server(ws) => Pin::new(ws).poll_ready(cx),
+            Io::Client(ws) => Pin::new(ws).poll_ready(cx),
+        }
+    }
+
+    fn start_send(self: Pin<&mut Self>, message: Message) -> Result<(), WsError> {
+        match self.get_mut() {
+            Io::Server(ws) => Pin::new(ws).start_send(message),
+            Io::Client(ws) => Pin::new(ws).start_send(message),
+        }
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Result<(), WsError>> {
+        match self.get_mut() {
+            Io::Server(ws) => Pin::new(ws).poll_flush(cx),
+            Io::Client(ws) => Pin::new(ws).poll_flush(cx),
+        }
+    }
+
+    fn poll_close(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Result<(), WsError>> {
+        match self.get_mut() {
+            Io::Server(ws) => Pin::new(ws).poll_close(cx),
+            Io::Client(ws) => Pin::new(ws).poll_close(cx),
+        }
+    }
 }
 
 fn build<S>(
-    ws: WebSocketStream<S>,
+    ws: Io<S>,
     ping_interval: Option<Duration>,
     max_message_size: usize,
     reopen: Option<(Reopen<S>, Reconnect)>,
@@ -377,7 +416,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> WsSource<S> {
             attempt += 1;
             match reopen().await {
                 Ok(ws) => {
-                    *self.shared.ws() = Some(ws);
+                    *self.shared.ws() = Some(Io::Client(ws));
                     if let Some(keepalive) = &mut self.keepalive {
                         *keepalive = Keepalive::new(keepalive.interval);
                     }
@@ -629,7 +668,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> MessageSink for WsSink<S> {
 
 /// Sends `message` and flushes.
 fn ready_then_send<S: AsyncRead + AsyncWrite + Unpin>(
-    ws: &mut WebSocketStream<S>,
+    ws: &mut Io<S>,
     cx: &mut TaskContext<'_>,
     message: Message,
 ) -> Poll<Result<(), WsError>> {
@@ -796,7 +835,7 @@ impl PeerBuilder {
             });
             (reopen, reconnect)
         });
-        let (source, sink) = build(ws, target.ping_interval, max, reopen);
+        let (source, sink) = build(Io::Client(ws), target.ping_interval, max, reopen);
         Ok(self.connect_transport(source, sink))
     }
 }

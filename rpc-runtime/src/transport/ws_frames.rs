@@ -1,0 +1,624 @@
+//! The server's side of a WebSocket connection once the handshake is
+//! done: RFC 6455 framing, written for the server's data path.
+//!
+//! It speaks tungstenite's vocabulary (`Message`, `CloseFrame`, its
+//! error type) and behaves as tungstenite's server role does, so that
+//! [`super::ws`] runs it like a `WebSocketStream`: masked client frames
+//! (an unmasked one fails the connection), no extensions (reserved bits
+//! fail it), fragmented messages joined (control frames may come in
+//! between), text checked for UTF-8 once whole, frame and message size
+//! limits (checked from the header, before the payload is read), pings
+//! answered with pongs and a close frame with a close frame, both sent
+//! with the next write or read.
+//!
+//! What it does not do that tungstenite did: zero its read buffer before
+//! each read (it reads into spare capacity), turn each frame into a
+//! `Frame` and then a `Message` through several layers, or copy each
+//! outgoing message into a frame of its own (frames are written straight
+//! into one output buffer). Those costs were most of what a pipelined
+//! request cost over WebSocket beyond TCP. The client keeps tungstenite.
+
+use std::io;
+use std::pin::Pin;
+use std::task::{ready, Context, Poll};
+
+use bytes::{Buf, BytesMut};
+use futures_util::{Sink, Stream};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio_tungstenite::tungstenite::error::{CapacityError, ProtocolError};
+use tokio_tungstenite::tungstenite::protocol::frame::coding::{CloseCode, Data};
+use tokio_tungstenite::tungstenite::protocol::CloseFrame;
+use tokio_tungstenite::tungstenite::{Error as WsError, Message, Utf8Bytes};
+
+/// Spare room kept in the read buffer for each read.
+const READ_CHUNK: usize = 16 * 1024;
+/// Output beyond this is written out before more is accepted.
+const WRITE_HIGH: usize = 128 * 1024;
+/// An output buffer grown past this is given back once written out.
+const WRITE_KEEP: usize = 1024 * 1024;
+
+const OP_CONTINUE: u8 = 0x0;
+const OP_TEXT: u8 = 0x1;
+const OP_BINARY: u8 = 0x2;
+const OP_CLOSE: u8 = 0x8;
+const OP_PING: u8 = 0x9;
+const OP_PONG: u8 = 0xA;
+
+/// Where the closing handshake stands (as tungstenite tracks it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    Active,
+    /// We sent a close frame.
+    ClosedByUs,
+    /// The client sent one; ours is owed.
+    ClosedByPeer,
+    /// Both sent one.
+    CloseAcknowledged,
+    Terminated,
+}
+
+impl State {
+    fn can_read(self) -> bool {
+        matches!(self, State::Active | State::ClosedByUs)
+    }
+}
+
+/// A frame's header, once all of it is in the buffer.
+#[derive(Clone, Copy, Debug)]
+struct Header {
+    fin: bool,
+    reserved: bool,
+    opcode: u8,
+    mask: Option<[u8; 4]>,
+    length: u64,
+}
+
+/// Parses a frame header at the start of `input`: the header and its
+/// size, or `None` when more bytes are needed.
+fn parse_header(input: &[u8]) -> Option<(Header, usize)> {
+    let [first, second, ..] = *input else { return None };
+    let (length, mut size) = match second & 0x7F {
+        126 => (u64::from(u16::from_be_bytes(input.get(2..4)?.try_into().ok()?)), 4),
+        127 => (u64::from_be_bytes(input.get(2..10)?.try_into().ok()?), 10),
+        short => (u64::from(short), 2),
+    };
+    let mask = if second & 0x80 != 0 {
+        let key: [u8; 4] = input.get(size..size + 4)?.try_into().ok()?;
+        size += 4;
+        Some(key)
+    } else {
+        None
+    };
+    let header = Header { fin: first & 0x80 != 0, reserved: first & 0x70 != 0, opcode: first & 0x0F, mask, length };
+    Some((header, size))
+}
+
+/// XORs `payload` with the masking key, eight bytes at a time.
+fn unmask(payload: &mut [u8], key: [u8; 4]) {
+    let wide = u64::from_ne_bytes([key[0], key[1], key[2], key[3], key[0], key[1], key[2], key[3]]);
+    let mut chunks = payload.chunks_exact_mut(8);
+    for chunk in &mut chunks {
+        let word = u64::from_ne_bytes((&*chunk).try_into().unwrap_or_default()) ^ wide;
+        chunk.copy_from_slice(&word.to_ne_bytes());
+    }
+    for (byte, key) in chunks.into_remainder().iter_mut().zip(key.iter().cycle()) {
+        *byte ^= key;
+    }
+}
+
+/// Appends one unmasked, final frame (a server's frames are never masked).
+fn put_frame(out: &mut Vec<u8>, opcode: u8, payload: &[u8]) {
+    let length = payload.len();
+    out.reserve(length + 10);
+    out.push(0x80 | opcode);
+    if length < 126 {
+        out.push(length as u8);
+    } else if let Ok(short) = u16::try_from(length) {
+        out.push(126);
+        out.extend_from_slice(&short.to_be_bytes());
+    } else {
+        out.push(127);
+        out.extend_from_slice(&(length as u64).to_be_bytes());
+    }
+    out.extend_from_slice(payload);
+}
+
+fn close_payload(frame: Option<&CloseFrame>) -> Vec<u8> {
+    let Some(frame) = frame else { return Vec::new() };
+    let mut payload = u16::from(frame.code).to_be_bytes().to_vec();
+    payload.extend_from_slice(frame.reason.as_bytes());
+    payload
+}
+
+fn too_long(size: u64, max_size: usize) -> WsError {
+    let size = usize::try_from(size).unwrap_or(usize::MAX);
+    WsError::Capacity(CapacityError::MessageTooLong { size, max_size })
+}
+
+/// A control frame owed to the client: a pong or the close reply.
+struct Reply {
+    opcode: u8,
+    payload: Vec<u8>,
+}
+
+/// The server's side of one WebSocket connection over `io`, after the
+/// handshake: a stream of messages and a sink of them.
+pub(crate) struct ServerFrames<S> {
+    io: S,
+    input: BytesMut,
+    /// The header of the frame being read, once parsed.
+    header: Option<Header>,
+    /// A fragmented message being received: whether it is text, and its
+    /// bytes so far.
+    fragments: Option<(bool, BytesMut)>,
+    output: Vec<u8>,
+    /// Bytes of `output` already written.
+    written: usize,
+    reply: Option<Reply>,
+    /// A reply could not be written out during a read: try again.
+    reply_unflushed: bool,
+    max_message_size: usize,
+    state: State,
+    /// The stream returned an error or its end: it returns nothing more.
+    ended: bool,
+}
+
+impl<S: AsyncRead + AsyncWrite + Unpin> ServerFrames<S> {
+    /// The connection over `io`, accepting messages of at most
+    /// `max_message_size` bytes (whole or in one frame).
+    pub(crate) fn new(io: S, max_message_size: usize) -> Self {
+        ServerFrames {
+            io,
+            input: BytesMut::new(),
+            header: None,
+            fragments: None,
+            output: Vec::new(),
+            written: 0,
+            reply: None,
+            reply_unflushed: false,
+            max_message_size,
+            state: State::Active,
+            ended: false,
+        }
+    }
+
+    /// Reads more input into spare capacity (no zeroing); 0 at its end.
+    fn poll_fill(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<usize>> {
+        if self.input.capacity() - self.input.len() < READ_CHUNK {
+            self.input.reserve(READ_CHUNK);
+        }
+        let mut buf = ReadBuf::uninit(self.input.spare_capacity_mut());
+        ready!(Pin::new(&mut self.io).poll_read(cx, &mut buf))?;
+        let read = buf.filled().len();
+        // SAFETY: `poll_read` initialized the first `read` bytes of the
+        // spare capacity it was given (that is what `filled` reports).
+        unsafe { self.input.set_len(self.input.len() + read) };
+        Poll::Ready(Ok(read))
+    }
+
+    /// The next whole frame: its header and unmasked payload.
+    fn poll_frame(&mut self, cx: &mut Context<'_>) -> Poll<Result<(Header, BytesMut), WsError>> {
+        loop {
+            if self.header.is_none() {
+                if let Some((header, size)) = parse_header(&self.input) {
+                    if header.length > self.max_message_size as u64 {
+                        return Poll::Ready(Err(too_long(header.length, self.max_message_size)));
+                    }
+                    self.input.advance(size);
+                    self.input.reserve(header.length as usize);
+                    self.header = Some(header);
+                }
+            }
+            if let Some(header) = self.header {
+                if self.input.len() as u64 >= header.length {
+                    self.header = None;
+                    let mut payload = self.input.split_to(header.length as usize);
+                    let Some(key) = header.mask else {
+                        return Poll::Ready(Err(WsError::Protocol(ProtocolError::UnmaskedFrameFromClient)));
+                    };
+                    unmask(&mut payload, key);
+                    return Poll::Ready(Ok((header, payload)));
+                }
+            }
+            if ready!(self.poll_fill(cx))? == 0 {
+                let state = std::mem::replace(&mut self.state, State::Terminated);
+                return Poll::Ready(Err(match state {
+                    State::ClosedByPeer | State::CloseAcknowledged => WsError::ConnectionClosed,
+                    _ => WsError::Protocol(ProtocolError::ResetWithoutClosingHandshake),
+                }));
+            }
+        }
+    }
+
+    /// One frame's worth of reading: a message, or `None` for a frame
+    /// that only continued one.
+    fn poll_frame_message(&mut self, cx: &mut Context<'_>) -> Poll<Result<Option<Message>, WsError>> {
+        let (header, payload) = ready!(self.poll_frame(cx))?;
+        if !self.state.can_read() {
+            return Poll::Ready(Err(WsError::Protocol(ProtocolError::ReceivedAfterClosing)));
+        }
+        if header.reserved {
+            return Poll::Ready(Err(WsError::Protocol(ProtocolError::NonZeroReservedBits)));
+        }
+        Poll::Ready(if header.opcode & 0x8 != 0 { self.control(header, payload) } else { self.data(header, payload) })
+    }
+
+    fn control(&mut self, header: Header, payload: BytesMut) -> Result<Option<Message>, WsError> {
+        if !header.fin {
+            return Err(WsError::Protocol(ProtocolError::FragmentedControlFrame));
+        }
+        if payload.len() > 125 {
+            return Err(WsError::Protocol(ProtocolError::ControlFrameTooBig));
+        }
+        match header.opcode {
+            OP_CLOSE => {
+                let close = match payload.len() {
+                    0 => None,
+                    1 => return Err(WsError::Protocol(ProtocolError::InvalidCloseSequence)),
+                    _ => {
+                        let code = CloseCode::from(u16::from_be_bytes([payload[0], payload[1]]));
+                        let reason = Utf8Bytes::try_from(payload.freeze().slice(2..))?;
+                        Some(CloseFrame { code, reason })
+                    }
+                };
+                Ok(self.closed_by_peer(close).map(Message::Close))
+            }
+            OP_PING => {
+                let payload = payload.freeze();
+                // No pongs once we sent a close frame.
+                if self.state == State::Active {
+                    self.set_reply(OP_PONG, payload.to_vec());
+                }
+                Ok(Some(Message::Ping(payload)))
+            }
+            OP_PONG => Ok(Some(Message::Pong(payload.freeze()))),
+            other => Err(WsError::Protocol(ProtocolError::UnknownControlFrameType(other))),
+        }
+    }
+
+    /// A close frame arrived: what to hand on (nothing if it was already
+    /// closed both ways).
+    fn closed_by_peer(&mut self, close: Option<CloseFrame>) -> Option<Option<CloseFrame>> {
+        match self.state {
+            State::Active => {
+                self.state = State::ClosedByPeer;
+                let close = close.map(|frame| {
+                    if frame.code.is_allowed() {
+                        frame
+                    } else {
+                        CloseFrame { code: CloseCode::Protocol, reason: Utf8Bytes::from_static("Protocol violation") }
+                    }
+                });
+                self.set_reply(OP_CLOSE, close_payload(close.as_ref()));
+                Some(close)
+            }
+            State::ClosedByUs => {
+                self.state = State::CloseAcknowledged;
+                Some(close)
+            }
+            State::ClosedByPeer | State::CloseAcknowledged | State::Terminated => None,
+        }
+    }
+
+    fn data(&mut self, header: Header, payload: BytesMut) -> Result<Option<Message>, WsError> {
+        let max = self.max_message_size;
+        let started = match (header.opcode, self.fragments.as_mut()) {
+            (OP_CONTINUE, None) => return Err(WsError::Protocol(ProtocolError::UnexpectedContinueFrame)),
+            (OP_CONTINUE, Some((_, joined))) => {
+                let size = joined.len() as u64 + payload.len() as u64;
+                if size > max as u64 {
+                    return Err(too_long(size, max));
+                }
+                joined.extend_from_slice(&payload);
+                None
+            }
+            (opcode, Some(_)) => {
+                let data = match opcode {
+                    OP_TEXT => Data::Text,
+                    OP_BINARY => Data::Binary,
+                    other => Data::Reserved(other),
+                };
+                return Err(WsError::Protocol(ProtocolError::ExpectedFragment(data)));
+            }
+            (OP_TEXT, None) => Some((true, payload)),
+            (OP_BINARY, None) => Some((false, payload)),
+            (other, None) => return Err(WsError::Protocol(ProtocolError::UnknownDataFrameType(other))),
+        };
+        match (started, header.fin) {
+            (None, false) => Ok(None),
+            (None, true) => {
+                let (text, joined) = self.fragments.take().unwrap_or_default();
+                message(text, joined).map(Some)
+            }
+            (Some((text, payload)), true) => message(text, payload).map(Some),
+            (Some((text, payload)), false) => {
+                self.fragments = Some((text, payload));
+                Ok(None)
+            }
+        }
+    }
+
+    /// Queues a pong (replacing one not sent yet) or the close reply.
+    fn set_reply(&mut self, opcode: u8, payload: Vec<u8>) {
+        if self.reply.as_ref().is_none_or(|reply| reply.opcode == OP_PONG) {
+            self.reply = Some(Reply { opcode, payload });
+        }
+    }
+
+    /// Moves the owed reply into the output; once the client closed, the
+    /// server ends the connection after writing it (as it should: the
+    /// server closes the TCP connection first).
+    fn queue_reply(&mut self) -> bool {
+        if let Some(reply) = self.reply.take() {
+            put_frame(&mut self.output, reply.opcode, &reply.payload);
+        }
+        !self.state.can_read()
+    }
+
+    /// Writes out everything in the output.
+    fn poll_write_out(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        while self.written < self.output.len() {
+            let written = ready!(Pin::new(&mut self.io).poll_write(cx, &self.output[self.written..]))?;
+            if written == 0 {
+                return Poll::Ready(Err(io::ErrorKind::WriteZero.into()));
+            }
+            self.written += written;
+        }
+        self.output.clear();
+        self.written = 0;
+        if self.output.capacity() > WRITE_KEEP {
+            self.output = Vec::new();
+        }
+        Poll::Ready(Ok(()))
+    }
+
+    /// tungstenite's flush: the owed reply, everything written, the
+    /// stream flushed; a server whose client closed then ends.
+    fn poll_flush_all(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), WsError>> {
+        if self.state == State::Terminated {
+            return Poll::Ready(Err(WsError::AlreadyClosed));
+        }
+        let ending = self.queue_reply();
+        ready!(self.poll_write_out(cx))?;
+        if ending {
+            self.state = State::Terminated;
+            return Poll::Ready(Err(WsError::ConnectionClosed));
+        }
+        ready!(Pin::new(&mut self.io).poll_flush(cx))?;
+        self.reply_unflushed = false;
+        Poll::Ready(Ok(()))
+    }
+
+    fn poll_read_message(&mut self, cx: &mut Context<'_>) -> Poll<Result<Message, WsError>> {
+        if self.state == State::Terminated {
+            return Poll::Ready(Err(WsError::AlreadyClosed));
+        }
+        loop {
+            if self.reply.is_some() || self.reply_unflushed {
+                // Pongs and the close reply go out even while only reading.
+                match self.poll_flush_all(cx) {
+                    Poll::Ready(Ok(())) => {}
+                    Poll::Ready(Err(err)) => return Poll::Ready(Err(err)),
+                    Poll::Pending => self.reply_unflushed = true,
+                }
+            } else if !self.state.can_read() {
+                self.state = State::Terminated;
+                return Poll::Ready(Err(WsError::ConnectionClosed));
+            }
+            if let Some(message) = ready!(self.poll_frame_message(cx))? {
+                return Poll::Ready(Ok(message));
+            }
+        }
+    }
+
+    fn check_writable(&self) -> Result<(), WsError> {
+        match self.state {
+            State::Terminated => Err(WsError::AlreadyClosed),
+            State::Active => Ok(()),
+            _ => Err(WsError::Protocol(ProtocolError::SendAfterClosing)),
+        }
+    }
+}
+
+/// A whole message from its payload.
+fn message(text: bool, payload: BytesMut) -> Result<Message, WsError> {
+    let payload = payload.freeze();
+    Ok(if text { Message::Text(Utf8Bytes::try_from(payload)?) } else { Message::Binary(payload) })
+}
+
+impl<S: AsyncRead + AsyncWrite + Unpin> Stream for ServerFrames<S> {
+    type Item = Result<Message, WsError>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        if self.ended {
+            return Poll::Ready(None);
+        }
+        match ready!(self.poll_read_message(cx)) {
+            Ok(message) => Poll::Ready(Some(Ok(message))),
+            Err(err) => {
+                self.ended = true;
+                match err {
+                    WsError::ConnectionClosed | WsError::AlreadyClosed => Poll::Ready(None),
+                    err => Poll::Ready(Some(Err(err))),
+                }
+            }
+        }
+    }
+}
+
+impl<S: AsyncRead + AsyncWrite + Unpin> Sink<Message> for ServerFrames<S> {
+    type Error = WsError;
+
+    fn poll_ready(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<(), WsError>> {
+        if self.output.len() - self.written > WRITE_HIGH {
+            ready!(self.poll_write_out(cx))?;
+        }
+        Poll::Ready(Ok(()))
+    }
+
+    fn start_send(mut self: Pin<&mut Self>, message: Message) -> Result<(), WsError> {
+        let this = &mut *self;
+        this.check_writable()?;
+        // An owed pong goes out before what follows it.
+        this.queue_reply();
+        match message {
+            Message::Text(text) => put_frame(&mut this.output, OP_TEXT, text.as_bytes()),
+            Message::Binary(data) => put_frame(&mut this.output, OP_BINARY, &data),
+            Message::Ping(data) => put_frame(&mut this.output, OP_PING, &data),
+            Message::Pong(data) => put_frame(&mut this.output, OP_PONG, &data),
+            Message::Close(close) => {
+                this.state = State::ClosedByUs;
+                put_frame(&mut this.output, OP_CLOSE, &close_payload(close.as_ref()));
+            }
+            Message::Frame(_) => {
+                return Err(WsError::Io(io::Error::new(io::ErrorKind::Unsupported, "raw frames are not sent")))
+            }
+        }
+        Ok(())
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<(), WsError>> {
+        self.poll_flush_all(cx)
+    }
+
+    fn poll_close(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<(), WsError>> {
+        if self.state == State::Active {
+            self.as_mut().start_send(Message::Close(None))?;
+        }
+        match ready!(self.poll_flush_all(cx)) {
+            Ok(()) | Err(WsError::ConnectionClosed) => Poll::Ready(Ok(())),
+            Err(err) => Poll::Ready(Err(err)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use futures_util::{SinkExt, StreamExt};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt, DuplexStream};
+
+    /// A client frame: masked, as clients must send them.
+    fn client_frame(first: u8, payload: &[u8]) -> Vec<u8> {
+        let key = [0x37, 0xfa, 0x21, 0x3d];
+        let mut frame = vec![first];
+        match payload.len() {
+            short @ 0..=125 => frame.push(0x80 | short as u8),
+            long => {
+                frame.push(0x80 | 126);
+                frame.extend_from_slice(&(long as u16).to_be_bytes());
+            }
+        }
+        frame.extend_from_slice(&key);
+        frame.extend(payload.iter().zip(key.iter().cycle()).map(|(byte, key)| byte ^ key));
+        frame
+    }
+
+    fn server(max: usize) -> (ServerFrames<DuplexStream>, DuplexStream) {
+        let (ours, theirs) = tokio::io::duplex(1 << 20);
+        (ServerFrames::new(ours, max), theirs)
+    }
+
+    async fn read_some(client: &mut DuplexStream) -> Vec<u8> {
+        let mut buf = vec![0; 4096];
+        let n = client.read(&mut buf).await.unwrap();
+        buf.truncate(n);
+        buf
+    }
+
+    #[tokio::test]
+    async fn fragments_are_joined_around_a_ping_which_is_answered() {
+        let (mut ws, mut client) = server(1024);
+        let mut input = client_frame(OP_TEXT, b"{\"a\":");
+        input.extend(client_frame(0x80 | OP_PING, b"hi"));
+        input.extend(client_frame(0x80 | OP_CONTINUE, "\"\u{e9}\"}".as_bytes()));
+        client.write_all(&input).await.unwrap();
+        assert_eq!(ws.next().await.unwrap().unwrap(), Message::Ping("hi".into()));
+        assert_eq!(ws.next().await.unwrap().unwrap(), Message::text("{\"a\":\"\u{e9}\"}"));
+        assert_eq!(read_some(&mut client).await, [0x8A, 2, b'h', b'i'], "the pong");
+    }
+
+    #[tokio::test]
+    async fn messages_are_sent_as_unmasked_frames_with_the_right_length_encoding() {
+        let (mut ws, mut client) = server(1 << 20);
+        ws.send(Message::text("ok")).await.unwrap();
+        assert_eq!(read_some(&mut client).await, [0x81, 2, b'o', b'k']);
+        let long = "x".repeat(300);
+        ws.send(Message::text(long.clone())).await.unwrap();
+        let mut frame = vec![0; 304];
+        client.read_exact(&mut frame).await.unwrap();
+        assert_eq!(frame[..4], [0x81, 126, 1, 44]);
+        assert_eq!(&frame[4..], long.as_bytes());
+    }
+
+    #[tokio::test]
+    async fn the_close_handshake_is_answered_then_the_stream_ends() {
+        let (mut ws, mut client) = server(1024);
+        client.write_all(&client_frame(0x80 | OP_CLOSE, &[0x03, 0xE8, b'b', b'y', b'e'])).await.unwrap();
+        let close = CloseFrame { code: CloseCode::Normal, reason: "bye".into() };
+        assert_eq!(ws.next().await.unwrap().unwrap(), Message::Close(Some(close)));
+        assert!(ws.next().await.is_none());
+        assert_eq!(read_some(&mut client).await, [0x88, 5, 0x03, 0xE8, b'b', b'y', b'e']);
+        assert!(matches!(ws.send(Message::text("late")).await, Err(WsError::AlreadyClosed)));
+    }
+
+    /// What a case expects of the error.
+    type Expected = fn(&WsError) -> bool;
+
+    #[tokio::test]
+    async fn protocol_violations_fail_the_connection() {
+        let cases: [(Vec<u8>, Expected); 6] = [
+            // Unmasked.
+            (vec![0x81, 1, b'x'], |e| matches!(e, WsError::Protocol(ProtocolError::UnmaskedFrameFromClient))),
+            // A reserved bit (no extension was negotiated).
+            (client_frame(0xC1, b"x"), |e| matches!(e, WsError::Protocol(ProtocolError::NonZeroReservedBits))),
+            (client_frame(0x80, b"x"), |e| matches!(e, WsError::Protocol(ProtocolError::UnexpectedContinueFrame))),
+            (client_frame(0x83, b"x"), |e| matches!(e, WsError::Protocol(ProtocolError::UnknownDataFrameType(3)))),
+            (client_frame(OP_PING, b"x"), |e| matches!(e, WsError::Protocol(ProtocolError::FragmentedControlFrame))),
+            (client_frame(0x81, &[0xC3, 0x28]), |e| matches!(e, WsError::Utf8(_))),
+        ];
+        for (input, expected) in cases {
+            let (mut ws, mut client) = server(1024);
+            client.write_all(&input).await.unwrap();
+            let err = ws.next().await.unwrap().unwrap_err();
+            assert!(expected(&err), "{input:?}: {err:?}");
+            assert!(ws.next().await.is_none(), "ended");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_frame_over_the_limit_is_refused_from_its_header() {
+        let (mut ws, mut client) = server(100);
+        // Only the header of a 300-byte frame: refused without waiting for more.
+        client.write_all(&client_frame(0x81, &[b'x'; 300])[..8]).await.unwrap();
+        let err = ws.next().await.unwrap().unwrap_err();
+        assert!(matches!(err, WsError::Capacity(CapacityError::MessageTooLong { size: 300, max_size: 100 })), "{err}");
+        // Fragments that only together pass it.
+        let (mut ws, mut client) = server(100);
+        let mut input = client_frame(OP_TEXT, &[b'x'; 60]);
+        input.extend(client_frame(0x80 | OP_CONTINUE, &[b'x'; 60]));
+        client.write_all(&input).await.unwrap();
+        let err = ws.next().await.unwrap().unwrap_err();
+        assert!(matches!(err, WsError::Capacity(CapacityError::MessageTooLong { size: 120, .. })), "{err}");
+    }
+
+    #[tokio::test]
+    async fn the_end_of_input_without_a_close_frame_is_an_error() {
+        let (mut ws, client) = server(1024);
+        drop(client);
+        let err = ws.next().await.unwrap().unwrap_err();
+        assert!(matches!(err, WsError::Protocol(ProtocolError::ResetWithoutClosingHandshake)), "{err}");
+    }
+
+    #[test]
+    fn unmasking_matches_the_bytewise_definition() {
+        let key = [1, 2, 3, 4];
+        for length in 0..40 {
+            let original: Vec<u8> = (0..length as u8).map(|i| i.wrapping_mul(37)).collect();
+            let mut payload = original.clone();
+            unmask(&mut payload, key);
+            let expected: Vec<u8> = original.iter().enumerate().map(|(i, byte)| byte ^ key[i % 4]).collect();
+            assert_eq!(payload, expected, "length {length}");
+        }
+    }
+}
