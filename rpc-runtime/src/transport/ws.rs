@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context as TaskContext, Poll};
 use std::time::Duration;
 
-use bytes::{Bytes, BytesMut};
+use bytes::{Buf, Bytes, BytesMut};
 use futures_util::{Sink, Stream};
 use http::header::{self, HeaderName, HeaderValue};
 use http::{Request, Response, StatusCode};
@@ -556,11 +556,19 @@ impl<S> WsSink<S> {
 impl<S: AsyncRead + AsyncWrite + Unpin + Send> WsSink<S> {
     /// Hands every queued message to the connection and flushes it.
     fn poll_write(&mut self, cx: &mut TaskContext<'_>) -> Poll<io::Result<()>> {
-        self.stage();
-        let mut guard = self.shared.ws();
-        let Some(ws) = guard.as_mut() else {
-            return Poll::Ready(Err(io::Error::new(io::ErrorKind::NotConnected, "the WebSocket connection is lost")));
+        let shared = Arc::clone(&self.shared);
+        let mut guard = shared.ws();
+        let ws = match guard.as_mut() {
+            Some(Io::Server(frames)) => return self.poll_write_frames(frames, cx),
+            Some(ws) => ws,
+            None => {
+                return Poll::Ready(Err(io::Error::new(
+                    io::ErrorKind::NotConnected,
+                    "the WebSocket connection is lost",
+                )))
+            }
         };
+        self.stage();
         let failed = loop {
             let Some(&length) = self.lengths.front() else {
                 match Pin::new(&mut *ws).poll_flush(cx) {
@@ -593,6 +601,57 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> WsSink<S> {
             cx.waker().wake_by_ref();
         }
         Poll::Ready(Err(into_io(failed)))
+    }
+
+    /// [`WsSink::poll_write`] on the server's own framing: each message's
+    /// frame is written into its output straight from `scratch`, after
+    /// one UTF-8 check of the burst (a burst that fails it takes the
+    /// lossy path through `staged`).
+    fn poll_write_frames(&mut self, frames: &mut ServerFrames<S>, cx: &mut TaskContext<'_>) -> Poll<io::Result<()>> {
+        if self.committed > 0 && std::str::from_utf8(&self.scratch[..self.committed]).is_err() {
+            self.stage();
+        }
+        // Bytes of `scratch` already framed.
+        let mut framed = 0;
+        let result = loop {
+            let Some(&length) = self.lengths.front() else { break Ok(()) };
+            match frames.poll_room(cx) {
+                Poll::Ready(Ok(())) => {}
+                Poll::Ready(Err(err)) => break Err(err),
+                Poll::Pending => {
+                    self.forget_framed(framed);
+                    return Poll::Pending;
+                }
+            }
+            let sent = if self.lengths.len() > self.unstaged {
+                let sent = frames.send_text(&self.staged[..length]);
+                self.staged.advance(length);
+                sent
+            } else {
+                let sent = frames.send_text(&self.scratch[framed..framed + length]);
+                framed += length;
+                self.unstaged -= 1;
+                sent
+            };
+            self.lengths.pop_front();
+            self.queued -= length;
+            if let Err(err) = sent {
+                break Err(err);
+            }
+        };
+        self.forget_framed(framed);
+        match result {
+            Ok(()) => Pin::new(frames).poll_flush(cx).map_err(into_io),
+            Err(err) => Poll::Ready(Err(into_io(err))),
+        }
+    }
+
+    /// Drops the first `framed` bytes of `scratch`, handed to the framing.
+    fn forget_framed(&mut self, framed: usize) {
+        if framed > 0 {
+            self.scratch.drain(..framed);
+            self.committed -= framed;
+        }
     }
 }
 

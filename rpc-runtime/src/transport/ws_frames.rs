@@ -96,13 +96,12 @@ fn parse_header(input: &[u8]) -> Option<(Header, usize)> {
 /// XORs `payload` with the masking key, eight bytes at a time.
 fn unmask(payload: &mut [u8], key: [u8; 4]) {
     let wide = u64::from_ne_bytes([key[0], key[1], key[2], key[3], key[0], key[1], key[2], key[3]]);
-    let mut chunks = payload.chunks_exact_mut(8);
-    for chunk in &mut chunks {
-        let word = u64::from_ne_bytes((&*chunk).try_into().unwrap_or_default()) ^ wide;
-        chunk.copy_from_slice(&word.to_ne_bytes());
+    let (words, rest) = payload.as_chunks_mut::<8>();
+    for word in words {
+        *word = (u64::from_ne_bytes(*word) ^ wide).to_ne_bytes();
     }
-    for (byte, key) in chunks.into_remainder().iter_mut().zip(key.iter().cycle()) {
-        *byte ^= key;
+    for (at, byte) in rest.iter_mut().enumerate() {
+        *byte ^= key[at & 3];
     }
 }
 
@@ -411,6 +410,48 @@ impl<S: AsyncRead + AsyncWrite + Unpin> ServerFrames<S> {
         }
     }
 
+    /// Ready when more frames may be queued (`Sink::poll_ready`).
+    pub(crate) fn poll_room(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), WsError>> {
+        if self.output.len() - self.written > WRITE_HIGH {
+            ready!(self.poll_write_out(cx))?;
+        }
+        Poll::Ready(Ok(()))
+    }
+
+    /// The common case without the general machinery: a whole, final,
+    /// masked text frame already in the buffer of an open connection that
+    /// owes nothing. `None` sends the caller down the general path.
+    fn whole_text_at_hand(&mut self) -> Option<Result<Message, WsError>> {
+        if self.state != State::Active || self.reply.is_some() || self.reply_unflushed {
+            return None;
+        }
+        if self.header.is_some() || self.fragments.is_some() {
+            return None;
+        }
+        let (header, size) = parse_header(&self.input)?;
+        let key = header.mask?;
+        if !header.fin || header.reserved || header.opcode != OP_TEXT || header.length > self.max_message_size as u64 {
+            return None;
+        }
+        let end = size.checked_add(header.length as usize)?;
+        if self.input.len() < end {
+            return None;
+        }
+        let mut payload = self.input.split_to(end);
+        payload.advance(size);
+        unmask(&mut payload, key);
+        Some(message(true, payload))
+    }
+
+    /// Queues one text frame whose payload the caller knows is UTF-8
+    /// (`start_send` of a `Message::Text`, without making one).
+    pub(crate) fn send_text(&mut self, text: &[u8]) -> Result<(), WsError> {
+        self.check_writable()?;
+        self.queue_reply();
+        put_frame(&mut self.output, OP_TEXT, text);
+        Ok(())
+    }
+
     fn check_writable(&self) -> Result<(), WsError> {
         match self.state {
             State::Terminated => Err(WsError::AlreadyClosed),
@@ -420,10 +461,18 @@ impl<S: AsyncRead + AsyncWrite + Unpin> ServerFrames<S> {
     }
 }
 
-/// A whole message from its payload.
+/// A whole message from its payload. Text must be UTF-8; JSON-RPC text
+/// is mostly ASCII, which is checked faster.
 fn message(text: bool, payload: BytesMut) -> Result<Message, WsError> {
     let payload = payload.freeze();
-    Ok(if text { Message::Text(Utf8Bytes::try_from(payload)?) } else { Message::Binary(payload) })
+    if !text {
+        return Ok(Message::Binary(payload));
+    }
+    if payload.is_ascii() {
+        // SAFETY: ASCII is UTF-8.
+        return Ok(Message::Text(unsafe { Utf8Bytes::from_bytes_unchecked(payload) }));
+    }
+    Ok(Message::Text(Utf8Bytes::try_from(payload)?))
 }
 
 impl<S: AsyncRead + AsyncWrite + Unpin> Stream for ServerFrames<S> {
@@ -432,6 +481,10 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Stream for ServerFrames<S> {
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         if self.ended {
             return Poll::Ready(None);
+        }
+        if let Some(whole) = self.whole_text_at_hand() {
+            self.ended = whole.is_err();
+            return Poll::Ready(Some(whole));
         }
         match ready!(self.poll_read_message(cx)) {
             Ok(message) => Poll::Ready(Some(Ok(message))),
@@ -450,10 +503,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Sink<Message> for ServerFrames<S> {
     type Error = WsError;
 
     fn poll_ready(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<(), WsError>> {
-        if self.output.len() - self.written > WRITE_HIGH {
-            ready!(self.poll_write_out(cx))?;
-        }
-        Poll::Ready(Ok(()))
+        self.poll_room(cx)
     }
 
     fn start_send(mut self: Pin<&mut Self>, message: Message) -> Result<(), WsError> {
