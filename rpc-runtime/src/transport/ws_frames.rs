@@ -93,16 +93,23 @@ fn parse_header(input: &[u8]) -> Option<(Header, usize)> {
     Some((header, size))
 }
 
-/// XORs `payload` with the masking key, eight bytes at a time.
-fn unmask(payload: &mut [u8], key: [u8; 4]) {
+/// XORs `payload` with the masking key, eight bytes at a time; whether
+/// the result is all ASCII (found on the way, for text).
+fn unmask(payload: &mut [u8], key: [u8; 4]) -> bool {
     let wide = u64::from_ne_bytes([key[0], key[1], key[2], key[3], key[0], key[1], key[2], key[3]]);
     let (words, rest) = payload.as_chunks_mut::<8>();
+    let mut seen = 0u64;
     for word in words {
-        *word = (u64::from_ne_bytes(*word) ^ wide).to_ne_bytes();
+        let unmasked = u64::from_ne_bytes(*word) ^ wide;
+        seen |= unmasked;
+        *word = unmasked.to_ne_bytes();
     }
+    let mut tail = 0u8;
     for (at, byte) in rest.iter_mut().enumerate() {
         *byte ^= key[at & 3];
+        tail |= *byte;
     }
+    seen & 0x8080_8080_8080_8080 == 0 && tail & 0x80 == 0
 }
 
 /// Appends one unmasked, final frame (a server's frames are never masked).
@@ -215,7 +222,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> ServerFrames<S> {
                     let Some(key) = header.mask else {
                         return Poll::Ready(Err(WsError::Protocol(ProtocolError::UnmaskedFrameFromClient)));
                     };
-                    unmask(&mut payload, key);
+                    let _ascii = unmask(&mut payload, key);
                     return Poll::Ready(Ok((header, payload)));
                 }
             }
@@ -439,7 +446,10 @@ impl<S: AsyncRead + AsyncWrite + Unpin> ServerFrames<S> {
         }
         let mut payload = self.input.split_to(end);
         payload.advance(size);
-        unmask(&mut payload, key);
+        if unmask(&mut payload, key) {
+            // SAFETY: ASCII is UTF-8.
+            return Some(Ok(Message::Text(unsafe { Utf8Bytes::from_bytes_unchecked(payload.freeze()) })));
+        }
         Some(message(true, payload))
     }
 
@@ -666,9 +676,10 @@ mod tests {
         for length in 0..40 {
             let original: Vec<u8> = (0..length as u8).map(|i| i.wrapping_mul(37)).collect();
             let mut payload = original.clone();
-            unmask(&mut payload, key);
+            let ascii = unmask(&mut payload, key);
             let expected: Vec<u8> = original.iter().enumerate().map(|(i, byte)| byte ^ key[i % 4]).collect();
             assert_eq!(payload, expected, "length {length}");
+            assert_eq!(ascii, expected.is_ascii(), "length {length}");
         }
     }
 }
