@@ -220,6 +220,8 @@ impl Keepalive {
 pub struct WsSource<S> {
     shared: Arc<Shared<S>>,
     current: Bytes,
+    /// The server's text messages at hand, copied out of its framing.
+    text: Vec<u8>,
     keepalive: Option<Keepalive>,
     /// Error answers for calls lost with a connection, delivered first.
     lost: VecDeque<Vec<u8>>,
@@ -319,6 +321,7 @@ where
     let source = WsSource {
         shared: Arc::clone(&shared),
         current: Bytes::new(),
+        text: Vec::new(),
         keepalive: ping_interval.map(Keepalive::new),
         lost: VecDeque::new(),
         stashed: None,
@@ -472,6 +475,23 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> MessageSource for WsSource<S> {
     fn recv_ready(&mut self) -> Option<Received<'_>> {
         if !self.lost.is_empty() || self.stashed.is_some() {
             return None;
+        }
+        // The server's framing hands a whole text frame at hand straight
+        // over, without making a message of it.
+        if let Some(Io::Server(frames)) = self.shared.ws().as_mut() {
+            match frames.take_text(&mut self.text) {
+                Some(Ok(())) => {
+                    if let Some(keepalive) = &mut self.keepalive {
+                        keepalive.heard = true;
+                    }
+                    return Some(Received::Message(&self.text));
+                }
+                Some(Err(err)) => {
+                    self.stashed = Some(Frame::Gone(Some(err)));
+                    return None;
+                }
+                None => {}
+            }
         }
         match self.poll_frame(&mut TaskContext::from_waker(std::task::Waker::noop()), false) {
             Poll::Ready(Frame::Message(Message::Text(text))) => Some(self.text(text)),

@@ -104,12 +104,18 @@ fn unmask(payload: &mut [u8], key: [u8; 4]) -> bool {
         seen |= unmasked;
         *word = unmasked.to_ne_bytes();
     }
-    let mut tail = 0u8;
-    for (at, byte) in rest.iter_mut().enumerate() {
-        *byte ^= key[at & 3];
-        tail |= *byte;
+    if !rest.is_empty() {
+        // The last bytes as one word too (they start at a multiple of 4,
+        // so the key lines up; the padding is zero and stays ASCII).
+        let mut word = [0u8; 8];
+        word[..rest.len()].copy_from_slice(rest);
+        let unmasked = (u64::from_ne_bytes(word) ^ wide).to_ne_bytes();
+        rest.copy_from_slice(&unmasked[..rest.len()]);
+        word = [0u8; 8];
+        word[..rest.len()].copy_from_slice(rest);
+        seen |= u64::from_ne_bytes(word);
     }
-    seen & 0x8080_8080_8080_8080 == 0 && tail & 0x80 == 0
+    seen & 0x8080_8080_8080_8080 == 0
 }
 
 /// Appends one unmasked, final frame (a server's frames are never masked).
@@ -453,6 +459,37 @@ impl<S: AsyncRead + AsyncWrite + Unpin> ServerFrames<S> {
         Some(message(true, payload))
     }
 
+    /// [`ServerFrames::whole_text_at_hand`] for a reader that keeps its
+    /// own buffer: the text, unmasked, replaces the contents of `text`
+    /// (a copy of a short message costs less than sharing the input
+    /// buffer with it). `None`: take the general path.
+    pub(crate) fn take_text(&mut self, text: &mut Vec<u8>) -> Option<Result<(), WsError>> {
+        if self.ended || self.state != State::Active || self.reply.is_some() || self.reply_unflushed {
+            return None;
+        }
+        if self.header.is_some() || self.fragments.is_some() {
+            return None;
+        }
+        let (header, size) = parse_header(&self.input)?;
+        let key = header.mask?;
+        if !header.fin || header.reserved || header.opcode != OP_TEXT || header.length > self.max_message_size as u64 {
+            return None;
+        }
+        let end = size.checked_add(header.length as usize)?;
+        let masked = self.input.get(size..end)?;
+        text.clear();
+        text.extend_from_slice(masked);
+        self.input.advance(end);
+        if unmask(text, key) {
+            return Some(Ok(()));
+        }
+        if let Err(err) = std::str::from_utf8(text) {
+            self.ended = true;
+            return Some(Err(err.into()));
+        }
+        Some(Ok(()))
+    }
+
     /// Queues one text frame whose payload the caller knows is UTF-8
     /// (`start_send` of a `Message::Text`, without making one).
     pub(crate) fn send_text(&mut self, text: &[u8]) -> Result<(), WsError> {
@@ -668,6 +705,26 @@ mod tests {
         drop(client);
         let err = ws.next().await.unwrap().unwrap_err();
         assert!(matches!(err, WsError::Protocol(ProtocolError::ResetWithoutClosingHandshake)), "{err}");
+    }
+
+    #[tokio::test]
+    async fn a_text_frame_at_hand_is_copied_out_and_anything_else_left_to_the_general_path() {
+        let (mut ws, mut client) = server(1024);
+        let mut input = client_frame(0x81, b"plain");
+        input.extend(client_frame(0x81, "caf\u{e9}".as_bytes()));
+        input.extend(client_frame(0x89, b"ping"));
+        input.extend(client_frame(0x81, &[0xC3, 0x28]));
+        client.write_all(&input).await.unwrap();
+        let mut text = Vec::new();
+        // Nothing read yet: the general path reads.
+        assert!(ws.take_text(&mut text).is_none());
+        assert_eq!(ws.next().await.unwrap().unwrap(), Message::text("plain"));
+        assert!(matches!(ws.take_text(&mut text), Some(Ok(()))));
+        assert_eq!(text, "caf\u{e9}".as_bytes());
+        assert!(ws.take_text(&mut text).is_none(), "a ping");
+        assert_eq!(ws.next().await.unwrap().unwrap(), Message::Ping("ping".into()));
+        assert!(ws.take_text(&mut text).is_none(), "a pong is owed first");
+        assert!(matches!(ws.next().await, Some(Err(WsError::Utf8(_)))));
     }
 
     #[test]
