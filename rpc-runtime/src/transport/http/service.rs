@@ -287,7 +287,7 @@ impl HttpService {
             request.extensions_mut().insert(serving.clone());
             return self.respond(request).await.unwrap_or_else(|never| match never {});
         }
-        self.inner.respond_accepted(request, addrs, serving).await
+        self.inner.answer(request, Some(addrs), Some(serving), true).await
     }
 }
 
@@ -350,48 +350,40 @@ impl Inner {
     {
         let addrs = request.extensions().get::<HttpAddrs>().copied();
         let serving = request.extensions().get::<Serving>().cloned();
-        self.answer(request, addrs, serving.as_ref()).await
+        self.answer(request, addrs, serving.as_ref(), false).await
     }
 
-    /// Answers one request from a connection of the standalone server,
-    /// which knows `addrs` and `serving` without looking them up. They go
-    /// into the request's extensions only when user code can see them
-    /// there (the connection hook, given the request's parts).
-    pub(crate) async fn respond_accepted<B>(
-        self: &Arc<Self>,
-        mut request: Request<B>,
-        addrs: HttpAddrs,
-        serving: &Serving,
-    ) -> Response<Full<Bytes>>
-    where
-        B: Body + Send + 'static,
-        B::Data: Send,
-        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
-    {
-        if self.server.hook.is_some() {
-            request.extensions_mut().insert(addrs);
-            request.extensions_mut().insert(serving.clone());
-        }
-        self.answer(request, Some(addrs), Some(serving)).await
-    }
-
+    /// Answers one request. `addrs` and `serving` are the connection's;
+    /// with `extend`, the standalone server's request does not carry them
+    /// as extensions yet, and gets them only where user code can see them
+    /// (the connection hook, given the request's parts).
     async fn answer<B>(
         self: &Arc<Self>,
-        request: Request<B>,
+        mut request: Request<B>,
         addrs: Option<HttpAddrs>,
         serving: Option<&Serving>,
+        extend: bool,
     ) -> Response<Full<Bytes>>
     where
         B: Body + Send + 'static,
         B::Data: Send,
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
-        if let Some(refusal) = self.check_host(&request, addrs) {
+        if extend && self.server.hook.is_some() {
+            if let Some(addrs) = addrs {
+                request.extensions_mut().insert(addrs);
+            }
+            if let Some(serving) = serving {
+                request.extensions_mut().insert(serving.clone());
+            }
+        }
+        let heads = Heads::of(request.headers());
+        if let Some(refusal) = self.check_host(heads.host, request.uri(), addrs) {
             return refusal;
         }
         #[cfg(feature = "ws")]
         if crate::transport::ws::is_upgrade(&request) {
-            if let Some(refusal) = self.check_origin(&request) {
+            if let Some(refusal) = self.check_origin(heads.origin, heads.host) {
                 return refusal;
             }
             return crate::transport::ws::upgrade(Arc::clone(self), request, addrs, serving.cloned()).await;
@@ -406,28 +398,31 @@ impl Inner {
             response.headers_mut().insert(header::ALLOW, HeaderValue::from_static("POST"));
             return response;
         }
-        if let Some(refusal) = self.check_origin(&request) {
+        if let Some(refusal) = self.check_origin(heads.origin, heads.host) {
             return refusal;
         }
-        if !is_json(request.headers().get(header::CONTENT_TYPE)) {
+        if !is_json(heads.content_type) {
             return status_response(
                 StatusCode::UNSUPPORTED_MEDIA_TYPE,
                 "Unsupported Media Type: send the JSON-RPC message with `Content-Type: application/json`",
             );
         }
         let max_body = self.config.max_body.unwrap_or(self.server.engine.limits().max_message_size);
-        let declared = request
-            .headers()
-            .get(header::CONTENT_LENGTH)
-            .and_then(|value| value.to_str().ok())
-            .and_then(|value| value.parse::<u64>().ok());
+        let declared =
+            heads.content_length.and_then(|value| value.to_str().ok()).and_then(|value| value.parse::<u64>().ok());
         if declared.is_some_and(|length| length > max_body as u64) {
             return too_large(max_body);
         }
-        let (parts, body) = request.into_parts();
-        let cx = match self.admit(parts, addrs).await {
-            Ok(cx) => cx,
-            Err(refusal) => return refusal,
+        // Without a hook nothing reads the request's parts: they are
+        // dropped where they are instead of moved into the hook's future.
+        let (cx, body) = if self.server.hook.is_none() {
+            (plain_context(addrs), request.into_body())
+        } else {
+            let (parts, body) = request.into_parts();
+            match self.admit(parts, addrs).await {
+                Ok(cx) => (cx, body),
+                Err(refusal) => return refusal,
+            }
         };
         let body = match read_body(body, max_body, self.config.body_timeout).await {
             Ok(body) => body,
@@ -470,11 +465,7 @@ impl Inner {
         addrs: Option<HttpAddrs>,
     ) -> Result<Context, Response<Full<Bytes>>> {
         let Some(hook) = &self.server.hook else {
-            let cx = Context::new();
-            return Ok(match addrs {
-                Some(addrs) => cx.with_peer_addr(addrs.peer),
-                None => cx,
-            });
+            return Ok(plain_context(addrs));
         };
         let mut info = ConnectionInfo::new("http");
         if let Some(addrs) = addrs {
@@ -488,7 +479,12 @@ impl Inner {
     }
 
     /// 403 unless the `Host` is allowed (see [`HostCheck`]); `None` when it is.
-    fn check_host<B>(&self, request: &Request<B>, addrs: Option<HttpAddrs>) -> Option<Response<Full<Bytes>>> {
+    fn check_host(
+        &self,
+        host: Option<&HeaderValue>,
+        uri: &http::Uri,
+        addrs: Option<HttpAddrs>,
+    ) -> Option<Response<Full<Bytes>>> {
         let local = match addrs {
             Some(addrs) => addrs.local.ip().is_loopback(),
             None => false,
@@ -499,11 +495,8 @@ impl Inner {
             HostCheck::Auto => &[],
             HostCheck::Only(hosts) => hosts,
         };
-        let host = request
-            .headers()
-            .get(header::HOST)
-            .and_then(|value| value.to_str().ok())
-            .or_else(|| request.uri().authority().map(|authority| authority.as_str()));
+        let host =
+            host.and_then(|value| value.to_str().ok()).or_else(|| uri.authority().map(|authority| authority.as_str()));
         // `extra` is lower case: comparing without regard to ASCII case is
         // comparing the lower-cased host, without allocating it.
         let allowed = host.is_some_and(|host| {
@@ -521,15 +514,14 @@ impl Inner {
         ))
     }
 
-    /// 403 when an `Origin` is given and is neither the request's own nor
-    /// an allowed one; `None` otherwise.
-    pub(crate) fn check_origin<B>(&self, request: &Request<B>) -> Option<Response<Full<Bytes>>> {
+    /// 403 when an `Origin` is given and is neither the request's own (its
+    /// `Host`) nor an allowed one; `None` otherwise.
+    fn check_origin(&self, origin: Option<&HeaderValue>, host: Option<&HeaderValue>) -> Option<Response<Full<Bytes>>> {
         if self.config.any_origin {
             return None;
         }
-        let origin = request.headers().get(header::ORIGIN)?;
-        let origin = origin.to_str().unwrap_or("");
-        let host = request.headers().get(header::HOST).and_then(|value| value.to_str().ok());
+        let origin = origin?.to_str().unwrap_or("");
+        let host = host.and_then(|value| value.to_str().ok());
         let same_origin = host.is_some_and(|host| {
             let authority = origin.split_once("://").map_or("", |(_, authority)| authority);
             authority.eq_ignore_ascii_case(host)
@@ -547,12 +539,53 @@ impl Inner {
     }
 }
 
+/// The request headers the checks read (the first value of each), found
+/// in one pass over the headers instead of one hash lookup each.
+#[derive(Default)]
+struct Heads<'a> {
+    host: Option<&'a HeaderValue>,
+    origin: Option<&'a HeaderValue>,
+    content_type: Option<&'a HeaderValue>,
+    content_length: Option<&'a HeaderValue>,
+}
+
+impl<'a> Heads<'a> {
+    fn of(headers: &'a http::HeaderMap) -> Self {
+        let mut heads = Heads::default();
+        for (name, value) in headers {
+            let slot = if *name == header::HOST {
+                &mut heads.host
+            } else if *name == header::CONTENT_TYPE {
+                &mut heads.content_type
+            } else if *name == header::CONTENT_LENGTH {
+                &mut heads.content_length
+            } else if *name == header::ORIGIN {
+                &mut heads.origin
+            } else {
+                continue;
+            };
+            slot.get_or_insert(value);
+        }
+        heads
+    }
+}
+
+/// The context of a request when there is no connection hook.
+fn plain_context(addrs: Option<HttpAddrs>) -> Context {
+    let cx = Context::new();
+    match addrs {
+        Some(addrs) => cx.with_peer_addr(addrs.peer),
+        None => cx,
+    }
+}
+
 /// `host` of `host:port`, `[::1]` of `[::1]:port`.
 fn host_name(host: &str) -> &str {
     if host.starts_with('[') {
         return host.find(']').map_or(host, |end| &host[..=end]);
     }
-    host.rsplit_once(':').map_or(host, |(name, _)| name)
+    // A short reverse scan (host names are short; memrchr costs more).
+    host.bytes().rposition(|byte| byte == b':').map_or(host, |colon| &host[..colon])
 }
 
 /// Whether `name` (in any ASCII case) names this machine: `localhost`, a
@@ -571,6 +604,9 @@ fn is_json(value: Option<&HeaderValue>) -> bool {
     let Some(value) = value.and_then(|value| value.to_str().ok()) else {
         return false;
     };
+    if value == "application/json" {
+        return true;
+    }
     let essence = value.split(';').next().unwrap_or("").trim();
     essence.eq_ignore_ascii_case("application/json")
         || (starts_with_ignore_case(essence, "application/") && ends_with_ignore_case(essence, "+json"))
