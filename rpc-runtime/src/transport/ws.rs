@@ -4,9 +4,12 @@
 //! reconnecting. Both run the one peer: calls in both directions,
 //! notifications, cancellation.
 //!
-//! Built on tokio-tungstenite: the WebSocket crate axum and most of the
-//! tokio ecosystem use; it answers pings and close frames by itself and
-//! enforces frame and message size limits.
+//! The client is built on tokio-tungstenite (the WebSocket crate axum and
+//! most of the tokio ecosystem use); the server's framing after the
+//! handshake is [`ServerFrames`], written for its data path, which speaks
+//! tungstenite's message and error types and behaves as its server role
+//! does. Both answer pings and close frames by themselves and enforce
+//! frame and message size limits.
 
 use std::collections::{HashSet, VecDeque};
 use std::future::{poll_fn, Future};
@@ -234,9 +237,11 @@ pub struct WsSource<S> {
 /// The sending half of a WebSocket transport: each message one text frame.
 ///
 /// Messages are written back to back into `scratch`; a flush checks the
-/// whole burst for UTF-8 once, moves it into `staged` (one copy into a
-/// buffer reused from burst to burst) and hands tungstenite each message
-/// as a slice of it, so a message costs no allocation of its own.
+/// whole burst for UTF-8 once and frames each message: the server's
+/// framing copies it into its output straight from `scratch`; for the
+/// client, the burst moves into `staged` (one copy into a buffer reused
+/// from burst to burst) and tungstenite gets each message as a slice of
+/// it. Either way a message costs no allocation of its own.
 pub struct WsSink<S> {
     shared: Arc<Shared<S>>,
     /// Committed messages not staged yet (the first `committed` bytes),
