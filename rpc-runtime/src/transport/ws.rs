@@ -43,6 +43,9 @@ use crate::transport::replies::{error_reply, request_ids, response_ids};
 use crate::transport::ws_frames::ServerFrames;
 use crate::wire::{ErrorObject, TRANSPORT_ERROR};
 
+/// A sink buffer grown past this for a large message is given back once
+/// it is empty again.
+const KEEP_CAPACITY: usize = 256 * 1024;
 /// Default interval of keep-alive pings.
 const DEFAULT_PING_INTERVAL: Duration = Duration::from_secs(30);
 /// How long a closing side waits for the other's close frame.
@@ -671,11 +674,15 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> WsSink<S> {
         }
     }
 
-    /// Drops the first `framed` bytes of `scratch`, handed to the framing.
+    /// Drops the first `framed` bytes of `scratch`, handed to the framing
+    /// (and the room a large message grew it by, once it is empty).
     fn forget_framed(&mut self, framed: usize) {
         if framed > 0 {
             self.scratch.drain(..framed);
             self.committed -= framed;
+        }
+        if self.scratch.is_empty() && self.scratch.capacity() > KEEP_CAPACITY {
+            self.scratch = Vec::new();
         }
     }
 }

@@ -34,8 +34,10 @@ use tokio_tungstenite::tungstenite::{Error as WsError, Message, Utf8Bytes};
 const READ_CHUNK: usize = 16 * 1024;
 /// Output beyond this is written out before more is accepted.
 const WRITE_HIGH: usize = 128 * 1024;
-/// An output buffer grown past this is given back once written out.
-const WRITE_KEEP: usize = 1024 * 1024;
+/// A buffer grown past this for a large message is given back once it is
+/// empty again (as the stream transport's are: an idle connection does
+/// not keep its peak).
+const KEEP_CAPACITY: usize = 256 * 1024;
 
 const OP_CONTINUE: u8 = 0x0;
 const OP_TEXT: u8 = 0x1;
@@ -197,7 +199,12 @@ impl<S: AsyncRead + AsyncWrite + Unpin> ServerFrames<S> {
     /// Reads more input into spare capacity (no zeroing); 0 at its end.
     fn poll_fill(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<usize>> {
         if self.input.capacity() - self.input.len() < READ_CHUNK {
+            // Reclaims the whole allocation when the messages split off it
+            // are gone, so its size shows only now.
             self.input.reserve(READ_CHUNK);
+        }
+        if self.input.is_empty() && self.header.is_none() && self.input.capacity() > KEEP_CAPACITY {
+            self.input = BytesMut::with_capacity(READ_CHUNK);
         }
         let mut buf = ReadBuf::uninit(self.input.spare_capacity_mut());
         ready!(Pin::new(&mut self.io).poll_read(cx, &mut buf))?;
@@ -378,7 +385,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> ServerFrames<S> {
         }
         self.output.clear();
         self.written = 0;
-        if self.output.capacity() > WRITE_KEEP {
+        if self.output.capacity() > KEEP_CAPACITY {
             self.output = Vec::new();
         }
         Poll::Ready(Ok(()))
@@ -601,9 +608,13 @@ mod tests {
         let mut frame = vec![first];
         match payload.len() {
             short @ 0..=125 => frame.push(0x80 | short as u8),
-            long => {
+            long @ 126..=0xFFFF => {
                 frame.push(0x80 | 126);
                 frame.extend_from_slice(&(long as u16).to_be_bytes());
+            }
+            long => {
+                frame.push(0x80 | 127);
+                frame.extend_from_slice(&(long as u64).to_be_bytes());
             }
         }
         frame.extend_from_slice(&key);
@@ -725,6 +736,23 @@ mod tests {
         assert_eq!(ws.next().await.unwrap().unwrap(), Message::Ping("ping".into()));
         assert!(ws.take_text(&mut text).is_none(), "a pong is owed first");
         assert!(matches!(ws.next().await, Some(Err(WsError::Utf8(_)))));
+    }
+
+    #[tokio::test]
+    async fn the_read_buffer_gives_back_what_a_large_message_grew_it_by() {
+        let (mut ws, mut client) = server(1 << 20);
+        let big = vec![b'x'; 600 * 1024];
+        let writer = tokio::spawn(async move {
+            client.write_all(&client_frame(0x82, &big)).await.unwrap();
+            client.write_all(&client_frame(0x81, b"small")).await.unwrap();
+            client
+        });
+        assert!(matches!(ws.next().await, Some(Ok(Message::Binary(data))) if data.len() == 600 * 1024));
+        assert_eq!(ws.next().await.unwrap().unwrap(), Message::text("small"));
+        let _client = writer.await.unwrap();
+        // The next read starts from a small buffer again.
+        let _ = ws.poll_fill(&mut Context::from_waker(std::task::Waker::noop()));
+        assert!(ws.input.capacity() <= KEEP_CAPACITY, "{}", ws.input.capacity());
     }
 
     #[test]
