@@ -239,7 +239,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> ServerFrames<S> {
                     return Poll::Ready(Ok((header, payload)));
                 }
             }
-            if ready!(self.poll_fill(cx))? == 0 {
+            if ready!(self.poll_fill(cx)).map_err(|err| self.io_error(err))? == 0 {
                 let state = std::mem::replace(&mut self.state, State::Terminated);
                 return Poll::Ready(Err(match state {
                     State::ClosedByPeer | State::CloseAcknowledged => WsError::ConnectionClosed,
@@ -398,12 +398,12 @@ impl<S: AsyncRead + AsyncWrite + Unpin> ServerFrames<S> {
             return Poll::Ready(Err(WsError::AlreadyClosed));
         }
         let ending = self.queue_reply();
-        ready!(self.poll_write_out(cx))?;
+        ready!(self.poll_write_out(cx)).map_err(|err| self.io_error(err))?;
         if ending {
             self.state = State::Terminated;
             return Poll::Ready(Err(WsError::ConnectionClosed));
         }
-        ready!(Pin::new(&mut self.io).poll_flush(cx))?;
+        ready!(Pin::new(&mut self.io).poll_flush(cx)).map_err(|err| self.io_error(err))?;
         self.reply_unflushed = false;
         Poll::Ready(Ok(()))
     }
@@ -433,7 +433,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> ServerFrames<S> {
     /// Ready when more frames may be queued (`Sink::poll_ready`).
     pub(crate) fn poll_room(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), WsError>> {
         if self.output.len() - self.written > WRITE_HIGH {
-            ready!(self.poll_write_out(cx))?;
+            ready!(self.poll_write_out(cx)).map_err(|err| self.io_error(err))?;
         }
         Poll::Ready(Ok(()))
     }
@@ -504,6 +504,16 @@ impl<S: AsyncRead + AsyncWrite + Unpin> ServerFrames<S> {
         self.queue_reply();
         put_frame(&mut self.output, OP_TEXT, text);
         Ok(())
+    }
+
+    /// An I/O error as tungstenite reports it: a reset once the client's
+    /// close frame came is the connection closing, not a failure.
+    fn io_error(&self, err: io::Error) -> WsError {
+        if !self.state.can_read() && err.kind() == io::ErrorKind::ConnectionReset {
+            WsError::ConnectionClosed
+        } else {
+            WsError::Io(err)
+        }
     }
 
     fn check_writable(&self) -> Result<(), WsError> {
