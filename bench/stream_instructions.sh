@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # Instructions per request of each stream server, by callgrind, under the
-# load of `load` (16 connections x 32 pipelined requests), the server
-# pinned to one core. Two runs of different lengths per target; the
-# difference of their totals over the difference of their request counts
+# load of `load` (16 connections x 32 pipelined requests; HTTP targets one
+# request in flight per connection), the server pinned to one core. Two
+# runs of different lengths per target; the difference of their totals
+# over the difference of their request counts
 # leaves out start-up. Requests are counted exactly, as the calls callgrind
 # saw to the function that answers one message. Run from bench/ after
-# `cargo build --release --bin load`.
+# `cargo build --release --bin load`. Also for the HTTP and WebSocket
+# targets: TARGETS=ours-http,hyper-http or TARGETS=ours-ws,ours; extra
+# arguments go to `load` (--batch 10, --ws-client tungstenite).
 set -euo pipefail
 short=${SHORT:-3}
 long=${LONG:-10}
@@ -15,12 +18,13 @@ declare -A instr requests
 for secs in "$short" "$long"; do
   rm -f "$out"/cg.*
   report=$(LOAD_SERVER_WRAPPER="taskset -c 0 valgrind --tool=callgrind --callgrind-out-file=$out/cg.%p" \
-    target/release/load --targets "$targets" --seconds "$secs" 2>/dev/null)
+    target/release/load --targets "$targets" --seconds "$secs" "$@" 2>/dev/null)
   files=($(ls -tr "$out"/cg.*))
   i=0
   for target in ${targets//,/ }; do
     case $target in
-      handwritten) answer='rpc_bench::handwritten::handle' ;;
+      handwritten|hyper-http) answer='rpc_bench::handwritten::handle' ;;
+      ours-http) answer='rpc_runtime::dispatch::engine::Engine::process' ;;
       *) answer='rpc_runtime::dispatch::engine::Engine::process_incoming' ;;
     esac
     instr[$target,$secs]=$(grep -m1 '^summary' "${files[$i]}" | awk '{print $2}')

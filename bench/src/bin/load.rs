@@ -25,7 +25,10 @@
 //!
 //! WebSocket: each connection pipelines `depth` requests as text frames,
 //! like the NDJSON driver; compared with our TCP NDJSON transport (`ours`)
-//! and jsonrpsee's WS server.
+//! and jsonrpsee's WS server. The client is hand-written on the socket
+//! (`--ws-client raw`, the default, like the NDJSON and HTTP drivers) or
+//! tokio-tungstenite's (`--ws-client tungstenite`), which costs more per
+//! message, so servers see smaller bursts per wake-up.
 
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
@@ -264,6 +267,16 @@ async fn serve_handwritten(listener: TcpListener) -> std::io::Result<()> {
     }
 }
 
+/// Which client drives the WebSocket targets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum WsClient {
+    /// A hand-written client on the socket (like the HTTP and NDJSON
+    /// drivers): its own cost stays small next to the server's.
+    Raw,
+    /// tokio-tungstenite's client.
+    Tungstenite,
+}
+
 struct Options {
     connections: usize,
     depth: usize,
@@ -271,16 +284,31 @@ struct Options {
     batch: usize,
     seconds: f64,
     targets: Vec<Target>,
+    ws_client: WsClient,
 }
 
 fn parse_options(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
-    let mut options = Options { connections: 16, depth: 32, batch: 1, seconds: 5.0, targets: Target::DEFAULT.to_vec() };
+    let mut options = Options {
+        connections: 16,
+        depth: 32,
+        batch: 1,
+        seconds: 5.0,
+        targets: Target::DEFAULT.to_vec(),
+        ws_client: WsClient::Raw,
+    };
     while let Some(arg) = args.next() {
         let mut value = || args.next().ok_or_else(|| format!("{arg} needs a value"));
         match arg.as_str() {
             "--connections" => options.connections = value()?.parse().map_err(|e| format!("--connections: {e}"))?,
             "--depth" => options.depth = value()?.parse().map_err(|e| format!("--depth: {e}"))?,
             "--batch" => options.batch = value()?.parse().map_err(|e| format!("--batch: {e}"))?,
+            "--ws-client" => {
+                options.ws_client = match value()?.as_str() {
+                    "raw" => WsClient::Raw,
+                    "tungstenite" => WsClient::Tungstenite,
+                    other => return Err(format!("--ws-client: `{other}` is not raw or tungstenite")),
+                }
+            }
             "--seconds" => options.seconds = value()?.parse().map_err(|e| format!("--seconds: {e}"))?,
             "--targets" => {
                 options.targets = value()?
@@ -488,8 +516,9 @@ async fn run_load(transport: Transport, addr: SocketAddr, options: &Options, dur
     let mut tasks = Vec::new();
     for _ in 0..options.connections {
         let stop = stop.clone();
-        let (depth, batch) = (options.depth, options.batch.max(1));
-        tasks.push(tokio::spawn(async move { drive_connection(transport, addr, depth, batch, &stop).await }));
+        let (depth, batch, ws_client) = (options.depth, options.batch.max(1), options.ws_client);
+        tasks
+            .push(tokio::spawn(async move { drive_connection(transport, addr, depth, batch, ws_client, &stop).await }));
     }
     tokio::time::sleep(duration).await;
     stop.store(true, Ordering::Relaxed);
@@ -505,13 +534,15 @@ async fn drive_connection(
     addr: SocketAddr,
     depth: usize,
     batch: usize,
+    ws_client: WsClient,
     stop: &Arc<AtomicBool>,
 ) -> Vec<Duration> {
-    match transport {
-        Transport::Ndjson => drive_ndjson(addr, depth, stop).await,
-        Transport::Nats => drive_nats(addr, depth, stop).await,
-        Transport::Http => drive_http(addr, batch, stop).await,
-        Transport::Ws => drive_ws(addr, depth, stop).await,
+    match (transport, ws_client) {
+        (Transport::Ndjson, _) => drive_ndjson(addr, depth, stop).await,
+        (Transport::Nats, _) => drive_nats(addr, depth, stop).await,
+        (Transport::Http, _) => drive_http(addr, batch, stop).await,
+        (Transport::Ws, WsClient::Raw) => drive_ws_raw(addr, depth, stop).await,
+        (Transport::Ws, WsClient::Tungstenite) => drive_ws(addr, depth, stop).await,
     }
 }
 
@@ -634,6 +665,96 @@ async fn drive_ws(addr: SocketAddr, depth: usize, stop: &AtomicBool) -> Vec<Dura
                 other => panic!("the server answered {other:?}"),
             }
         }
+    }
+    latencies
+}
+
+/// One WebSocket connection driven by hand on the socket, as the NDJSON
+/// driver does over TCP: the handshake, then `depth` masked text frames
+/// written in one go, their `depth` answers read (in any order), repeat.
+/// Pings are answered; the server's frames are not masked.
+async fn drive_ws_raw(addr: SocketAddr, depth: usize, stop: &AtomicBool) -> Vec<Duration> {
+    const KEY: [u8; 4] = [0x5a, 0x13, 0xc7, 0x2e];
+    let mut stream = TcpStream::connect(addr).await.expect("connect to server");
+    stream.set_nodelay(true).expect("nodelay");
+    let handshake = format!(
+        "GET / HTTP/1.1\r\nHost: {addr}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n"
+    );
+    stream.write_all(handshake.as_bytes()).await.expect("send the handshake");
+    let mut input: Vec<u8> = Vec::with_capacity(64 * 1024);
+    let head_end = loop {
+        if let Some(end) = memchr::memmem::find(&input, b"\r\n\r\n") {
+            break end + 4;
+        }
+        let n = stream.read_buf(&mut input).await.expect("read the handshake answer");
+        assert!(n > 0, "server closed the connection during the handshake");
+    };
+    assert!(input.starts_with(b"HTTP/1.1 101"), "not upgraded: {}", String::from_utf8_lossy(&input[..head_end]));
+    input.drain(..head_end);
+    let mut latencies = Vec::new();
+    let mut burst = Vec::new();
+    let mut next_id = 0u64;
+    let masked_frame = |out: &mut Vec<u8>, opcode: u8, payload: &[u8]| {
+        out.push(0x80 | opcode);
+        if payload.len() < 126 {
+            out.push(0x80 | payload.len() as u8);
+        } else {
+            out.push(0x80 | 126);
+            out.extend_from_slice(&(payload.len() as u16).to_be_bytes());
+        }
+        out.extend_from_slice(&KEY);
+        out.extend(payload.iter().zip(KEY.iter().cycle()).map(|(byte, key)| byte ^ key));
+    };
+    while !stop.load(Ordering::Relaxed) {
+        burst.clear();
+        let first_id = next_id;
+        for _ in 0..depth {
+            let request = format!(r#"{{"jsonrpc":"2.0","method":"add","params":[{next_id},1],"id":{next_id}}}"#);
+            masked_frame(&mut burst, 0x1, request.as_bytes());
+            next_id += 1;
+        }
+        let sent = Instant::now();
+        stream.write_all(&burst).await.expect("write requests");
+        let ids = first_id..next_id;
+        let mut answered = 0;
+        let mut start = 0;
+        while answered < depth {
+            // One whole frame at `start`, or read more.
+            let frame = input.get(start..).and_then(|rest| {
+                let (first, second) = (*rest.first()?, *rest.get(1)?);
+                let (length, header) = match second & 0x7F {
+                    126 => (u16::from_be_bytes([*rest.get(2)?, *rest.get(3)?]) as usize, 4),
+                    127 => panic!("an answer over 64 KiB"),
+                    short => (short as usize, 2),
+                };
+                (rest.len() >= header + length).then_some((first, header, length))
+            });
+            let Some((first, header, length)) = frame else {
+                input.drain(..start);
+                start = 0;
+                input.reserve(64 * 1024);
+                let n = stream.read_buf(&mut input).await.expect("read answers");
+                assert!(n > 0, "server closed the connection");
+                continue;
+            };
+            let payload = start + header..start + header + length;
+            start = payload.end;
+            match first {
+                0x81 => {
+                    let answer = &input[payload];
+                    check_answer(&serde_json::from_slice(answer).expect("response is JSON"), &ids, answer);
+                    latencies.push(sent.elapsed());
+                    answered += 1;
+                }
+                0x89 => {
+                    let mut pong = Vec::new();
+                    masked_frame(&mut pong, 0xA, &input[payload]);
+                    stream.write_all(&pong).await.expect("answer a ping");
+                }
+                other => panic!("the server sent a frame starting {other:#x}"),
+            }
+        }
+        input.drain(..start);
     }
     latencies
 }

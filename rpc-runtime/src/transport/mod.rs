@@ -9,6 +9,7 @@
 //! - `memory`: an in-process pair of message channels;
 //! - `http` (feature `http`): the HTTP server (a tower service) and client;
 //! - `ws` (feature `ws`): WebSocket frames as messages, server and client;
+//!   `ws_frames`: the server's RFC 6455 framing after the handshake;
 //! - `replies`: error answers made up for calls a transport lost;
 //! - `nats` (feature `nats`): subjects and queue groups on a NATS broker;
 //! - `server`: the server, its connection hook and connection controls.
@@ -28,3 +29,5 @@ pub(crate) mod stream;
 pub(crate) mod tcp;
 #[cfg(feature = "ws")]
 pub(crate) mod ws;
+#[cfg(feature = "ws")]
+pub(crate) mod ws_frames;

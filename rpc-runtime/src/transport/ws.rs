@@ -4,9 +4,12 @@
 //! reconnecting. Both run the one peer: calls in both directions,
 //! notifications, cancellation.
 //!
-//! Built on tokio-tungstenite: the WebSocket crate axum and most of the
-//! tokio ecosystem use; it answers pings and close frames by itself and
-//! enforces frame and message size limits.
+//! The client is built on tokio-tungstenite (the WebSocket crate axum and
+//! most of the tokio ecosystem use); the server's framing after the
+//! handshake is [`ServerFrames`], written for its data path, which speaks
+//! tungstenite's message and error types and behaves as its server role
+//! does. Both answer pings and close frames by themselves and enforce
+//! frame and message size limits.
 
 use std::collections::{HashSet, VecDeque};
 use std::future::{poll_fn, Future};
@@ -16,7 +19,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context as TaskContext, Poll};
 use std::time::Duration;
 
-use bytes::Bytes;
+use bytes::{Buf, Bytes, BytesMut};
 use futures_util::{Sink, Stream};
 use http::header::{self, HeaderName, HeaderValue};
 use http::{Request, Response, StatusCode};
@@ -30,15 +33,19 @@ use tokio::time::{Instant, Interval, MissedTickBehavior};
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
-use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role, WebSocketConfig};
+use tokio_tungstenite::tungstenite::protocol::{CloseFrame, WebSocketConfig};
 use tokio_tungstenite::tungstenite::{Error as WsError, Message, Utf8Bytes};
 use tokio_tungstenite::WebSocketStream;
 
 use crate::peer::{Connection, Controls, MessageSink, MessageSource, Peer, PeerBuilder, Received};
 use crate::transport::http::{status_response, HttpAddrs, Inner, Serving};
 use crate::transport::replies::{error_reply, request_ids, response_ids};
+use crate::transport::ws_frames::ServerFrames;
 use crate::wire::{ErrorObject, TRANSPORT_ERROR};
 
+/// A sink buffer grown past this for a large message is given back once
+/// it is empty again.
+const KEEP_CAPACITY: usize = 256 * 1024;
 /// Default interval of keep-alive pings.
 const DEFAULT_PING_INTERVAL: Duration = Duration::from_secs(30);
 /// How long a closing side waits for the other's close frame.
@@ -89,6 +96,7 @@ pub(crate) async fn upgrade<B>(
     inner: Arc<Inner>,
     mut request: Request<B>,
     addrs: Option<HttpAddrs>,
+    serving: Option<Serving>,
 ) -> Response<Full<Bytes>>
 where
     B: Body + Send + 'static,
@@ -112,7 +120,6 @@ where
             "Internal Server Error: this HTTP server cannot hand the connection over to WebSocket",
         );
     };
-    let serving = request.extensions().get::<Serving>().cloned();
     let (parts, _) = request.into_parts();
     let cx = match inner.admit(parts, addrs).await {
         Ok(cx) => cx,
@@ -128,9 +135,9 @@ where
                 return;
             }
         };
-        let config = config(server.engine.limits().max_message_size);
-        let ws = WebSocketStream::from_raw_socket(TokioIo::new(upgraded), Role::Server, Some(config)).await;
-        let (source, sink) = transport(ws, ping_interval, server.engine.limits().max_message_size);
+        let max_message_size = server.engine.limits().max_message_size;
+        let ws = Io::Server(ServerFrames::new(TokioIo::new(upgraded), max_message_size));
+        let (source, sink) = build(ws, ping_interval, max_message_size, None);
         let controls =
             Controls { idle_timeout: server.idle_timeout, drain: serving.as_ref().map(|s| Arc::clone(&s.drain)) };
         let (connection, _peer) = Connection::new(server.engine.clone(), server.peer, cx, controls);
@@ -152,8 +159,18 @@ where
     response
 }
 
+/// Bytes the client (tungstenite) asks of the socket per read. tungstenite
+/// zeroes this much of its read buffer before every read, including the
+/// read that finds nothing more after a burst; at its default (128 KiB)
+/// that zeroing cost more than the rest of the work per pipelined message.
+/// (The server reads with [`ServerFrames`], which does not zero.)
+const READ_BUFFER_SIZE: usize = 8 * 1024;
+
 fn config(max_message_size: usize) -> WebSocketConfig {
-    WebSocketConfig::default().max_message_size(Some(max_message_size)).max_frame_size(Some(max_message_size))
+    WebSocketConfig::default()
+        .max_message_size(Some(max_message_size))
+        .max_frame_size(Some(max_message_size))
+        .read_buffer_size(READ_BUFFER_SIZE)
 }
 
 /// A future that opens a new WebSocket connection (for reconnecting).
@@ -162,7 +179,7 @@ type Reopen<S> = Arc<dyn Fn() -> Pin<Box<dyn Future<Output = io::Result<WebSocke
 /// What both halves of one WebSocket transport share.
 struct Shared<S> {
     /// `None` while a reconnecting client reconnects.
-    ws: Mutex<Option<WebSocketStream<S>>>,
+    ws: Mutex<Option<Io<S>>>,
     /// Raised when a new connection replaced a lost one.
     reconnected: Notify,
     /// Reconnecting client only: ids of calls sent on the current
@@ -173,7 +190,7 @@ struct Shared<S> {
 }
 
 impl<S> Shared<S> {
-    fn ws(&self) -> MutexGuard<'_, Option<WebSocketStream<S>>> {
+    fn ws(&self) -> MutexGuard<'_, Option<Io<S>>> {
         self.ws.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
@@ -209,6 +226,8 @@ impl Keepalive {
 pub struct WsSource<S> {
     shared: Arc<Shared<S>>,
     current: Bytes,
+    /// The server's text messages at hand, copied out of its framing.
+    text: Vec<u8>,
     keepalive: Option<Keepalive>,
     /// Error answers for calls lost with a connection, delivered first.
     lost: VecDeque<Vec<u8>>,
@@ -219,28 +238,80 @@ pub struct WsSource<S> {
 }
 
 /// The sending half of a WebSocket transport: each message one text frame.
+///
+/// Messages are written back to back into `scratch`; a flush checks the
+/// whole burst for UTF-8 once and frames each message: the server's
+/// framing copies it into its output straight from `scratch`; for the
+/// client, the burst moves into `staged` (one copy into a buffer reused
+/// from burst to burst) and tungstenite gets each message as a slice of
+/// it. Either way a message costs no allocation of its own.
 pub struct WsSink<S> {
     shared: Arc<Shared<S>>,
+    /// Committed messages not staged yet (the first `committed` bytes),
+    /// then whatever is being written.
     scratch: Vec<u8>,
-    queue: VecDeque<Utf8Bytes>,
+    committed: usize,
+    /// Messages checked and waiting for tungstenite, back to back.
+    staged: BytesMut,
+    /// The length of every message queued, staged ones first; the last
+    /// `unstaged` are still in `scratch`.
+    lengths: VecDeque<usize>,
+    unstaged: usize,
     queued: usize,
 }
 
-/// The two halves of a WebSocket transport over `ws`, pinging every
-/// `ping_interval`.
-fn transport<S>(
-    ws: WebSocketStream<S>,
-    ping_interval: Option<Duration>,
-    max_message_size: usize,
-) -> (WsSource<S>, WsSink<S>)
-where
-    S: AsyncRead + AsyncWrite + Unpin + Send,
-{
-    build(ws, ping_interval, max_message_size, None)
+/// One WebSocket connection after its handshake: the server's own framing
+/// ([`ServerFrames`]) or, for the client, tungstenite's.
+enum Io<S> {
+    Server(ServerFrames<S>),
+    Client(WebSocketStream<S>),
+}
+
+impl<S: AsyncRead + AsyncWrite + Unpin> Stream for Io<S> {
+    type Item = Result<Message, WsError>;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Option<Self::Item>> {
+        match self.get_mut() {
+            Io::Server(ws) => Pin::new(ws).poll_next(cx),
+            Io::Client(ws) => Pin::new(ws).poll_next(cx),
+        }
+    }
+}
+
+impl<S: AsyncRead + AsyncWrite + Unpin> Sink<Message> for Io<S> {
+    type Error = WsError;
+
+    fn poll_ready(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Result<(), WsError>> {
+        match self.get_mut() {
+            Io::Server(ws) => Pin::new(ws).poll_ready(cx),
+            Io::Client(ws) => Pin::new(ws).poll_ready(cx),
+        }
+    }
+
+    fn start_send(self: Pin<&mut Self>, message: Message) -> Result<(), WsError> {
+        match self.get_mut() {
+            Io::Server(ws) => Pin::new(ws).start_send(message),
+            Io::Client(ws) => Pin::new(ws).start_send(message),
+        }
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Result<(), WsError>> {
+        match self.get_mut() {
+            Io::Server(ws) => Pin::new(ws).poll_flush(cx),
+            Io::Client(ws) => Pin::new(ws).poll_flush(cx),
+        }
+    }
+
+    fn poll_close(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Result<(), WsError>> {
+        match self.get_mut() {
+            Io::Server(ws) => Pin::new(ws).poll_close(cx),
+            Io::Client(ws) => Pin::new(ws).poll_close(cx),
+        }
+    }
 }
 
 fn build<S>(
-    ws: WebSocketStream<S>,
+    ws: Io<S>,
     ping_interval: Option<Duration>,
     max_message_size: usize,
     reopen: Option<(Reopen<S>, Reconnect)>,
@@ -258,12 +329,21 @@ where
     let source = WsSource {
         shared: Arc::clone(&shared),
         current: Bytes::new(),
+        text: Vec::new(),
         keepalive: ping_interval.map(Keepalive::new),
         lost: VecDeque::new(),
         stashed: None,
         reopen,
     };
-    let sink = WsSink { shared, scratch: Vec::new(), queue: VecDeque::new(), queued: 0 };
+    let sink = WsSink {
+        shared,
+        scratch: Vec::new(),
+        committed: 0,
+        staged: BytesMut::new(),
+        lengths: VecDeque::new(),
+        unstaged: 0,
+        queued: 0,
+    };
     (source, sink)
 }
 
@@ -277,10 +357,13 @@ enum Frame {
 }
 
 impl<S: AsyncRead + AsyncWrite + Unpin + Send> WsSource<S> {
-    fn poll_frame(&mut self, cx: &mut TaskContext<'_>) -> Poll<Frame> {
+    /// The next frame; with `keepalive`, also sends the pings that are due
+    /// and notices a silent other side (only when about to wait: a frame
+    /// at hand resets nothing that a later wait would not see).
+    fn poll_frame(&mut self, cx: &mut TaskContext<'_>, keepalive: bool) -> Poll<Frame> {
         let mut guard = self.shared.ws();
         let Some(ws) = guard.as_mut() else { return Poll::Ready(Frame::Gone(None)) };
-        if let Some(keepalive) = &mut self.keepalive {
+        if let Some(keepalive) = self.keepalive.as_mut().filter(|_| keepalive) {
             while keepalive.timer.poll_tick(cx).is_ready() {
                 if keepalive.waiting && !keepalive.heard {
                     return Poll::Ready(Frame::Silent(keepalive.interval));
@@ -344,7 +427,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> WsSource<S> {
             attempt += 1;
             match reopen().await {
                 Ok(ws) => {
-                    *self.shared.ws() = Some(ws);
+                    *self.shared.ws() = Some(Io::Client(ws));
                     if let Some(keepalive) = &mut self.keepalive {
                         *keepalive = Keepalive::new(keepalive.interval);
                     }
@@ -401,7 +484,24 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> MessageSource for WsSource<S> {
         if !self.lost.is_empty() || self.stashed.is_some() {
             return None;
         }
-        match self.poll_frame(&mut TaskContext::from_waker(std::task::Waker::noop())) {
+        // The server's framing hands a whole text frame at hand straight
+        // over, without making a message of it.
+        if let Some(Io::Server(frames)) = self.shared.ws().as_mut() {
+            match frames.take_text(&mut self.text) {
+                Some(Ok(())) => {
+                    if let Some(keepalive) = &mut self.keepalive {
+                        keepalive.heard = true;
+                    }
+                    return Some(Received::Message(&self.text));
+                }
+                Some(Err(err)) => {
+                    self.stashed = Some(Frame::Gone(Some(err)));
+                    return None;
+                }
+                None => {}
+            }
+        }
+        match self.poll_frame(&mut TaskContext::from_waker(std::task::Waker::noop()), false) {
             Poll::Ready(Frame::Message(Message::Text(text))) => Some(self.text(text)),
             Poll::Ready(frame) => {
                 self.stashed = Some(frame);
@@ -419,7 +519,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> MessageSource for WsSource<S> {
             }
             let frame = match self.stashed.take() {
                 Some(frame) => frame,
-                None => poll_fn(|cx| self.poll_frame(cx)).await,
+                None => poll_fn(|cx| self.poll_frame(cx, true)).await,
             };
             let why = match frame {
                 Frame::Message(Message::Text(text)) => return Ok(Some(self.text(text))),
@@ -452,15 +552,53 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> MessageSource for WsSource<S> {
     }
 }
 
+impl<S> WsSink<S> {
+    /// Moves the committed messages from `scratch` to `staged`, checked
+    /// for UTF-8 in one pass over the burst (the engine writes JSON, so
+    /// this is a formality that costs a few instructions per message; a
+    /// message that is not UTF-8 is sent with replacement characters).
+    fn stage(&mut self) {
+        if self.committed == 0 {
+            return;
+        }
+        let burst = &self.scratch[..self.committed];
+        if std::str::from_utf8(burst).is_ok() {
+            self.staged.extend_from_slice(burst);
+        } else {
+            let first = self.lengths.len() - self.unstaged;
+            let mut offset = 0;
+            for length in self.lengths.range_mut(first..) {
+                let text = String::from_utf8_lossy(&burst[offset..offset + *length]);
+                offset += *length;
+                self.queued = self.queued - *length + text.len();
+                *length = text.len();
+                self.staged.extend_from_slice(text.as_bytes());
+            }
+        }
+        self.scratch.drain(..self.committed);
+        self.committed = 0;
+        self.unstaged = 0;
+    }
+}
+
 impl<S: AsyncRead + AsyncWrite + Unpin + Send> WsSink<S> {
     /// Hands every queued message to the connection and flushes it.
     fn poll_write(&mut self, cx: &mut TaskContext<'_>) -> Poll<io::Result<()>> {
-        let mut guard = self.shared.ws();
-        let Some(ws) = guard.as_mut() else {
-            return Poll::Ready(Err(io::Error::new(io::ErrorKind::NotConnected, "the WebSocket connection is lost")));
+        let shared = Arc::clone(&self.shared);
+        let mut guard = shared.ws();
+        let ws = match guard.as_mut() {
+            Some(Io::Server(frames)) => return self.poll_write_frames(frames, cx),
+            Some(ws) => ws,
+            None => {
+                return Poll::Ready(Err(io::Error::new(
+                    io::ErrorKind::NotConnected,
+                    "the WebSocket connection is lost",
+                )))
+            }
         };
+        self.stage();
         let failed = loop {
-            let Some(front) = self.queue.front() else {
+            let Some(&length) = self.lengths.front() else {
                 match Pin::new(&mut *ws).poll_flush(cx) {
                     Poll::Ready(Ok(())) => return Poll::Ready(Ok(())),
                     Poll::Ready(Err(err)) => break err,
@@ -473,11 +611,15 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> WsSink<S> {
                 Poll::Pending => return Poll::Pending,
             }
             if let Some(mut outstanding) = self.shared.outstanding() {
-                outstanding.extend(request_ids(front.as_bytes()));
+                outstanding.extend(request_ids(&self.staged[..length]));
             }
-            let Some(message) = self.queue.pop_front() else { continue };
-            self.queued -= message.len();
-            if let Err(err) = Pin::new(&mut *ws).start_send(Message::Text(message)) {
+            self.lengths.pop_front();
+            self.queued -= length;
+            let message = self.staged.split_to(length).freeze();
+            // SAFETY: `stage` put only UTF-8 into `staged`, message by
+            // message, and `length` is this message's whole length.
+            let text = unsafe { Utf8Bytes::from_bytes_unchecked(message) };
+            if let Err(err) = Pin::new(&mut *ws).start_send(Message::Text(text)) {
                 break err;
             }
         };
@@ -488,6 +630,61 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> WsSink<S> {
         }
         Poll::Ready(Err(into_io(failed)))
     }
+
+    /// [`WsSink::poll_write`] on the server's own framing: each message's
+    /// frame is written into its output straight from `scratch`, after
+    /// one UTF-8 check of the burst (a burst that fails it takes the
+    /// lossy path through `staged`).
+    fn poll_write_frames(&mut self, frames: &mut ServerFrames<S>, cx: &mut TaskContext<'_>) -> Poll<io::Result<()>> {
+        if self.committed > 0 && std::str::from_utf8(&self.scratch[..self.committed]).is_err() {
+            self.stage();
+        }
+        // Bytes of `scratch` already framed.
+        let mut framed = 0;
+        let result = loop {
+            let Some(&length) = self.lengths.front() else { break Ok(()) };
+            match frames.poll_room(cx) {
+                Poll::Ready(Ok(())) => {}
+                Poll::Ready(Err(err)) => break Err(err),
+                Poll::Pending => {
+                    self.forget_framed(framed);
+                    return Poll::Pending;
+                }
+            }
+            let sent = if self.lengths.len() > self.unstaged {
+                let sent = frames.send_text(&self.staged[..length]);
+                self.staged.advance(length);
+                sent
+            } else {
+                let sent = frames.send_text(&self.scratch[framed..framed + length]);
+                framed += length;
+                self.unstaged -= 1;
+                sent
+            };
+            self.lengths.pop_front();
+            self.queued -= length;
+            if let Err(err) = sent {
+                break Err(err);
+            }
+        };
+        self.forget_framed(framed);
+        match result {
+            Ok(()) => Pin::new(frames).poll_flush(cx).map_err(into_io),
+            Err(err) => Poll::Ready(Err(into_io(err))),
+        }
+    }
+
+    /// Drops the first `framed` bytes of `scratch`, handed to the framing
+    /// (and the room a large message grew it by, once it is empty).
+    fn forget_framed(&mut self, framed: usize) {
+        if framed > 0 {
+            self.scratch.drain(..framed);
+            self.committed -= framed;
+        }
+        if self.scratch.is_empty() && self.scratch.capacity() > KEEP_CAPACITY {
+            self.scratch = Vec::new();
+        }
+    }
 }
 
 impl<S: AsyncRead + AsyncWrite + Unpin + Send> MessageSink for WsSink<S> {
@@ -496,14 +693,16 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> MessageSink for WsSink<S> {
     }
 
     fn commit(&mut self, start: usize) {
-        if self.scratch.len() > start {
-            let message = self.scratch.split_off(start);
-            let text = match String::from_utf8(message) {
-                Ok(text) => text,
-                Err(err) => String::from_utf8_lossy(err.as_bytes()).into_owned(),
-            };
-            self.queued += text.len();
-            self.queue.push_back(text.into());
+        if start > self.committed {
+            // Written but never committed: not a message.
+            self.scratch.drain(self.committed..start.min(self.scratch.len()));
+        }
+        let length = self.scratch.len().saturating_sub(self.committed);
+        if length > 0 {
+            self.lengths.push_back(length);
+            self.unstaged += 1;
+            self.committed = self.scratch.len();
+            self.queued += length;
         }
     }
 
@@ -560,7 +759,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> MessageSink for WsSink<S> {
 
 /// Sends `message` and flushes.
 fn ready_then_send<S: AsyncRead + AsyncWrite + Unpin>(
-    ws: &mut WebSocketStream<S>,
+    ws: &mut Io<S>,
     cx: &mut TaskContext<'_>,
     message: Message,
 ) -> Poll<Result<(), WsError>> {
@@ -727,7 +926,7 @@ impl PeerBuilder {
             });
             (reopen, reconnect)
         });
-        let (source, sink) = build(ws, target.ping_interval, max, reopen);
+        let (source, sink) = build(Io::Client(ws), target.ping_interval, max, reopen);
         Ok(self.connect_transport(source, sink))
     }
 }

@@ -164,7 +164,7 @@ impl McpHttpService {
     {
         let inner = Arc::clone(self.http.inner());
         let addrs = request.extensions().get::<HttpAddrs>().copied();
-        if let Some(refusal) = inner.check_host(&request, addrs) {
+        if let Some(refusal) = inner.check_host(request.headers().get(header::HOST), request.uri(), addrs) {
             return refusal.map(McpBody::from);
         }
         let method = request.method().clone();
@@ -322,7 +322,9 @@ impl McpHttpService {
 
     /// `DELETE`: ends the session its `Mcp-Session-Id` names.
     async fn delete<B>(&self, inner: &Inner, request: Request<B>, addrs: Option<HttpAddrs>) -> Response<McpBody> {
-        if let Some(refusal) = inner.check_origin(&request) {
+        if let Some(refusal) =
+            inner.check_origin(request.headers().get(header::ORIGIN), request.headers().get(header::HOST))
+        {
             return refusal.map(McpBody::from);
         }
         let Some(id) = request.headers().get(SESSION_ID).and_then(|value| value.to_str().ok()).map(str::to_owned)

@@ -5,10 +5,12 @@
 use std::future::Future;
 use std::io;
 
+use http::{Request, Response};
+use hyper::body::Incoming;
 use tokio::net::{TcpListener, ToSocketAddrs};
 
-use super::McpHttpService;
-use crate::transport::http::{serve_listener, Listening};
+use super::{McpBody, McpHttpService};
+use crate::transport::http::{serve_listener, Endpoint, HttpAddrs, HttpService, Serving};
 
 impl McpHttpService {
     /// Binds `addr` and serves the endpoint on it, forever (on every
@@ -38,9 +40,24 @@ impl McpHttpService {
         listener: TcpListener,
         shutdown: impl Future<Output = ()>,
     ) -> io::Result<()> {
-        let inner = self.http.inner();
-        let limits =
-            Listening { max_connections: inner.server.max_connections, header_timeout: inner.config.header_timeout };
-        serve_listener(listener, shutdown, limits, move |request| self.clone().respond(request)).await
+        serve_listener(self, listener, shutdown).await
+    }
+}
+
+impl Endpoint for McpHttpService {
+    type Body = McpBody;
+
+    fn http(&self) -> &HttpService {
+        &self.http
+    }
+
+    fn respond(
+        &self,
+        mut request: Request<Incoming>,
+        addrs: HttpAddrs,
+        _: &Serving,
+    ) -> impl Future<Output = Response<McpBody>> + Send {
+        request.extensions_mut().insert(addrs);
+        self.clone().respond(request)
     }
 }

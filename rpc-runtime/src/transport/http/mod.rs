@@ -11,11 +11,12 @@
 mod client;
 mod serve;
 mod service;
+mod timer;
 
 pub use client::{HttpConnect, HttpSink, HttpSource};
 #[cfg(feature = "mcp")]
-pub(crate) use serve::{serve_listener, Listening};
-#[cfg(feature = "ws")]
+pub(crate) use serve::{serve_listener, Endpoint};
+#[cfg(any(feature = "ws", feature = "mcp"))]
 pub(crate) use service::Serving;
 #[cfg(any(feature = "ws", feature = "mcp"))]
 pub(crate) use service::{status_response, Inner};

@@ -3,21 +3,24 @@
 //! down gracefully.
 
 use std::convert::Infallible;
-use std::future::Future;
+use std::future::{poll_fn, Future};
 use std::io;
-use std::pin::pin;
+use std::pin::{pin, Pin};
 use std::sync::Arc;
+use std::task::Poll;
 use std::time::Duration;
 
 use bytes::Bytes;
 use http::{Request, Response};
+use http_body_util::Full;
 use hyper::body::{Body, Incoming};
-use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::rt::TokioIo;
 use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream, ToSocketAddrs};
 use tokio::sync::Semaphore;
 
 use super::service::{HttpAddrs, HttpService, Serving};
+use super::timer::{alarm, AlarmClock};
 use crate::dispatch::signal::Signal;
 use crate::transport::server::{until_shutdown, Server};
 
@@ -73,61 +76,75 @@ impl HttpService {
         listener: TcpListener,
         shutdown: impl Future<Output = ()>,
     ) -> io::Result<()> {
-        let inner = self.inner();
-        let limits =
-            Listening { max_connections: inner.server.max_connections, header_timeout: inner.config.header_timeout };
-        serve_listener(listener, shutdown, limits, move |request| {
-            let answer = self.respond(request);
-            async move { answer.await.unwrap_or_else(|never| match never {}) }
-        })
-        .await
+        serve_listener(self, listener, shutdown).await
     }
 }
 
-/// The connection limit and header timeout of a standalone HTTP listener.
-#[derive(Clone, Copy)]
-pub(crate) struct Listening {
-    pub(crate) max_connections: usize,
-    pub(crate) header_timeout: Duration,
+/// What a standalone HTTP listener serves: the JSON-RPC service, or
+/// another endpoint on the same HTTP settings (MCP's Streamable HTTP).
+pub(crate) trait Endpoint: Clone + Send + Sync + 'static {
+    /// The body of its answers.
+    type Body: Body<Data = Bytes, Error: Into<Box<dyn std::error::Error + Send + Sync>>> + Send + 'static;
+
+    /// The HTTP settings the listener applies (connection limit, header
+    /// timeout).
+    fn http(&self) -> &HttpService;
+
+    /// Whether connections must be able to upgrade (to WebSocket).
+    #[cfg(feature = "ws")]
+    fn upgrades(&self) -> bool {
+        false
+    }
+
+    /// Answers one request of a connection the listener accepted.
+    fn respond(
+        &self,
+        request: Request<Incoming>,
+        addrs: HttpAddrs,
+        serving: &Serving,
+    ) -> impl Future<Output = Response<Self::Body>> + Send;
 }
 
-/// Serves every connection accepted on `listener` with `respond` until
+impl Endpoint for HttpService {
+    type Body = Full<Bytes>;
+
+    fn http(&self) -> &HttpService {
+        self
+    }
+
+    #[cfg(feature = "ws")]
+    fn upgrades(&self) -> bool {
+        self.inner().config.ws.enabled
+    }
+
+    fn respond(
+        &self,
+        request: Request<Incoming>,
+        addrs: HttpAddrs,
+        serving: &Serving,
+    ) -> impl Future<Output = Response<Full<Bytes>>> + Send {
+        self.respond_accepted(request, addrs, serving)
+    }
+}
+
+/// Serves every connection accepted on `listener` with `endpoint` until
 /// `shutdown` completes, then shuts down gracefully (see
-/// [`HttpService::serve_listener_with_shutdown`]); shared by every HTTP
-/// endpoint that serves standalone.
-pub(crate) async fn serve_listener<F, A, B>(
+/// [`HttpService::serve_listener_with_shutdown`]).
+pub(crate) async fn serve_listener<E: Endpoint>(
+    endpoint: E,
     listener: TcpListener,
     shutdown: impl Future<Output = ()>,
-    limits: Listening,
-    respond: F,
-) -> io::Result<()>
-where
-    F: Fn(Request<Incoming>) -> A + Clone + Send + Sync + 'static,
-    A: Future<Output = Response<B>> + Send + 'static,
-    B: Body<Data = Bytes> + Send + 'static,
-    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
-{
+) -> io::Result<()> {
     let drain = Arc::new(Signal::default());
-    let limit = limits.max_connections.min(Semaphore::MAX_PERMITS).min(u32::MAX as usize);
+    let limit = endpoint.http().inner().server.max_connections.min(Semaphore::MAX_PERMITS).min(u32::MAX as usize);
     let slots = Arc::new(Semaphore::new(limit));
-    until_shutdown(accept_loop(&listener, &drain, &slots, limits.header_timeout, &respond), shutdown, &drain).await;
+    until_shutdown(accept_loop(&endpoint, &listener, &drain, &slots), shutdown, &drain).await;
     drop(listener);
     let _all_closed = slots.acquire_many(limit as u32).await;
     Ok(())
 }
 
-async fn accept_loop<F, A, B>(
-    listener: &TcpListener,
-    drain: &Arc<Signal>,
-    slots: &Arc<Semaphore>,
-    header_timeout: Duration,
-    respond: &F,
-) where
-    F: Fn(Request<Incoming>) -> A + Clone + Send + Sync + 'static,
-    A: Future<Output = Response<B>> + Send + 'static,
-    B: Body<Data = Bytes> + Send + 'static,
-    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
-{
+async fn accept_loop<E: Endpoint>(endpoint: &E, listener: &TcpListener, drain: &Arc<Signal>, slots: &Arc<Semaphore>) {
     while let Some((stream, peer)) = crate::transport::tcp::accept(listener, drain).await {
         let _ = stream.set_nodelay(true);
         let Ok(slot) = Arc::clone(slots).try_acquire_owned() else {
@@ -137,44 +154,116 @@ async fn accept_loop<F, A, B>(
         };
         let Ok(local) = stream.local_addr() else { continue };
         let serving = Serving { drain: Arc::clone(drain), _slot: Arc::new(slot) };
-        let connection = serve_connection(stream, HttpAddrs { peer, local }, serving, header_timeout, respond.clone());
-        tokio::spawn(connection);
+        tokio::spawn(serve_connection(endpoint.clone(), stream, HttpAddrs { peer, local }, serving));
     }
 }
 
-async fn serve_connection<F, A, B>(
-    stream: TcpStream,
-    addrs: HttpAddrs,
-    serving: Serving,
-    header_timeout: Duration,
-    respond: F,
-) where
-    F: Fn(Request<Incoming>) -> A + Clone + Send + Sync + 'static,
-    A: Future<Output = Response<B>> + Send + 'static,
-    B: Body<Data = Bytes> + Send + 'static,
-    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
-{
+async fn serve_connection<E: Endpoint>(endpoint: E, stream: TcpStream, addrs: HttpAddrs, serving: Serving) {
     let drain = Arc::clone(&serving.drain);
-    let service = hyper::service::service_fn(move |mut request: Request<Incoming>| {
-        request.extensions_mut().insert(addrs);
-        request.extensions_mut().insert(serving.clone());
-        let answer = respond(request);
-        async move { Ok::<_, Infallible>(answer.await) }
-    });
-    let mut builder = hyper::server::conn::http1::Builder::new();
-    builder.timer(TokioTimer::new()).header_read_timeout(header_timeout).keep_alive(true);
-    let connection = builder.serve_connection(TokioIo::new(stream), service).with_upgrades();
-    let mut connection = pin!(connection);
-    let result = tokio::select! {
-        result = connection.as_mut() => result,
-        () = drain.raised() => {
-            connection.as_mut().graceful_shutdown();
-            connection.await
+    let header_timeout = endpoint.http().inner().config.header_timeout;
+    #[cfg(feature = "ws")]
+    let upgrades = endpoint.upgrades();
+    // One handle per connection; each request clones it once.
+    let accepted = Arc::new(Accepted { endpoint, addrs, serving });
+    let service = hyper::service::service_fn(move |request: Request<Incoming>| {
+        let accepted = Arc::clone(&accepted);
+        async move {
+            let Accepted { endpoint, addrs, serving } = &*accepted;
+            Ok::<_, Infallible>(endpoint.respond(request, *addrs, serving).await)
         }
+    });
+    let (timer, clock) = alarm();
+    let mut builder = hyper::server::conn::http1::Builder::new();
+    builder.timer(timer).header_read_timeout(header_timeout).keep_alive(true);
+    let io = TokioIo::new(stream);
+    // Upgrades only when WebSocket is served: the plain connection is a
+    // little cheaper per request.
+    #[cfg(feature = "ws")]
+    let result = if upgrades {
+        until_drained(builder.serve_connection(io, service).with_upgrades(), &drain, clock).await
+    } else {
+        until_drained(builder.serve_connection(io, service), &drain, clock).await
     };
+    #[cfg(not(feature = "ws"))]
+    let result = until_drained(builder.serve_connection(io, service), &drain, clock).await;
     if let Err(err) = result {
         tracing::debug!(peer = %addrs.peer, error = %err, "HTTP connection ended with an error");
     }
+}
+
+/// What the standalone server knows of an accepted connection, shared by
+/// its requests.
+struct Accepted<E> {
+    endpoint: E,
+    addrs: HttpAddrs,
+    serving: Serving,
+}
+
+/// A hyper connection that can be asked to finish gracefully.
+trait GracefulConnection: Future<Output = hyper::Result<()>> {
+    fn graceful_shutdown(self: Pin<&mut Self>);
+}
+
+impl<I, S, B> GracefulConnection for hyper::server::conn::http1::Connection<I, S>
+where
+    Self: Future<Output = hyper::Result<()>>,
+    S: hyper::service::HttpService<Incoming, ResBody = B>,
+    B: Body + 'static,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    I: hyper::rt::Read + hyper::rt::Write + Unpin,
+{
+    fn graceful_shutdown(self: Pin<&mut Self>) {
+        hyper::server::conn::http1::Connection::graceful_shutdown(self)
+    }
+}
+
+#[cfg(feature = "ws")]
+impl<I, S, B> GracefulConnection for hyper::server::conn::http1::UpgradeableConnection<I, S>
+where
+    Self: Future<Output = hyper::Result<()>>,
+    S: hyper::service::HttpService<Incoming, ResBody = B>,
+    B: Body + 'static,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    I: hyper::rt::Read + hyper::rt::Write + Unpin,
+{
+    fn graceful_shutdown(self: Pin<&mut Self>) {
+        hyper::server::conn::http1::UpgradeableConnection::graceful_shutdown(self)
+    }
+}
+
+/// Serves `connection` to its end; once `drain` is raised, lets the
+/// request in progress finish and closes it. `clock` keeps the
+/// connection's header-read timer (see [`AlarmClock`]).
+async fn until_drained(
+    connection: impl GracefulConnection,
+    drain: &Signal,
+    mut clock: AlarmClock,
+) -> hyper::Result<()> {
+    let mut connection = pin!(connection);
+    let mut raised = pin!(drain.raised());
+    let (mut listening, mut draining) = (false, false);
+    poll_fn(|cx| loop {
+        if let Poll::Ready(result) = connection.as_mut().poll(cx) {
+            return Poll::Ready(result);
+        }
+        // Once polled, the drain's waiter stays registered with this task,
+        // so later wake-ups only look at the flag (polling the waiter on
+        // every request costs more than the rest of this loop).
+        if !draining && (!listening || drain.is_raised()) {
+            listening = true;
+            if raised.as_mut().poll(cx).is_ready() {
+                draining = true;
+                connection.as_mut().graceful_shutdown();
+                continue;
+            }
+        }
+        if clock.poll_fired(cx).is_pending() {
+            return Poll::Pending;
+        }
+    })
+    .await
 }
 
 /// Answers 503 to a connection over the limit, then closes it.

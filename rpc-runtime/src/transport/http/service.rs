@@ -2,17 +2,17 @@
 //! the connection hook, then one message through the engine.
 
 use std::convert::Infallible;
-use std::future::Future;
+use std::future::{poll_fn, Future};
 use std::net::{IpAddr, SocketAddr};
-use std::pin::Pin;
+use std::pin::{pin, Pin};
 use std::sync::Arc;
 use std::task::{Context as TaskContext, Poll};
 use std::time::Duration;
 
-use bytes::Bytes;
+use bytes::{Buf, Bytes};
 use http::header::{self, HeaderValue};
 use http::{Method, Request, Response, StatusCode};
-use http_body_util::{BodyExt, Full, Limited};
+use http_body_util::Full;
 use hyper::body::Body;
 use tokio::sync::OwnedSemaphorePermit;
 
@@ -27,6 +27,13 @@ const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 /// Default time a client has to send a request's body once its headers
 /// arrived.
 const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Bytes reserved for an answer beyond its request's length (the
+/// envelope around a short result).
+const ANSWER_HEADROOM: usize = 64;
+/// At most this much of a request's length is reserved for its answer up
+/// front (a long batch of notifications has no answer at all).
+const MAX_ANSWER_RESERVE: usize = 64 * 1024;
 
 /// The addresses of the connection a request came in on. The standalone
 /// server ([`HttpService::serve`]) adds them to every request's
@@ -259,6 +266,31 @@ impl HttpService {
     }
 }
 
+impl HttpService {
+    /// Answers one request of a connection the standalone server accepted
+    /// (CORS first, when configured), without a boxed future.
+    pub(crate) async fn respond_accepted<B>(
+        &self,
+        request: Request<B>,
+        addrs: HttpAddrs,
+        serving: &Serving,
+    ) -> Response<Full<Bytes>>
+    where
+        B: Body + Send + 'static,
+        B::Data: Send,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        #[cfg(feature = "cors")]
+        if self.inner.config.cors.is_some() {
+            let mut request = request;
+            request.extensions_mut().insert(addrs);
+            request.extensions_mut().insert(serving.clone());
+            return self.respond(request).await.unwrap_or_else(|never| match never {});
+        }
+        self.inner.answer(request, Some(addrs), Some(serving), true).await
+    }
+}
+
 /// The future of one answer.
 pub type ResponseFuture = Pin<Box<dyn Future<Output = Result<Response<Full<Bytes>>, Infallible>> + Send>>;
 
@@ -308,6 +340,8 @@ where
 }
 
 impl Inner {
+    /// Answers one request that carries its connection's addresses (and,
+    /// from the standalone server, its [`Serving`]) as extensions.
     async fn respond<B>(self: Arc<Self>, request: Request<B>) -> Response<Full<Bytes>>
     where
         B: Body + Send + 'static,
@@ -315,16 +349,47 @@ impl Inner {
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
         let addrs = request.extensions().get::<HttpAddrs>().copied();
-        if let Some(refusal) = self.check_host(&request, addrs) {
+        let serving = request.extensions().get::<Serving>().cloned();
+        self.answer(request, addrs, serving.as_ref(), false).await
+    }
+
+    /// Answers one request. `addrs` and `serving` are the connection's;
+    /// with `extend`, the standalone server's request does not carry them
+    /// as extensions yet, and gets them only where user code can see them
+    /// (the connection hook, given the request's parts).
+    async fn answer<B>(
+        self: &Arc<Self>,
+        mut request: Request<B>,
+        addrs: Option<HttpAddrs>,
+        serving: Option<&Serving>,
+        extend: bool,
+    ) -> Response<Full<Bytes>>
+    where
+        B: Body + Send + 'static,
+        B::Data: Send,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        if extend && self.server.hook.is_some() {
+            if let Some(addrs) = addrs {
+                request.extensions_mut().insert(addrs);
+            }
+            if let Some(serving) = serving {
+                request.extensions_mut().insert(serving.clone());
+            }
+        }
+        let heads = Heads::of(request.headers());
+        if let Some(refusal) = self.check_host(heads.host, request.uri(), addrs) {
             return refusal;
         }
         #[cfg(feature = "ws")]
         if crate::transport::ws::is_upgrade(&request) {
-            if let Some(refusal) = self.check_origin(&request) {
+            if let Some(refusal) = self.check_origin(heads.origin, heads.host) {
                 return refusal;
             }
-            return crate::transport::ws::upgrade(self, request, addrs).await;
+            return crate::transport::ws::upgrade(Arc::clone(self), request, addrs, serving.cloned()).await;
         }
+        #[cfg(not(feature = "ws"))]
+        let _ = serving;
         if request.method() != Method::POST {
             let mut response = status_response(
                 StatusCode::METHOD_NOT_ALLOWED,
@@ -333,12 +398,18 @@ impl Inner {
             response.headers_mut().insert(header::ALLOW, HeaderValue::from_static("POST"));
             return response;
         }
-        let (cx, body) = match self.read_post(request, addrs).await {
+        let max_body = match self.check_post(&heads) {
+            Ok(max_body) => max_body,
+            Err(refusal) => return refusal,
+        };
+        let (cx, body) = match self.admit_and_read(request, addrs, max_body).await {
             Ok(read) => read,
             Err(refusal) => return refusal,
         };
         let engine = &self.server.engine;
-        let mut out = Vec::new();
+        // Most answers are shorter than their request plus an envelope:
+        // one allocation, no regrowth.
+        let mut out = Vec::with_capacity(body.len().min(MAX_ANSWER_RESERVE) + ANSWER_HEADROOM);
         let out = match engine.process(&body, &cx, &mut out) {
             Some(pending) => pending.run().await,
             None => out,
@@ -360,6 +431,7 @@ impl Inner {
     /// limit (413, from `Content-Length` or while reading), the connection
     /// hook (401/403), the body timeout (408). Gives the context the hook
     /// made and the body.
+    #[cfg(feature = "mcp")]
     pub(crate) async fn read_post<B>(
         &self,
         request: Request<B>,
@@ -370,36 +442,63 @@ impl Inner {
         B::Data: Send,
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
-        if let Some(refusal) = self.check_origin(&request) {
+        let max_body = self.check_post(&Heads::of(request.headers()))?;
+        self.admit_and_read(request, addrs, max_body).await
+    }
+
+    /// The checks of a `POST` made on its headers alone: Origin (403), a
+    /// JSON content type (415), a declared length within the body limit
+    /// (413). Gives the body limit.
+    // The refusal is the answer itself, built only on the cold path.
+    #[allow(clippy::result_large_err)]
+    fn check_post(&self, heads: &Heads<'_>) -> Result<usize, Response<Full<Bytes>>> {
+        if let Some(refusal) = self.check_origin(heads.origin, heads.host) {
             return Err(refusal);
         }
-        if !is_json(request.headers().get(header::CONTENT_TYPE)) {
+        if !is_json(heads.content_type) {
             return Err(status_response(
                 StatusCode::UNSUPPORTED_MEDIA_TYPE,
                 "Unsupported Media Type: send the JSON-RPC message with `Content-Type: application/json`",
             ));
         }
         let max_body = self.config.max_body.unwrap_or(self.server.engine.limits().max_message_size);
-        let declared = request
-            .headers()
-            .get(header::CONTENT_LENGTH)
-            .and_then(|value| value.to_str().ok())
-            .and_then(|value| value.parse::<u64>().ok());
+        let declared =
+            heads.content_length.and_then(|value| value.to_str().ok()).and_then(|value| value.parse::<u64>().ok());
         if declared.is_some_and(|length| length > max_body as u64) {
             return Err(too_large(max_body));
         }
-        let (parts, body) = request.into_parts();
-        let cx = self.admit(parts, addrs).await?;
-        match tokio::time::timeout(self.config.body_timeout, Limited::new(body, max_body).collect()).await {
-            Ok(Ok(collected)) => Ok((cx, collected.to_bytes())),
-            Ok(Err(err)) if err.downcast_ref::<http_body_util::LengthLimitError>().is_some() => {
-                Err(too_large(max_body))
-            }
-            Ok(Err(err)) => {
+        Ok(max_body)
+    }
+
+    /// The rest of a `POST`'s checks: the connection hook (401/403), then
+    /// the body, within `max_body` (413) and the body timeout (408).
+    async fn admit_and_read<B>(
+        &self,
+        request: Request<B>,
+        addrs: Option<HttpAddrs>,
+        max_body: usize,
+    ) -> Result<(Context, Bytes), Response<Full<Bytes>>>
+    where
+        B: Body + Send + 'static,
+        B::Data: Send,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        // Without a hook nothing reads the request's parts: they are
+        // dropped where they are instead of moved into the hook's future.
+        let (cx, body) = if self.server.hook.is_none() {
+            (plain_context(addrs), request.into_body())
+        } else {
+            let (parts, body) = request.into_parts();
+            (self.admit(parts, addrs).await?, body)
+        };
+        match read_body(body, max_body, self.config.body_timeout).await {
+            Ok(body) => Ok((cx, body)),
+            Err(BodyError::TooLarge) => Err(too_large(max_body)),
+            Err(BodyError::Failed(err)) => {
                 tracing::debug!(error = %err, "reading an HTTP body failed");
                 Err(status_response(StatusCode::BAD_REQUEST, "Bad Request: the body could not be read"))
             }
-            Err(_) => Err(status_response(
+            Err(BodyError::TimedOut) => Err(status_response(
                 StatusCode::REQUEST_TIMEOUT,
                 &format!("Request Timeout: the body did not arrive within {:?}", self.config.body_timeout),
             )),
@@ -414,11 +513,7 @@ impl Inner {
         addrs: Option<HttpAddrs>,
     ) -> Result<Context, Response<Full<Bytes>>> {
         let Some(hook) = &self.server.hook else {
-            let cx = Context::new();
-            return Ok(match addrs {
-                Some(addrs) => cx.with_peer_addr(addrs.peer),
-                None => cx,
-            });
+            return Ok(plain_context(addrs));
         };
         let mut info = ConnectionInfo::new("http");
         if let Some(addrs) = addrs {
@@ -432,9 +527,10 @@ impl Inner {
     }
 
     /// 403 unless the `Host` is allowed (see [`HostCheck`]); `None` when it is.
-    pub(crate) fn check_host<B>(
+    pub(crate) fn check_host(
         &self,
-        request: &Request<B>,
+        host: Option<&HeaderValue>,
+        uri: &http::Uri,
         addrs: Option<HttpAddrs>,
     ) -> Option<Response<Full<Bytes>>> {
         let local = match addrs {
@@ -447,16 +543,14 @@ impl Inner {
             HostCheck::Auto => &[],
             HostCheck::Only(hosts) => hosts,
         };
-        let host = request
-            .headers()
-            .get(header::HOST)
-            .and_then(|value| value.to_str().ok())
-            .map(str::to_owned)
-            .or_else(|| request.uri().authority().map(|authority| authority.as_str().to_owned()));
-        let allowed = host.as_deref().is_some_and(|host| {
-            let host = host.to_ascii_lowercase();
-            let name = host_name(&host);
-            (local && is_loopback_name(name)) || extra.iter().any(|allowed| *allowed == host || *allowed == name)
+        let host =
+            host.and_then(|value| value.to_str().ok()).or_else(|| uri.authority().map(|authority| authority.as_str()));
+        // `extra` is lower case: comparing without regard to ASCII case is
+        // comparing the lower-cased host, without allocating it.
+        let allowed = host.is_some_and(|host| {
+            let name = host_name(host);
+            (local && is_loopback_name(name))
+                || extra.iter().any(|allowed| allowed.eq_ignore_ascii_case(host) || allowed.eq_ignore_ascii_case(name))
         });
         if allowed {
             return None;
@@ -468,22 +562,27 @@ impl Inner {
         ))
     }
 
-    /// 403 when an `Origin` is given and is neither the request's own nor
-    /// an allowed one; `None` otherwise.
-    pub(crate) fn check_origin<B>(&self, request: &Request<B>) -> Option<Response<Full<Bytes>>> {
+    /// 403 when an `Origin` is given and is neither the request's own (its
+    /// `Host`) nor an allowed one; `None` otherwise.
+    pub(crate) fn check_origin(
+        &self,
+        origin: Option<&HeaderValue>,
+        host: Option<&HeaderValue>,
+    ) -> Option<Response<Full<Bytes>>> {
         if self.config.any_origin {
             return None;
         }
-        let origin = request.headers().get(header::ORIGIN)?;
-        let origin = origin.to_str().unwrap_or("").to_ascii_lowercase();
-        let host = request.headers().get(header::HOST).and_then(|value| value.to_str().ok());
+        let origin = origin?.to_str().unwrap_or("");
+        let host = host.and_then(|value| value.to_str().ok());
         let same_origin = host.is_some_and(|host| {
             let authority = origin.split_once("://").map_or("", |(_, authority)| authority);
             authority.eq_ignore_ascii_case(host)
         });
-        if same_origin || self.config.origins.contains(&origin) {
+        // The allowed origins are lower case (see `allowed_origins`).
+        if same_origin || self.config.origins.iter().any(|allowed| allowed.eq_ignore_ascii_case(origin)) {
             return None;
         }
+        let origin = origin.to_ascii_lowercase();
         tracing::debug!(origin, "refused an HTTP request from an origin that is not allowed");
         Some(status_response(
             StatusCode::FORBIDDEN,
@@ -492,16 +591,59 @@ impl Inner {
     }
 }
 
+/// The request headers the checks read (the first value of each), found
+/// in one pass over the headers instead of one hash lookup each.
+#[derive(Default)]
+struct Heads<'a> {
+    host: Option<&'a HeaderValue>,
+    origin: Option<&'a HeaderValue>,
+    content_type: Option<&'a HeaderValue>,
+    content_length: Option<&'a HeaderValue>,
+}
+
+impl<'a> Heads<'a> {
+    fn of(headers: &'a http::HeaderMap) -> Self {
+        let mut heads = Heads::default();
+        for (name, value) in headers {
+            let slot = if *name == header::HOST {
+                &mut heads.host
+            } else if *name == header::CONTENT_TYPE {
+                &mut heads.content_type
+            } else if *name == header::CONTENT_LENGTH {
+                &mut heads.content_length
+            } else if *name == header::ORIGIN {
+                &mut heads.origin
+            } else {
+                continue;
+            };
+            slot.get_or_insert(value);
+        }
+        heads
+    }
+}
+
+/// The context of a request when there is no connection hook.
+fn plain_context(addrs: Option<HttpAddrs>) -> Context {
+    let cx = Context::new();
+    match addrs {
+        Some(addrs) => cx.with_peer_addr(addrs.peer),
+        None => cx,
+    }
+}
+
 /// `host` of `host:port`, `[::1]` of `[::1]:port`.
 fn host_name(host: &str) -> &str {
     if host.starts_with('[') {
         return host.find(']').map_or(host, |end| &host[..=end]);
     }
-    host.rsplit_once(':').map_or(host, |(name, _)| name)
+    // A short reverse scan (host names are short; memrchr costs more).
+    host.bytes().rposition(|byte| byte == b':').map_or(host, |colon| &host[..colon])
 }
 
+/// Whether `name` (in any ASCII case) names this machine: `localhost`, a
+/// `.localhost` name, or a loopback address.
 fn is_loopback_name(name: &str) -> bool {
-    if name == "localhost" || name.ends_with(".localhost") {
+    if name == "127.0.0.1" || name.eq_ignore_ascii_case("localhost") || ends_with_ignore_case(name, ".localhost") {
         return true;
     }
     let bare = name.trim_start_matches('[').trim_end_matches(']');
@@ -509,13 +651,86 @@ fn is_loopback_name(name: &str) -> bool {
 }
 
 /// `application/json`, with parameters (`; charset=utf-8`) or as a
-/// `+json` suffix.
+/// `+json` suffix, in any ASCII case.
 fn is_json(value: Option<&HeaderValue>) -> bool {
     let Some(value) = value.and_then(|value| value.to_str().ok()) else {
         return false;
     };
-    let essence = value.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
-    essence == "application/json" || (essence.starts_with("application/") && essence.ends_with("+json"))
+    if value == "application/json" {
+        return true;
+    }
+    let essence = value.split(';').next().unwrap_or("").trim();
+    essence.eq_ignore_ascii_case("application/json")
+        || (starts_with_ignore_case(essence, "application/") && ends_with_ignore_case(essence, "+json"))
+}
+
+fn starts_with_ignore_case(text: &str, prefix: &str) -> bool {
+    text.as_bytes().get(..prefix.len()).is_some_and(|start| start.eq_ignore_ascii_case(prefix.as_bytes()))
+}
+
+fn ends_with_ignore_case(text: &str, suffix: &str) -> bool {
+    let text = text.as_bytes();
+    text.len() >= suffix.len() && text[text.len() - suffix.len()..].eq_ignore_ascii_case(suffix.as_bytes())
+}
+
+/// Why a body could not be read whole.
+enum BodyError {
+    /// Longer than the limit.
+    TooLarge,
+    /// The body failed (the client went away mid-body, say).
+    Failed(Box<dyn std::error::Error + Send + Sync>),
+    /// Not all there within the body timeout.
+    TimedOut,
+}
+
+/// Reads `body` whole (at most `max` bytes) within `timeout`. A body
+/// usually arrives with its headers, so it is first read without arming
+/// a timer; only a body still on its way is read under the timeout.
+async fn read_body<B>(body: B, max: usize, timeout: Duration) -> Result<Bytes, BodyError>
+where
+    B: Body,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let mut read = pin!(collect_body(body, max));
+    if let Poll::Ready(result) = poll_fn(|cx| Poll::Ready(read.as_mut().poll(cx))).await {
+        return result;
+    }
+    tokio::time::timeout(timeout, read).await.unwrap_or(Err(BodyError::TimedOut))
+}
+
+/// The data frames of `body`, joined: a body of one frame (the common
+/// case) is that frame's bytes, not copied.
+async fn collect_body<B>(body: B, max: usize) -> Result<Bytes, BodyError>
+where
+    B: Body,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let mut body = pin!(body);
+    let mut single: Option<Bytes> = None;
+    let mut joined: Vec<u8> = Vec::new();
+    let mut length = 0usize;
+    while let Some(frame) = poll_fn(|cx| body.as_mut().poll_frame(cx)).await {
+        let frame = frame.map_err(|err| BodyError::Failed(err.into()))?;
+        let Ok(mut data) = frame.into_data() else { continue };
+        let chunk = data.copy_to_bytes(data.remaining());
+        length = length.saturating_add(chunk.len());
+        if length > max {
+            return Err(BodyError::TooLarge);
+        }
+        if chunk.is_empty() {
+            continue;
+        }
+        match single.take() {
+            None if joined.is_empty() => single = Some(chunk),
+            None => joined.extend_from_slice(&chunk),
+            Some(first) => {
+                joined.reserve(first.len() + chunk.len());
+                joined.extend_from_slice(&first);
+                joined.extend_from_slice(&chunk);
+            }
+        }
+    }
+    Ok(single.unwrap_or_else(|| Bytes::from(joined)))
 }
 
 fn too_large(max_body: usize) -> Response<Full<Bytes>> {
