@@ -198,6 +198,41 @@ async fn keepalive_pings_close_a_silent_client_and_keep_a_live_one() {
 }
 
 #[tokio::test]
+async fn large_messages_whole_and_fragmented_are_answered() {
+    // Larger than what the server's frame reader keeps ahead, so the read
+    // buffer grows while the payload arrives.
+    let (server, _) = vault();
+    let (addr, _stop, _task) = serve(server.http()).await;
+    let mut ws = raw_client(addr).await;
+    let key = "k".repeat(3 << 20);
+    let request = format!(r#"{{"jsonrpc":"2.0","method":"read","params":["{key}"],"id":1}}"#);
+    ws.send(Message::text(request.clone())).await.unwrap();
+    let answer = next_text(&mut ws).await;
+    assert_eq!(answer["id"], 1);
+    assert_eq!(answer["result"].as_str().map(str::len), Some(key.len() + "value of ".len()));
+    // The same request in three fragments, a ping between two of them.
+    use tokio_tungstenite::tungstenite::protocol::frame::coding::{Data, OpCode};
+    use tokio_tungstenite::tungstenite::protocol::frame::{Frame, FrameHeader};
+    let request = request.replace(r#""id":1"#, r#""id":2"#).into_bytes();
+    let third = request.len() / 3;
+    let pieces = [
+        (OpCode::Data(Data::Text), false, &request[..third]),
+        (OpCode::Data(Data::Continue), false, &request[third..2 * third]),
+        (OpCode::Data(Data::Continue), true, &request[2 * third..]),
+    ];
+    for (index, (opcode, is_final, piece)) in pieces.into_iter().enumerate() {
+        let header = FrameHeader { is_final, opcode, ..FrameHeader::default() };
+        ws.send(Message::Frame(Frame::from_payload(header, piece.to_vec().into()))).await.unwrap();
+        if index == 1 {
+            ws.send(Message::Ping(b"between".to_vec().into())).await.unwrap();
+        }
+    }
+    let answer = next_text(&mut ws).await;
+    assert_eq!(answer["id"], 2);
+    assert_eq!(answer["result"].as_str().map(str::len), Some(key.len() + "value of ".len()));
+}
+
+#[tokio::test]
 async fn a_message_over_the_limit_closes_with_1009() {
     let (server, _) = vault();
     let server = server.limits(Limits { max_message_size: 1024, ..Limits::default() });

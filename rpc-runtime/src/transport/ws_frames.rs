@@ -228,7 +228,10 @@ impl<S: AsyncRead + AsyncWrite + Unpin> ServerFrames<S> {
                         return Poll::Ready(Err(too_long(header.length, self.max_message_size)));
                     }
                     self.input.advance(size);
-                    self.input.reserve(header.length as usize);
+                    // Room for the payload, but no more than the buffer
+                    // keeps ahead of what arrived: a header announcing a
+                    // large frame does not cost its size until it comes.
+                    self.input.reserve((header.length as usize).min(KEEP_CAPACITY));
                     self.header = Some(header);
                 }
             }
