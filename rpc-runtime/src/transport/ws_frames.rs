@@ -450,37 +450,9 @@ impl<S: AsyncRead + AsyncWrite + Unpin> ServerFrames<S> {
 
     /// The common case without the general machinery: a whole, final,
     /// masked text frame already in the buffer of an open connection that
-    /// owes nothing. `None` sends the caller down the general path.
-    fn whole_text_at_hand(&mut self) -> Option<Result<Message, WsError>> {
-        if self.state != State::Active || self.reply.is_some() || self.reply_unflushed {
-            return None;
-        }
-        if self.header.is_some() || self.fragments.is_some() {
-            return None;
-        }
-        let (header, size) = parse_header(&self.input)?;
-        let key = header.mask?;
-        if !header.fin || header.reserved || header.opcode != OP_TEXT || header.length > self.max_message_size as u64 {
-            return None;
-        }
-        let end = size.checked_add(header.length as usize)?;
-        if self.input.len() < end {
-            return None;
-        }
-        let mut payload = self.input.split_to(end);
-        payload.advance(size);
-        if unmask(&mut payload, key) {
-            // SAFETY: ASCII is UTF-8.
-            return Some(Ok(Message::Text(unsafe { Utf8Bytes::from_bytes_unchecked(payload.freeze()) })));
-        }
-        Some(message(true, payload))
-    }
-
-    /// [`ServerFrames::whole_text_at_hand`] for a reader that keeps its
-    /// own buffer: the text, unmasked, replaces the contents of `text`
-    /// (a copy of a short message costs less than sharing the input
-    /// buffer with it). `None`: take the general path.
-    pub(crate) fn take_text(&mut self, text: &mut Vec<u8>) -> Option<Result<(), WsError>> {
+    /// owes nothing. Its masking key, header size and end in the buffer;
+    /// `None` sends the caller down the general path.
+    fn text_at_hand(&self) -> Option<([u8; 4], usize, usize)> {
         if self.ended || self.state != State::Active || self.reply.is_some() || self.reply_unflushed {
             return None;
         }
@@ -493,9 +465,30 @@ impl<S: AsyncRead + AsyncWrite + Unpin> ServerFrames<S> {
             return None;
         }
         let end = size.checked_add(header.length as usize)?;
-        let masked = self.input.get(size..end)?;
+        (self.input.len() >= end).then_some((key, size, end))
+    }
+
+    /// The text frame at hand (see [`ServerFrames::text_at_hand`]) as a
+    /// message sharing the input buffer.
+    fn whole_text_at_hand(&mut self) -> Option<Result<Message, WsError>> {
+        let (key, size, end) = self.text_at_hand()?;
+        let mut payload = self.input.split_to(end);
+        payload.advance(size);
+        if unmask(&mut payload, key) {
+            // SAFETY: ASCII is UTF-8.
+            return Some(Ok(Message::Text(unsafe { Utf8Bytes::from_bytes_unchecked(payload.freeze()) })));
+        }
+        Some(message(true, payload))
+    }
+
+    /// The text frame at hand (see [`ServerFrames::text_at_hand`]) for a
+    /// reader that keeps its own buffer: the text, unmasked, replaces the
+    /// contents of `text` (a copy of a short message costs less than
+    /// sharing the input buffer with it). `None`: take the general path.
+    pub(crate) fn take_text(&mut self, text: &mut Vec<u8>) -> Option<Result<(), WsError>> {
+        let (key, size, end) = self.text_at_hand()?;
         text.clear();
-        text.extend_from_slice(masked);
+        text.extend_from_slice(&self.input[size..end]);
         self.input.advance(end);
         if unmask(text, key) {
             return Some(Ok(()));
