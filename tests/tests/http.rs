@@ -37,6 +37,25 @@ async fn a_post_is_answered_200_with_the_response() {
 }
 
 #[tokio::test]
+async fn a_large_answer_arrives_whole_on_a_kept_alive_connection() {
+    // The server writes an answer's head and body with one write (hyper's
+    // flattened writes); a 3 MiB answer must still arrive whole, and the
+    // connection serve the next request.
+    let (server, _) = vault();
+    let (addr, _stop, _task) = serve(server.http()).await;
+    let key = "k".repeat(3 << 20);
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    let request = post_json(addr, &format!(r#"{{"jsonrpc":"2.0","method":"read","params":["{key}"],"id":1}}"#), &[]);
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let reply = read_reply(&mut stream).await;
+    assert_eq!(reply.status, 200);
+    assert_eq!(reply.json()["result"].as_str().map(str::len), Some(key.len() + "value of ".len()));
+    let request = post_json(addr, r#"{"jsonrpc":"2.0","method":"read","params":["k"],"id":2}"#, &[]);
+    stream.write_all(request.as_bytes()).await.unwrap();
+    assert_eq!(read_reply(&mut stream).await.json(), json!({"jsonrpc": "2.0", "result": "value of k", "id": 2}));
+}
+
+#[tokio::test]
 async fn only_notifications_are_answered_204_without_a_body() {
     let (server, _) = vault();
     let (addr, _stop, _task) = serve(server.http()).await;

