@@ -555,3 +555,41 @@ async fn the_endpoint_mounts_in_axum_and_runs_the_connection_hook() {
     let reply = exchange(addr, &to_mcp(&headers)).await;
     assert_eq!((reply.status, reply.json()["result"]["structuredContent"].clone()), (200, json!(2)));
 }
+
+#[tokio::test]
+async fn cors_lets_a_configured_web_origin_hold_a_session() {
+    let preflight = |addr: SocketAddr| {
+        format!(
+            "OPTIONS / HTTP/1.1\r\nHost: {addr}\r\nOrigin: https://inspector.example\r\nAccess-Control-Request-Method: POST\r\nAccess-Control-Request-Headers: content-type, mcp-session-id, mcp-protocol-version\r\nContent-Length: 0\r\n\r\n"
+        )
+    };
+    // Off by default: no preflight is answered, a foreign Origin is 403.
+    let (addr, _, _stop) = serve().await;
+    assert_eq!(exchange(addr, &preflight(addr)).await.status, 405);
+    let origin = "Origin: https://inspector.example";
+    let reply = exchange(addr, &post_json(addr, &initialize("2025-11-25"), &[ACCEPT_BOTH, origin])).await;
+    assert_eq!(reply.status, 403);
+
+    let (addr, _, _stop) =
+        serve_with(|endpoint| endpoint.with_http(|http| http.cors(["https://inspector.example"]))).await;
+    let reply = exchange(addr, &preflight(addr)).await;
+    assert_eq!(reply.status, 200, "{reply:?}");
+    assert_eq!(reply.header("access-control-allow-origin"), Some("https://inspector.example"));
+    let allowed = reply.header("access-control-allow-headers").unwrap_or_default().to_ascii_lowercase();
+    for name in ["content-type", "mcp-session-id", "mcp-protocol-version", "mcp-method", "mcp-name"] {
+        assert!(allowed.contains(name), "{name} in {allowed}");
+    }
+    let methods = reply.header("access-control-allow-methods").unwrap_or_default().to_owned();
+    assert!(methods.contains("POST") && methods.contains("DELETE"), "{methods}");
+    // The page can read the session id it is given.
+    let reply = exchange(addr, &post_json(addr, &initialize("2025-11-25"), &[ACCEPT_BOTH, origin])).await;
+    assert_eq!(reply.status, 200, "{reply:?}");
+    assert!(reply.header("mcp-session-id").is_some());
+    assert_eq!(reply.header("access-control-allow-origin"), Some("https://inspector.example"));
+    let exposed = reply.header("access-control-expose-headers").unwrap_or_default().to_ascii_lowercase();
+    assert!(exposed.contains("mcp-session-id"), "{exposed}");
+    // Other origins are still refused.
+    let other = "Origin: https://elsewhere.example";
+    let reply = exchange(addr, &post_json(addr, &initialize("2025-11-25"), &[ACCEPT_BOTH, other])).await;
+    assert_eq!(reply.status, 403);
+}

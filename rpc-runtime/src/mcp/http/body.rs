@@ -39,6 +39,13 @@ impl Drop for CancelOnDrop {
     }
 }
 
+/// An empty body (what a CORS preflight is answered with).
+impl Default for McpBody {
+    fn default() -> Self {
+        McpBody::empty()
+    }
+}
+
 impl McpBody {
     /// A body of these bytes.
     pub(crate) fn full(bytes: impl Into<Bytes>) -> Self {

@@ -105,6 +105,9 @@ const EVENT_BACKLOG: usize = 64;
 pub struct McpHttpService {
     http: HttpService,
     sessions: Arc<Sessions>,
+    /// The HTTP settings' CORS layer widened to MCP's methods and headers.
+    #[cfg(feature = "cors")]
+    cors: Option<tower_http::cors::CorsLayer>,
 }
 
 impl McpServer {
@@ -120,8 +123,11 @@ impl McpHttpService {
     /// [`McpServer::into_server`] (where its connection hook, limits and
     /// connection limit are set).
     pub fn new(server: Server) -> Self {
+        let http = server.http();
         McpHttpService {
-            http: server.http(),
+            #[cfg(feature = "cors")]
+            cors: mcp_cors(&http),
+            http,
             sessions: Arc::new(Sessions::new(DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT)),
         }
     }
@@ -135,8 +141,21 @@ impl McpHttpService {
     /// let mcp = McpServer::new(router).into_http().with_http(|http| http.allowed_origins(["https://app.example.com"]));
     /// # }
     /// ```
+    ///
+    /// With the `cors` feature, `http.cors(origins)` lets web pages of
+    /// those origins (a browser-based MCP client) call the endpoint: CORS
+    /// preflights are answered for `POST` and `DELETE` with MCP's request
+    /// headers (`Mcp-Session-Id`, `MCP-Protocol-Version`, `Mcp-Method`,
+    /// `Mcp-Name`, `Last-Event-ID`, plus `Content-Type`, `Accept` and
+    /// `Authorization`), and answers expose `Mcp-Session-Id` to the page.
     pub fn with_http(self, configure: impl FnOnce(HttpService) -> HttpService) -> Self {
-        McpHttpService { http: configure(self.http), ..self }
+        let http = configure(self.http);
+        McpHttpService {
+            #[cfg(feature = "cors")]
+            cors: mcp_cors(&http),
+            http,
+            ..self
+        }
     }
 
     /// At most `max` sessions open at once (default
@@ -541,7 +560,61 @@ where
     }
 
     fn call(&mut self, request: Request<B>) -> Self::Future {
+        #[cfg(feature = "cors")]
+        if let Some(layer) = &self.cors {
+            use tower_layer::Layer;
+            return Box::pin(layer.layer(WithoutCors(self.clone())).call(request));
+        }
         let service = self.clone();
         Box::pin(async move { Ok(service.respond(request).await) })
     }
+}
+
+/// The endpoint without CORS, for the CORS layer to wrap.
+#[cfg(feature = "cors")]
+#[derive(Clone)]
+struct WithoutCors(McpHttpService);
+
+#[cfg(feature = "cors")]
+impl<B> tower_service::Service<Request<B>> for WithoutCors
+where
+    B: Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    type Response = Response<McpBody>;
+    type Error = Infallible;
+    type Future = McpResponseFuture;
+
+    fn poll_ready(&mut self, _: &mut TaskContext<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request<B>) -> Self::Future {
+        let service = self.0.clone();
+        Box::pin(async move { Ok(service.respond(request).await) })
+    }
+}
+
+/// `http`'s CORS layer (see [`HttpService::cors`]) for MCP: its origins,
+/// with MCP's methods and headers.
+#[cfg(feature = "cors")]
+fn mcp_cors(http: &HttpService) -> Option<tower_http::cors::CorsLayer> {
+    let headers = [
+        header::CONTENT_TYPE,
+        header::ACCEPT,
+        header::AUTHORIZATION,
+        header::HeaderName::from_static(SESSION_ID),
+        header::HeaderName::from_static(request::PROTOCOL_VERSION),
+        header::HeaderName::from_static(request::METHOD),
+        header::HeaderName::from_static(request::NAME),
+        header::HeaderName::from_static("last-event-id"),
+    ];
+    let layer = http.cors_layer()?.clone();
+    Some(
+        layer
+            .allow_methods([Method::POST, Method::DELETE])
+            .allow_headers(headers)
+            .expose_headers([header::HeaderName::from_static(SESSION_ID)]),
+    )
 }

@@ -58,6 +58,8 @@ impl Endpoint for McpHttpService {
         _: &Serving,
     ) -> impl Future<Output = Response<McpBody>> + Send {
         request.extensions_mut().insert(addrs);
-        self.clone().respond(request)
+        // Through the tower service: CORS first, when configured.
+        let mut service = self.clone();
+        async move { tower_service::Service::call(&mut service, request).await.unwrap_or_else(|never| match never {}) }
     }
 }

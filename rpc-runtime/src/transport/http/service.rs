@@ -246,6 +246,12 @@ impl HttpService {
         &self.inner
     }
 
+    /// The CORS layer [`HttpService::cors`] configured, if any.
+    #[cfg(all(feature = "cors", feature = "mcp"))]
+    pub(crate) fn cors_layer(&self) -> Option<&tower_http::cors::CorsLayer> {
+        self.inner.config.cors.as_ref()
+    }
+
     /// Answers one request (CORS first, when configured).
     pub(crate) fn respond<B>(&self, request: Request<B>) -> ResponseFuture
     where
