@@ -317,15 +317,11 @@ struct InitializeParams<'a> {
 /// `_meta` says (the handshake does not exist in the modern revision).
 fn initialize(core: &Arc<Core>, params: Params<'_>, cx: &Context) -> Result<MethodOutcome, ErrorObject> {
     let request: InitializeParams<'_> = read(&params, "initialize")?;
-    let missing: Vec<&str> = [
+    let missing = session::absent([
         (request.protocol_version, "protocolVersion"),
         (request.capabilities, "capabilities"),
         (request.client_info, "clientInfo"),
-    ]
-    .into_iter()
-    .filter(|(value, _)| value.is_none())
-    .map(|(_, key)| key)
-    .collect();
+    ]);
     if !missing.is_empty() {
         return Err(ErrorObject::new(
             INVALID_PARAMS,

@@ -137,11 +137,7 @@ impl<'a> Meta<'a> {
                 ),
             ));
         }
-        let missing: Vec<&str> = [(self.version, PROTOCOL_VERSION_KEY), (self.capabilities, CLIENT_CAPABILITIES_KEY)]
-            .into_iter()
-            .filter(|(value, _)| value.is_none())
-            .map(|(_, key)| key)
-            .collect();
+        let missing = absent([(self.version, PROTOCOL_VERSION_KEY), (self.capabilities, CLIENT_CAPABILITIES_KEY)]);
         if !missing.is_empty() {
             return Err(ErrorObject::new(
                 INVALID_PARAMS,
@@ -233,4 +229,10 @@ impl Dialect for McpRules {
             )),
         }
     }
+}
+
+/// The keys of `fields` whose value is absent, in order: what an error
+/// about missing members lists.
+pub(crate) fn absent<const N: usize>(fields: [(Option<&RawValue>, &'static str); N]) -> Vec<&'static str> {
+    fields.into_iter().filter(|(value, _)| value.is_none()).map(|(_, key)| key).collect()
 }

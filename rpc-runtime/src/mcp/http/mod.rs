@@ -565,17 +565,14 @@ where
             use tower_layer::Layer;
             return Box::pin(layer.layer(WithoutCors(self.clone())).call(request));
         }
-        let service = self.clone();
-        Box::pin(async move { Ok(service.respond(request).await) })
+        WithoutCors(self.clone()).call(request)
     }
 }
 
-/// The endpoint without CORS, for the CORS layer to wrap.
-#[cfg(feature = "cors")]
+/// The endpoint without CORS (what the CORS layer wraps, when configured).
 #[derive(Clone)]
 struct WithoutCors(McpHttpService);
 
-#[cfg(feature = "cors")]
 impl<B> tower_service::Service<Request<B>> for WithoutCors
 where
     B: Body + Send + 'static,
