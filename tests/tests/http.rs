@@ -276,6 +276,34 @@ async fn a_slow_loris_is_cut_off_while_others_are_served() {
 }
 
 #[tokio::test]
+async fn the_header_timeout_counts_only_while_a_connection_waits_for_a_request() {
+    // The standalone server keeps the header timeout itself (not hyper):
+    // a call running longer than it is answered, a connection that keeps
+    // sending requests stays open past it, and a kept-alive connection
+    // left idle after its answer is closed once it ran out.
+    let (server, _) = vault();
+    let timeout = Duration::from_millis(400);
+    let (addr, _stop, _task) = serve(server.http().header_timeout(timeout)).await;
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    let slow_call = post_json(addr, r#"{"jsonrpc":"2.0","method":"sleep","params":[1000],"id":1}"#, &[]);
+    stream.write_all(slow_call.as_bytes()).await.unwrap();
+    assert_eq!(read_reply(&mut stream).await.json()["result"], 1000);
+    for id in 2..8 {
+        tokio::time::sleep(Duration::from_millis(150)).await;
+        let body = format!(r#"{{"jsonrpc":"2.0","method":"read","params":["k"],"id":{id}}}"#);
+        stream.write_all(post_json(addr, &body, &[]).as_bytes()).await.unwrap();
+        assert_eq!(read_reply(&mut stream).await.json()["id"], id, "open past the timeout while busy");
+    }
+    let idle = tokio::time::Instant::now();
+    let mut rest = Vec::new();
+    tokio::time::timeout(HANG_GUARD, stream.read_to_end(&mut rest)).await.expect("closed").unwrap();
+    let waited = idle.elapsed();
+    assert!(rest.is_empty(), "closed without an answer: {}", String::from_utf8_lossy(&rest));
+    assert!(waited >= timeout - Duration::from_millis(20), "closed after {waited:?}, before the timeout");
+    assert!(waited < timeout * 3, "an idle connection stayed open for {waited:?}");
+}
+
+#[tokio::test]
 async fn a_body_that_does_not_arrive_is_answered_408() {
     let (server, _) = vault();
     let (addr, _stop, _task) = serve(server.http().body_timeout(Duration::from_millis(200))).await;

@@ -11,7 +11,7 @@
 mod client;
 mod serve;
 mod service;
-mod timer;
+mod watch;
 
 pub use client::{HttpConnect, HttpSink, HttpSource};
 #[cfg(feature = "mcp")]

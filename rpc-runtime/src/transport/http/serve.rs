@@ -20,7 +20,7 @@ use tokio::net::{TcpListener, TcpStream, ToSocketAddrs};
 use tokio::sync::Semaphore;
 
 use super::service::{HttpAddrs, HttpService, Serving};
-use super::timer::{alarm, AlarmClock};
+use super::watch::{Counted, HeadCounts, Watchdog};
 use crate::dispatch::signal::Signal;
 use crate::transport::server::{until_shutdown, Server};
 
@@ -84,7 +84,7 @@ impl HttpService {
 /// another endpoint on the same HTTP settings (MCP's Streamable HTTP).
 pub(crate) trait Endpoint: Clone + Send + Sync + 'static {
     /// The body of its answers.
-    type Body: Body<Data = Bytes, Error: Into<Box<dyn std::error::Error + Send + Sync>>> + Send + 'static;
+    type Body: Body<Data = Bytes, Error: Into<Box<dyn std::error::Error + Send + Sync>>> + Send + Unpin + 'static;
 
     /// The HTTP settings the listener applies (connection limit, header
     /// timeout).
@@ -160,39 +160,49 @@ async fn accept_loop<E: Endpoint>(endpoint: &E, listener: &TcpListener, drain: &
 
 async fn serve_connection<E: Endpoint>(endpoint: E, stream: TcpStream, addrs: HttpAddrs, serving: Serving) {
     let drain = Arc::clone(&serving.drain);
-    let header_timeout = endpoint.http().inner().config.header_timeout;
+    let watchdog = Watchdog::new(endpoint.http().inner().config.header_timeout);
     #[cfg(feature = "ws")]
     let upgrades = endpoint.upgrades();
-    // One handle per connection; each request clones it once.
-    let accepted = Arc::new(Accepted { endpoint, addrs, serving });
-    let service = hyper::service::service_fn(move |request: Request<Incoming>| {
+    // One handle per connection; each request clones it once, and its
+    // answer's body keeps that clone to count the answer done.
+    let accepted = Arc::new(Accepted { endpoint, addrs, serving, counts: HeadCounts::default() });
+    let service = {
         let accepted = Arc::clone(&accepted);
-        async move {
-            let Accepted { endpoint, addrs, serving } = &*accepted;
-            Ok::<_, Infallible>(endpoint.respond(request, *addrs, serving).await)
-        }
-    });
-    let (timer, clock) = alarm();
+        hyper::service::service_fn(move |request: Request<Incoming>| {
+            let accepted = Arc::clone(&accepted);
+            accepted.counts.head_read();
+            async move {
+                let response = accepted.endpoint.respond(request, accepted.addrs, &accepted.serving).await;
+                Ok::<_, Infallible>(response.map(|body| Counted::new(body, accepted)))
+            }
+        })
+    };
     let mut builder = hyper::server::conn::http1::Builder::new();
     // `writev(false)`: hyper copies each answer's body after its head and
     // writes both with one `write`, instead of queueing the body as a
     // second buffer for `writev`. JSON-RPC answers are mostly small, and
     // the copy costs less than the queue (about 490 fewer instructions
     // per small call; a large answer pays one more copy of itself).
-    builder.timer(timer).header_read_timeout(header_timeout).keep_alive(true).writev(false);
+    // No `header_read_timeout`: the watchdog keeps it (see `watch`).
+    builder.header_read_timeout(None).keep_alive(true).writev(false);
     let io = TokioIo::new(stream);
+    let counts = &accepted.counts;
     // Upgrades only when WebSocket is served: the plain connection is a
     // little cheaper per request.
     #[cfg(feature = "ws")]
     let result = if upgrades {
-        until_drained(builder.serve_connection(io, service).with_upgrades(), &drain, clock).await
+        until_drained(builder.serve_connection(io, service).with_upgrades(), &drain, watchdog, counts).await
     } else {
-        until_drained(builder.serve_connection(io, service), &drain, clock).await
+        until_drained(builder.serve_connection(io, service), &drain, watchdog, counts).await
     };
     #[cfg(not(feature = "ws"))]
-    let result = until_drained(builder.serve_connection(io, service), &drain, clock).await;
-    if let Err(err) = result {
-        tracing::debug!(peer = %addrs.peer, error = %err, "HTTP connection ended with an error");
+    let result = until_drained(builder.serve_connection(io, service), &drain, watchdog, counts).await;
+    match result {
+        Ok(Ended::Closed) => {}
+        Ok(Ended::NoHead) => {
+            tracing::debug!(peer = %addrs.peer, "closed an HTTP connection: no request head within header_timeout")
+        }
+        Err(err) => tracing::debug!(peer = %addrs.peer, error = %err, "HTTP connection ended with an error"),
     }
 }
 
@@ -202,6 +212,22 @@ struct Accepted<E> {
     endpoint: E,
     addrs: HttpAddrs,
     serving: Serving,
+    counts: HeadCounts,
+}
+
+impl<E> AsRef<HeadCounts> for Arc<Accepted<E>> {
+    fn as_ref(&self) -> &HeadCounts {
+        &self.counts
+    }
+}
+
+/// How a connection ended, when not with an error.
+enum Ended {
+    /// hyper closed it (the client did, or keep-alive ended, or it was
+    /// drained).
+    Closed,
+    /// It waited for a request's head longer than `header_timeout`.
+    NoHead,
 }
 
 /// A hyper connection that can be asked to finish gracefully.
@@ -239,19 +265,20 @@ where
 }
 
 /// Serves `connection` to its end; once `drain` is raised, lets the
-/// request in progress finish and closes it. `clock` keeps the
-/// connection's header-read timer (see [`AlarmClock`]).
+/// request in progress finish and closes it. `watchdog` closes it once it
+/// waited for a request's head for the header timeout (see `watch`).
 async fn until_drained(
     connection: impl GracefulConnection,
     drain: &Signal,
-    mut clock: AlarmClock,
-) -> hyper::Result<()> {
+    mut watchdog: Watchdog,
+    counts: &HeadCounts,
+) -> hyper::Result<Ended> {
     let mut connection = pin!(connection);
     let mut raised = pin!(drain.raised());
     let (mut listening, mut draining) = (false, false);
     poll_fn(|cx| loop {
         if let Poll::Ready(result) = connection.as_mut().poll(cx) {
-            return Poll::Ready(result);
+            return Poll::Ready(result.map(|()| Ended::Closed));
         }
         // Once polled, the drain's waiter stays registered with this task,
         // so later wake-ups only look at the flag (polling the waiter on
@@ -264,9 +291,7 @@ async fn until_drained(
                 continue;
             }
         }
-        if clock.poll_fired(cx).is_pending() {
-            return Poll::Pending;
-        }
+        return watchdog.poll_expired(counts, cx).map(|()| Ok(Ended::NoHead));
     })
     .await
 }

@@ -203,7 +203,10 @@ impl HttpService {
     /// How long a client may take to send a request's headers, and to
     /// start the next request on a kept-alive connection (default 10 s);
     /// past it the connection is closed. Keeps slow clients from holding
-    /// connections.
+    /// connections. The standalone server looks every quarter of it, so a
+    /// connection is closed between the timeout and a quarter more after
+    /// it began to wait. (Mounted in another server, such as axum's, that
+    /// server's own settings apply.)
     pub fn header_timeout(self, timeout: Duration) -> Self {
         self.with_config(|config| config.header_timeout = timeout)
     }
