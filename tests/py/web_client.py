@@ -1,10 +1,11 @@
 """Calls the calculator example the way clients outside Rust do: HTTP with
-the standard library's urllib, WebSocket with the `websockets` package
+the standard library's urllib and http.client, WebSocket with the `websockets` package
 (pinned in requirements.txt), including a call from the server back to
 this client. Usage: web_client.py HTTP_ADDR WS_ADDR. Exits non-zero, with
 the reason on stderr, when anything differs from what is expected."""
 
 import asyncio
+import http.client
 import json
 import sys
 import urllib.error
@@ -42,6 +43,31 @@ def check_http(addr):
     expect("HTTP text/plain", status, 415)
 
 
+def check_http_keep_alive(addr):
+    """Calls on one kept-alive connection, as http.client makes them (no
+    Connection header, unlike urllib): each answered on the same socket."""
+    host, port = addr.rsplit(":", 1)
+    conn = http.client.HTTPConnection(host, int(port), timeout=10)
+    headers = {"Content-Type": "application/json"}
+    sock = None
+    for i in range(3):
+        conn.request("POST", "/", body=f'{{"jsonrpc":"2.0","method":"subtract","params":[{i + 10},{i}],"id":{i}}}', headers=headers)
+        response = conn.getresponse()
+        body = response.read().decode()
+        expect(f"kept-alive call {i}", (response.status, json.loads(body)), (200, {"jsonrpc": "2.0", "result": 10, "id": i}))
+        expect(f"kept-alive call {i} headers", (response.getheader("Content-Type"), response.getheader("Date") is not None), ("application/json", True))
+        sock = sock or conn.sock
+        expect(f"kept-alive call {i} on the first socket", conn.sock is sock, True)
+    conn.request("POST", "/", body='{"jsonrpc":"2.0","method":"notify_hello","params":[7]}', headers=headers)
+    response = conn.getresponse()
+    expect("kept-alive notification", (response.status, response.read().decode()), (204, ""))
+    conn.request("POST", "/", body='{"jsonrpc":"2.0","method":"sum","params":[1,2],"id":"last"}', headers=headers)
+    response = conn.getresponse()
+    expect("kept-alive call after a notification", (response.status, json.loads(response.read().decode())), (200, {"jsonrpc": "2.0", "result": 3, "id": "last"}))
+    expect("kept-alive socket at the end", conn.sock is sock, True)
+    conn.close()
+
+
 async def check_ws(addr):
     async with connect(f"ws://{addr}/") as ws:
         await ws.send('{"jsonrpc":"2.0","method":"subtract","params":{"minuend":5,"subtrahend":3},"id":1}')
@@ -60,6 +86,7 @@ async def check_ws(addr):
 def main():
     http_addr, ws_addr = sys.argv[1], sys.argv[2]
     check_http(http_addr)
+    check_http_keep_alive(http_addr)
     asyncio.run(check_ws(ws_addr))
     print("ok")
 

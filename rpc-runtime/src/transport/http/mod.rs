@@ -9,6 +9,7 @@
 //! accepts WebSocket upgrades).
 
 mod client;
+mod plain;
 mod serve;
 mod service;
 mod watch;

@@ -19,6 +19,7 @@ use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream, ToSocketAddrs};
 use tokio::sync::Semaphore;
 
+use super::plain::{serve_plain, Plain, Rewind};
 use super::service::{HttpAddrs, HttpService, Serving};
 use super::watch::{Counted, HeadCounts, Watchdog};
 use crate::dispatch::signal::Signal;
@@ -96,6 +97,13 @@ pub(crate) trait Endpoint: Clone + Send + Sync + 'static {
         false
     }
 
+    /// The service whose plain JSON `POST`s the listener answers itself
+    /// (see `plain`), if any: only when nothing but the checks and the
+    /// engine would see them (no connection hook, no CORS).
+    fn plain(&self) -> Option<&HttpService> {
+        None
+    }
+
     /// Answers one request of a connection the listener accepted.
     fn respond(
         &self,
@@ -115,6 +123,15 @@ impl Endpoint for HttpService {
     #[cfg(feature = "ws")]
     fn upgrades(&self) -> bool {
         self.inner().config.ws.enabled
+    }
+
+    fn plain(&self) -> Option<&HttpService> {
+        let inner = self.inner();
+        #[cfg(feature = "cors")]
+        if inner.config.cors.is_some() {
+            return None;
+        }
+        inner.server.hook.is_none().then_some(self)
     }
 
     fn respond(
@@ -158,14 +175,28 @@ async fn accept_loop<E: Endpoint>(endpoint: &E, listener: &TcpListener, drain: &
     }
 }
 
-async fn serve_connection<E: Endpoint>(endpoint: E, stream: TcpStream, addrs: HttpAddrs, serving: Serving) {
+async fn serve_connection<E: Endpoint>(endpoint: E, mut stream: TcpStream, addrs: HttpAddrs, serving: Serving) {
     let drain = Arc::clone(&serving.drain);
-    let watchdog = Watchdog::new(endpoint.http().inner().config.header_timeout);
+    let mut watchdog = Watchdog::new(endpoint.http().inner().config.header_timeout);
     #[cfg(feature = "ws")]
     let upgrades = endpoint.upgrades();
     // One handle per connection; each request clones it once, and its
     // answer's body keeps that clone to count the answer done.
     let accepted = Arc::new(Accepted { endpoint, addrs, serving, counts: HeadCounts::default() });
+    // Plain JSON POSTs first, without hyper; hyper takes the connection
+    // over at the first other request, with what was read of it.
+    let mut unread = Vec::new();
+    if let Some(service) = accepted.endpoint.plain() {
+        match serve_plain(service, &mut stream, addrs, &drain, &accepted.counts, &mut watchdog).await {
+            Ok(Plain::HandOver(read)) => unread = read,
+            Ok(Plain::Closed) => return,
+            Ok(Plain::NoHead) => return no_head(addrs),
+            Err(err) => {
+                tracing::debug!(peer = %addrs.peer, error = %err, "HTTP connection ended with an error");
+                return;
+            }
+        }
+    }
     let service = {
         let accepted = Arc::clone(&accepted);
         hyper::service::service_fn(move |request: Request<Incoming>| {
@@ -185,7 +216,7 @@ async fn serve_connection<E: Endpoint>(endpoint: E, stream: TcpStream, addrs: Ht
     // per small call; a large answer pays one more copy of itself).
     // No `header_read_timeout`: the watchdog keeps it (see `watch`).
     builder.header_read_timeout(None).keep_alive(true).writev(false);
-    let io = TokioIo::new(stream);
+    let io = TokioIo::new(Rewind::new(unread, stream));
     let counts = &accepted.counts;
     // Upgrades only when WebSocket is served: the plain connection is a
     // little cheaper per request.
@@ -199,11 +230,13 @@ async fn serve_connection<E: Endpoint>(endpoint: E, stream: TcpStream, addrs: Ht
     let result = until_drained(builder.serve_connection(io, service), &drain, watchdog, counts).await;
     match result {
         Ok(Ended::Closed) => {}
-        Ok(Ended::NoHead) => {
-            tracing::debug!(peer = %addrs.peer, "closed an HTTP connection: no request head within header_timeout")
-        }
+        Ok(Ended::NoHead) => no_head(addrs),
         Err(err) => tracing::debug!(peer = %addrs.peer, error = %err, "HTTP connection ended with an error"),
     }
+}
+
+fn no_head(addrs: HttpAddrs) {
+    tracing::debug!(peer = %addrs.peer, "closed an HTTP connection: no request head within header_timeout");
 }
 
 /// What the standalone server knows of an accepted connection, shared by

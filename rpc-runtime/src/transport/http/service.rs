@@ -79,11 +79,11 @@ pub(crate) struct HttpConfig {
     any_origin: bool,
     max_body: Option<usize>,
     pub(crate) header_timeout: Duration,
-    body_timeout: Duration,
+    pub(crate) body_timeout: Duration,
     #[cfg(feature = "ws")]
     pub(crate) ws: crate::transport::ws::WsServerOptions,
     #[cfg(feature = "cors")]
-    cors: Option<tower_http::cors::CorsLayer>,
+    pub(crate) cors: Option<tower_http::cors::CorsLayer>,
 }
 
 /// The HTTP (and, with the `ws` feature, WebSocket) face of a [`Server`]:
@@ -470,13 +470,18 @@ impl Inner {
                 "Unsupported Media Type: send the JSON-RPC message with `Content-Type: application/json`",
             ));
         }
-        let max_body = self.config.max_body.unwrap_or(self.server.engine.limits().max_message_size);
+        let max_body = self.max_body();
         let declared =
             heads.content_length.and_then(|value| value.to_str().ok()).and_then(|value| value.parse::<u64>().ok());
         if declared.is_some_and(|length| length > max_body as u64) {
             return Err(too_large(max_body));
         }
         Ok(max_body)
+    }
+
+    /// The largest body accepted.
+    pub(crate) fn max_body(&self) -> usize {
+        self.config.max_body.unwrap_or(self.server.engine.limits().max_message_size)
     }
 
     /// The rest of a `POST`'s checks: the connection hook (401/403), then
@@ -542,26 +547,9 @@ impl Inner {
         uri: &http::Uri,
         addrs: Option<HttpAddrs>,
     ) -> Option<Response<Full<Bytes>>> {
-        let local = match addrs {
-            Some(addrs) => addrs.local.ip().is_loopback(),
-            None => false,
-        };
-        let extra: &[String] = match &self.config.hosts {
-            HostCheck::Any => return None,
-            HostCheck::Auto if !local => return None,
-            HostCheck::Auto => &[],
-            HostCheck::Only(hosts) => hosts,
-        };
         let host =
             host.and_then(|value| value.to_str().ok()).or_else(|| uri.authority().map(|authority| authority.as_str()));
-        // `extra` is lower case: comparing without regard to ASCII case is
-        // comparing the lower-cased host, without allocating it.
-        let allowed = host.is_some_and(|host| {
-            let name = host_name(host);
-            (local && is_loopback_name(name))
-                || extra.iter().any(|allowed| allowed.eq_ignore_ascii_case(host) || allowed.eq_ignore_ascii_case(name))
-        });
-        if allowed {
+        if self.host_allowed(host, addrs) {
             return None;
         }
         tracing::debug!(host = ?host, "refused an HTTP request for a host that is not allowed");
@@ -571,6 +559,28 @@ impl Inner {
         ))
     }
 
+    /// Whether a request for `host` (its `Host` header, or its URI's
+    /// authority) is served (see [`HostCheck`]).
+    pub(crate) fn host_allowed(&self, host: Option<&str>, addrs: Option<HttpAddrs>) -> bool {
+        let local = match addrs {
+            Some(addrs) => addrs.local.ip().is_loopback(),
+            None => false,
+        };
+        let extra: &[String] = match &self.config.hosts {
+            HostCheck::Any => return true,
+            HostCheck::Auto if !local => return true,
+            HostCheck::Auto => &[],
+            HostCheck::Only(hosts) => hosts,
+        };
+        // `extra` is lower case: comparing without regard to ASCII case is
+        // comparing the lower-cased host, without allocating it.
+        host.is_some_and(|host| {
+            let name = host_name(host);
+            (local && is_loopback_name(name))
+                || extra.iter().any(|allowed| allowed.eq_ignore_ascii_case(host) || allowed.eq_ignore_ascii_case(name))
+        })
+    }
+
     /// 403 when an `Origin` is given and is neither the request's own (its
     /// `Host`) nor an allowed one; `None` otherwise.
     pub(crate) fn check_origin(
@@ -578,25 +588,32 @@ impl Inner {
         origin: Option<&HeaderValue>,
         host: Option<&HeaderValue>,
     ) -> Option<Response<Full<Bytes>>> {
-        if self.config.any_origin {
+        let origin = origin.map(|value| value.to_str().ok());
+        if self.origin_allowed(origin, host.and_then(|value| value.to_str().ok())) {
             return None;
         }
-        let origin = origin?.to_str().unwrap_or("");
-        let host = host.and_then(|value| value.to_str().ok());
-        let same_origin = host.is_some_and(|host| {
-            let authority = origin.split_once("://").map_or("", |(_, authority)| authority);
-            authority.eq_ignore_ascii_case(host)
-        });
-        // The allowed origins are lower case (see `allowed_origins`).
-        if same_origin || self.config.origins.iter().any(|allowed| allowed.eq_ignore_ascii_case(origin)) {
-            return None;
-        }
-        let origin = origin.to_ascii_lowercase();
+        let origin = origin.flatten().unwrap_or("").to_ascii_lowercase();
         tracing::debug!(origin, "refused an HTTP request from an origin that is not allowed");
         Some(status_response(
             StatusCode::FORBIDDEN,
             "Forbidden: requests from this Origin are not allowed; the server can allow it with allowed_origins or cors",
         ))
+    }
+
+    /// Whether a request with this `Origin` (none; or one, as text when
+    /// it is visible ASCII) for `host` is allowed.
+    pub(crate) fn origin_allowed(&self, origin: Option<Option<&str>>, host: Option<&str>) -> bool {
+        if self.config.any_origin {
+            return true;
+        }
+        let Some(origin) = origin else { return true };
+        let origin = origin.unwrap_or("");
+        let same_origin = host.is_some_and(|host| {
+            let authority = origin.split_once("://").map_or("", |(_, authority)| authority);
+            authority.eq_ignore_ascii_case(host)
+        });
+        // The allowed origins are lower case (see `allowed_origins`).
+        same_origin || self.config.origins.iter().any(|allowed| allowed.eq_ignore_ascii_case(origin))
     }
 }
 
@@ -632,7 +649,7 @@ impl<'a> Heads<'a> {
 }
 
 /// The context of a request when there is no connection hook.
-fn plain_context(addrs: Option<HttpAddrs>) -> Context {
+pub(super) fn plain_context(addrs: Option<HttpAddrs>) -> Context {
     let cx = Context::new();
     match addrs {
         Some(addrs) => cx.with_peer_addr(addrs.peer),
@@ -662,7 +679,12 @@ fn is_loopback_name(name: &str) -> bool {
 /// `application/json`, with parameters (`; charset=utf-8`) or as a
 /// `+json` suffix, in any ASCII case.
 fn is_json(value: Option<&HeaderValue>) -> bool {
-    let Some(value) = value.and_then(|value| value.to_str().ok()) else {
+    is_json_str(value.and_then(|value| value.to_str().ok()))
+}
+
+/// [`is_json`] of a value already read as text.
+pub(super) fn is_json_str(value: Option<&str>) -> bool {
+    let Some(value) = value else {
         return false;
     };
     if value == "application/json" {

@@ -43,7 +43,8 @@ impl HeadCounts {
         self.heads.fetch_add(1, Ordering::Relaxed);
     }
 
-    fn answered(&self) {
+    /// A request's answer is done.
+    pub(crate) fn answered(&self) {
         self.answers.fetch_add(1, Ordering::Relaxed);
     }
 
