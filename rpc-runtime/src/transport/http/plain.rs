@@ -138,7 +138,7 @@ pub(super) async fn serve_plain(
             return Ok(Plain::Closed);
         }
         // Room for the next read: served bytes dropped, a large buffer
-        // given back, and for a body on its way, room for all of it.
+        // given back.
         if start > 0 {
             input.drain(..start);
             start = 0;
@@ -146,11 +146,10 @@ pub(super) async fn serve_plain(
         if input.capacity() > KEEP_INPUT && input.len() < KEEP_INPUT / 2 && !waiting_for_body {
             input.shrink_to(KEEP_INPUT / 2);
         }
-        let wanted = match look(&input, service, addrs, max_body) {
-            Head::Plain { head, body } => (head + body).saturating_sub(input.len()).max(READ_ROOM),
-            _ => READ_ROOM,
-        };
-        input.reserve(wanted);
+        // A body grows the buffer as it arrives, not by what its head
+        // declares (a head alone must not make the server reserve the
+        // body limit).
+        input.reserve(READ_ROOM);
         if waiting_for_body && body_timer.is_none() {
             body_timer = Some(Box::pin(tokio::time::sleep(inner.config.body_timeout)));
         }
