@@ -535,7 +535,7 @@ async fn a_request_without_host_is_refused_403_by_a_loopback_server() {
 }
 
 #[tokio::test]
-async fn a_client_that_half_closes_after_its_request_gets_its_answer() {
+async fn a_client_that_half_closes_after_its_request_gets_an_answer_ready_at_once() {
     let (server, _) = vault();
     let (addr, _stop, _task) = serve(server.http()).await;
     let mut conn = Conn::open(addr).await;
@@ -546,18 +546,16 @@ async fn a_client_that_half_closes_after_its_request_gets_its_answer() {
     assert_eq!(conn.until_closed().await, "");
 
     // A call still running when the client's end of the stream arrives
-    // is answered too (RFC 9112 §9.6 does not ask to close): the server
-    // reads nothing more while a plain POST's call runs, then answers,
-    // then sees the end. (hyper, which serves every other kind of
-    // request, takes such an end for the client going away, without its
-    // `half_close` option.)
+    // is dropped, its answer never sent: in HTTP the end of the stream in
+    // the middle of a request is the client going away (as hyper takes
+    // it without its `half_close` option, and the plain path too), so a
+    // long call is not left running for nobody. Only answers ready at
+    // once survive. (RFC 9112 §9.6 would allow answering too.)
     for ms in [0, 50] {
         let mut conn = Conn::open(addr).await;
         conn.send(post_json(addr, &format!(r#"{{"jsonrpc":"2.0","method":"sleep","params":[{ms}],"id":1}}"#), &[]))
             .await;
         conn.stream.shutdown().await.unwrap();
-        let reply = conn.reply().await;
-        assert_eq!((reply.status, reply.json()["result"].clone()), (200, serde_json::json!(ms)), "sleep {ms}");
         assert_eq!(conn.until_closed().await, "", "sleep {ms}");
     }
 }

@@ -120,9 +120,13 @@ pub(super) async fn serve_plain(
             answer.clear();
             answer.reserve(message.len().min(MAX_ANSWER_RESERVE) + ANSWER_HEADROOM);
             if let Some(pending) = inner.server.engine.process(message, &cx, &mut answer) {
-                // An async method: the answer comes when it is done
-                // (nothing else is read meanwhile, as in hyper).
-                answer = pending.run().await;
+                // An async method: the answer comes when it is done. As
+                // in hyper, the end of the connection meanwhile means the
+                // client went away, and the call is dropped.
+                match until_done_or_gone(pending.run(), stream, &mut input, end).await {
+                    Some(done) => answer = done,
+                    None => return Ok(Plain::Closed),
+                }
             }
             write_answer(&mut out, &answer, date.now());
             counts.answered();
@@ -195,6 +199,40 @@ pub(super) async fn serve_plain(
             }
         }
     }
+}
+
+/// Waits for `call`, reading what arrives meanwhile (the next requests,
+/// up to [`KEEP_INPUT`] past `served`) to see the connection end: `None`
+/// when it ended or failed before the call was done.
+async fn until_done_or_gone<T>(
+    call: impl Future<Output = T>,
+    stream: &TcpStream,
+    input: &mut Vec<u8>,
+    served: usize,
+) -> Option<T> {
+    let mut call = pin!(call);
+    poll_fn(|cx| {
+        if let Poll::Ready(done) = call.as_mut().poll(cx) {
+            return Poll::Ready(Some(done));
+        }
+        while input.len() - served < KEEP_INPUT {
+            match stream.poll_read_ready(cx) {
+                Poll::Ready(Ok(())) => {
+                    input.reserve(READ_ROOM);
+                    match stream.try_read_buf(input) {
+                        Ok(0) => return Poll::Ready(None),
+                        Ok(_) => {}
+                        Err(err) if err.kind() == io::ErrorKind::WouldBlock => {}
+                        Err(_) => return Poll::Ready(None),
+                    }
+                }
+                Poll::Ready(Err(_)) => return Poll::Ready(None),
+                Poll::Pending => break,
+            }
+        }
+        Poll::Pending
+    })
+    .await
 }
 
 /// What waiting for input ended with.
