@@ -1,6 +1,7 @@
 //! The standalone HTTP server: accepts TCP connections (at most
-//! `max_connections`), serves HTTP/1.1 with keep-alive on each, and shuts
-//! down gracefully.
+//! `max_connections`), serves HTTP/1.1 with keep-alive on each (plain JSON
+//! POSTs on its own path, see `plain`, everything else with hyper), keeps
+//! the header-read timeout (see `watch`), and shuts down gracefully.
 
 use std::convert::Infallible;
 use std::future::{poll_fn, Future};
