@@ -36,32 +36,6 @@ fn chunked(pieces: &[&str]) -> String {
     body
 }
 
-/// Takes the first response off `buf` when it is all there: its status
-/// line and the reply (a body only as long as its `Content-Length`; the
-/// server sends no chunked answers).
-fn take_response(buf: &mut Vec<u8>) -> Option<(String, Reply)> {
-    let head_end = buf.windows(4).position(|w| w == b"\r\n\r\n")?;
-    let head = String::from_utf8(buf[..head_end].to_vec()).expect("UTF-8 head");
-    let mut lines = head.split("\r\n");
-    let line = lines.next().expect("status line").to_owned();
-    let status = line.split(' ').nth(1).expect("status code").parse().expect("a number");
-    let headers: Vec<(String, String)> = lines
-        .filter_map(|line| line.split_once(':'))
-        .map(|(key, value)| (key.trim().to_owned(), value.trim().to_owned()))
-        .collect();
-    let length: usize = headers
-        .iter()
-        .find(|(key, _)| key.eq_ignore_ascii_case("content-length"))
-        .map_or(0, |(_, value)| value.parse().expect("a length"));
-    let end = head_end + 4 + length;
-    if buf.len() < end {
-        return None;
-    }
-    let body = String::from_utf8(buf[head_end + 4..end].to_vec()).expect("UTF-8 body");
-    buf.drain(..end);
-    Some((line, Reply { status, headers, body }))
-}
-
 /// One client connection whose bytes the test reads itself; what was read
 /// past one response is kept for the next (pipelined answers may arrive
 /// in one read).

@@ -163,40 +163,47 @@ pub async fn exchange(addr: SocketAddr, request: &str) -> Reply {
     read_reply(&mut stream).await
 }
 
-/// Reads one response (with a `Content-Length` or no body) off `stream`.
+/// Reads one response (with a `Content-Length` or no body) off `stream`;
+/// what arrives past it is dropped.
 pub async fn read_reply(stream: &mut TcpStream) -> Reply {
     tokio::time::timeout(HANG_GUARD, async {
         let mut buf = Vec::new();
-        let head_end = loop {
-            if let Some(at) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-                break at;
+        loop {
+            if let Some((_, reply)) = take_response(&mut buf) {
+                break reply;
             }
             let mut chunk = [0u8; 4096];
             let n = stream.read(&mut chunk).await.expect("read");
-            assert!(n > 0, "connection closed before a response: {:?}", String::from_utf8_lossy(&buf));
+            assert!(n > 0, "connection closed before a whole response: {:?}", String::from_utf8_lossy(&buf));
             buf.extend_from_slice(&chunk[..n]);
-        };
-        let head = String::from_utf8(buf[..head_end].to_vec()).expect("UTF-8 head");
-        let mut lines = head.split("\r\n");
-        let status_line = lines.next().expect("status line");
-        let status = status_line.split(' ').nth(1).expect("status code").parse().expect("a number");
-        let headers: Vec<(String, String)> = lines
-            .filter_map(|line| line.split_once(':'))
-            .map(|(key, value)| (key.trim().to_owned(), value.trim().to_owned()))
-            .collect();
-        let length: usize = headers
-            .iter()
-            .find(|(key, _)| key.eq_ignore_ascii_case("content-length"))
-            .map_or(0, |(_, value)| value.parse().expect("a length"));
-        let mut body = buf[head_end + 4..].to_vec();
-        while body.len() < length {
-            let mut chunk = [0u8; 4096];
-            let n = stream.read(&mut chunk).await.expect("read");
-            assert!(n > 0, "connection closed inside a body");
-            body.extend_from_slice(&chunk[..n]);
         }
-        Reply { status, headers, body: String::from_utf8(body).expect("UTF-8 body") }
     })
     .await
     .expect("a response in time")
+}
+
+/// Takes the first response off `buf` when it is all there: its status
+/// line and the reply (a body only as long as its `Content-Length`; the
+/// server sends no chunked answers).
+pub fn take_response(buf: &mut Vec<u8>) -> Option<(String, Reply)> {
+    let head_end = buf.windows(4).position(|w| w == b"\r\n\r\n")?;
+    let head = String::from_utf8(buf[..head_end].to_vec()).expect("UTF-8 head");
+    let mut lines = head.split("\r\n");
+    let line = lines.next().expect("status line").to_owned();
+    let status = line.split(' ').nth(1).expect("status code").parse().expect("a number");
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|line| line.split_once(':'))
+        .map(|(key, value)| (key.trim().to_owned(), value.trim().to_owned()))
+        .collect();
+    let length: usize = headers
+        .iter()
+        .find(|(key, _)| key.eq_ignore_ascii_case("content-length"))
+        .map_or(0, |(_, value)| value.parse().expect("a length"));
+    let end = head_end + 4 + length;
+    if buf.len() < end {
+        return None;
+    }
+    let body = String::from_utf8(buf[head_end + 4..end].to_vec()).expect("UTF-8 body");
+    buf.drain(..end);
+    Some((line, Reply { status, headers, body }))
 }
