@@ -23,6 +23,7 @@
 
 use std::future::{poll_fn, Future};
 use std::io;
+use std::mem::MaybeUninit;
 use std::pin::{pin, Pin};
 use std::task::{Context as TaskContext, Poll};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -30,6 +31,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::net::TcpStream;
 
+use super::serve::Ended;
 use super::service::{plain_context, HttpAddrs, HttpService};
 use super::watch::{HeadCounts, Watchdog};
 use crate::dispatch::signal::Signal;
@@ -51,10 +53,8 @@ const MAX_ANSWER_RESERVE: usize = 64 * 1024;
 
 /// How the plain loop left a connection.
 pub(super) enum Plain {
-    /// The connection is over: the client closed it, or it was drained.
-    Closed,
-    /// It waited for a request's head past the header timeout.
-    NoHead,
+    /// The connection is over.
+    Ended(Ended),
     /// A request this loop does not serve: hyper serves the connection
     /// from here, starting with these bytes (read, not served).
     HandOver(Vec<u8>),
@@ -125,7 +125,7 @@ pub(super) async fn serve_plain(
                 // client went away, and the call is dropped.
                 match until_done_or_gone(pending.run(), stream, &mut input, end).await {
                     Some(done) => answer = done,
-                    None => return Ok(Plain::Closed),
+                    None => return Ok(Plain::Ended(Ended::Closed)),
                 }
             }
             write_answer(&mut out, &answer, date.now());
@@ -139,7 +139,7 @@ pub(super) async fn serve_plain(
             out.clear();
         }
         if !waiting_for_body && start == input.len() && drain.is_raised() {
-            return Ok(Plain::Closed);
+            return Ok(Plain::Ended(Ended::Closed));
         }
         // Room for the next read: served bytes dropped, a large buffer
         // given back.
@@ -186,16 +186,15 @@ pub(super) async fn serve_plain(
         })
         .await?;
         match read {
-            Read::Bytes(0) => return Ok(Plain::Closed),
+            Read::Bytes(0) => return Ok(Plain::Ended(Ended::Closed)),
             Read::Bytes(_) => {}
-            Read::Drained => return Ok(Plain::Closed),
-            Read::NoHead => return Ok(Plain::NoHead),
+            Read::Drained => return Ok(Plain::Ended(Ended::Closed)),
+            Read::NoHead => return Ok(Plain::Ended(Ended::NoHead)),
             Read::BodyTimedOut => {
                 let reason = format!("Request Timeout: the body did not arrive within {:?}", inner.config.body_timeout);
                 write_timeout(&mut out, &reason, date.now());
                 stream.write_all(&out).await?;
-                counts.answered();
-                return Ok(Plain::Closed);
+                return Ok(Plain::Ended(Ended::Closed));
             }
         }
     }
@@ -249,9 +248,10 @@ fn look(input: &[u8], service: &HttpService, addrs: HttpAddrs, max_body: usize) 
     if input.is_empty() {
         return Head::Partial;
     }
-    let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
-    let mut request = httparse::Request::new(&mut headers);
-    let head = match request.parse(input) {
+    // Left uninitialized: the parser writes the headers it finds.
+    let mut headers = [const { MaybeUninit::<httparse::Header<'_>>::uninit() }; MAX_HEADERS];
+    let mut request = httparse::Request::new(&mut []);
+    let head = match request.parse_with_uninit_headers(input, &mut headers) {
         Ok(httparse::Status::Complete(head)) => head,
         Ok(httparse::Status::Partial) if input.len() <= MAX_HEAD => return Head::Partial,
         _ => return Head::Other,
@@ -262,29 +262,30 @@ fn look(input: &[u8], service: &HttpService, addrs: HttpAddrs, max_body: usize) 
     let (mut host, mut origin, mut content_type, mut length) = (None, None, None, None);
     for header in request.headers.iter() {
         let name = header.name.as_bytes();
-        let slot = if name.eq_ignore_ascii_case(b"host") {
-            &mut host
-        } else if name.eq_ignore_ascii_case(b"content-type") {
-            &mut content_type
-        } else if name.eq_ignore_ascii_case(b"content-length") {
-            if length.is_some() {
-                return Head::Other;
+        let is = |wanted: &[u8]| name.eq_ignore_ascii_case(wanted);
+        // The names that matter differ in length, but for `origin` and
+        // `expect`.
+        let slot = match name.len() {
+            4 if is(b"host") => &mut host,
+            6 if is(b"origin") => &mut origin,
+            12 if is(b"content-type") => &mut content_type,
+            14 if is(b"content-length") => {
+                if length.is_some() {
+                    return Head::Other;
+                }
+                &mut length
             }
-            &mut length
-        } else if name.eq_ignore_ascii_case(b"origin") {
-            &mut origin
-        } else if name.eq_ignore_ascii_case(b"transfer-encoding")
-            || name.eq_ignore_ascii_case(b"connection")
-            || name.eq_ignore_ascii_case(b"upgrade")
-            || name.eq_ignore_ascii_case(b"expect")
-        {
-            return Head::Other;
-        } else {
-            continue;
+            6 | 7 | 10 | 17 if is(b"expect") || is(b"upgrade") || is(b"connection") || is(b"transfer-encoding") => {
+                return Head::Other
+            }
+            _ => continue,
         };
-        // As `HeaderValue::to_str`: visible ASCII (and tabs) only.
+        // As `HeaderValue::to_str`: visible ASCII (and tabs) only. The
+        // parser refused other control bytes, so ASCII is enough to ask.
         if slot.is_none() {
-            *slot = Some(std::str::from_utf8(header.value).ok().filter(|value| visible_ascii(value.as_bytes())));
+            *slot = Some(
+                Some(header.value).filter(|value| value.is_ascii()).and_then(|value| std::str::from_utf8(value).ok()),
+            );
         }
     }
     let Some(Some(length)) = length else { return Head::Other };
@@ -314,10 +315,6 @@ fn decimal(value: &str) -> Option<usize> {
         return None;
     }
     value.parse().ok()
-}
-
-fn visible_ascii(value: &[u8]) -> bool {
-    value.iter().all(|&byte| byte == b'\t' || (0x20..0x7f).contains(&byte))
 }
 
 /// A 200 with the JSON-RPC answer, or a 204 when there is none; the head
@@ -497,6 +494,8 @@ mod tests {
             with("Content-Length: 2\r\n", "Content-Length: 2\r\nOrigin: https://evil.example\r\n"),
             with("Content-Length: 2\r\n", "Content-Length: 2\r\nOrigin: http://caf\u{e9}\r\n"),
             with("Host: localhost:8080", "Host: local\u{e9}"),
+            with("Host: localhost:8080", "Host: local\u{1}host"),
+            with("Host: localhost:8080", "Host: local\u{7f}host"),
             "GARBAGE\r\n\r\n".to_owned(),
             format!("POST / HTTP/1.1\r\n{}\r\n", "X-A: b\r\n".repeat(MAX_HEADERS + 1)),
         ];

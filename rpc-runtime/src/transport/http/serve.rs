@@ -190,12 +190,8 @@ async fn serve_connection<E: Endpoint>(endpoint: E, mut stream: TcpStream, addrs
     if let Some(service) = accepted.endpoint.plain() {
         match serve_plain(service, &mut stream, addrs, &drain, &accepted.counts, &mut watchdog).await {
             Ok(Plain::HandOver(read)) => unread = read,
-            Ok(Plain::Closed) => return,
-            Ok(Plain::NoHead) => return no_head(addrs),
-            Err(err) => {
-                tracing::debug!(peer = %addrs.peer, error = %err, "HTTP connection ended with an error");
-                return;
-            }
+            Ok(Plain::Ended(ended)) => return log_end::<io::Error>(addrs, Ok(ended)),
+            Err(err) => return log_end(addrs, Err(err)),
         }
     }
     let service = {
@@ -229,15 +225,18 @@ async fn serve_connection<E: Endpoint>(endpoint: E, mut stream: TcpStream, addrs
     };
     #[cfg(not(feature = "ws"))]
     let result = until_drained(builder.serve_connection(io, service), &drain, watchdog, counts).await;
-    match result {
-        Ok(Ended::Closed) => {}
-        Ok(Ended::NoHead) => no_head(addrs),
-        Err(err) => tracing::debug!(peer = %addrs.peer, error = %err, "HTTP connection ended with an error"),
-    }
+    log_end(addrs, result);
 }
 
-fn no_head(addrs: HttpAddrs) {
-    tracing::debug!(peer = %addrs.peer, "closed an HTTP connection: no request head within header_timeout");
+/// Says why a connection ended, unless it simply closed.
+fn log_end<E: std::fmt::Display>(addrs: HttpAddrs, ended: Result<Ended, E>) {
+    match ended {
+        Ok(Ended::Closed) => {}
+        Ok(Ended::NoHead) => {
+            tracing::debug!(peer = %addrs.peer, "closed an HTTP connection: no request head within header_timeout")
+        }
+        Err(err) => tracing::debug!(peer = %addrs.peer, error = %err, "HTTP connection ended with an error"),
+    }
 }
 
 /// What the standalone server knows of an accepted connection, shared by
@@ -256,9 +255,9 @@ impl<E> AsRef<HeadCounts> for Arc<Accepted<E>> {
 }
 
 /// How a connection ended, when not with an error.
-enum Ended {
-    /// hyper closed it (the client did, or keep-alive ended, or it was
-    /// drained).
+pub(super) enum Ended {
+    /// It closed: the client closed it, keep-alive ended, or it was
+    /// drained.
     Closed,
     /// It waited for a request's head longer than `header_timeout`.
     NoHead,
