@@ -3,8 +3,9 @@
 //! that never reads its answers, over TCP and over stdio; batches of
 //! `rpc.discover` never read; answers sent by `async` handlers through the
 //! outbox to a client that never reads; a client reading slowly but
-//! steadily; and the buffers of idle connections after one large message
-//! (issue 14, findings 1 and 3).
+//! steadily; the buffers of idle connections after one large message
+//! (issue 14, findings 1 and 3); and HTTP heads that declare large bodies
+//! they do not send.
 //!
 //! Each test sends far more than the limit would let the server hold, and
 //! checks the server's peak against connections x (limit + one message),
@@ -18,7 +19,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::Wire;
-use measure::{peak_rss_kib, procfs, rss_kib, Stderr, TcpCalculator, MIB};
+use measure::{peak_rss_kib, procfs, rss_kib, virtual_kib, Stderr, TcpCalculator, MIB};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -79,13 +80,51 @@ async fn warm_up(addr: std::net::SocketAddr, wire: Wire) {
     assert_eq!(answer, common::result("1", "1"));
 }
 
-fn report(what: &str, baseline: u64, peak: u64, sent: u64) -> String {
-    format!(
+/// What the server process `pid` held while a client that never reads
+/// sent it frames.
+struct Flood {
+    /// Bytes the client got rid of before the server stopped reading.
+    sent: u64,
+    /// The server's peak resident memory over its baseline, in KiB.
+    grown: u64,
+    /// The line the test prints and fails with.
+    report: String,
+}
+
+/// Sends `frames` through `writer` to the server `pid` until it stops
+/// reading (or 8 s pass), and measures its peak over the baseline taken
+/// first.
+async fn flood<W: AsyncWrite + Unpin + Send + 'static>(
+    what: &str,
+    pid: u32,
+    writer: W,
+    frames: impl Iterator<Item = Vec<u8>> + Send + 'static,
+) -> Flood {
+    let baseline = rss_kib(pid);
+    let (sent, _task) = send_in_background(writer, frames);
+    let sent = until_stalled(&sent, Duration::from_secs(8)).await;
+    let peak = peak_rss_kib(pid);
+    let report = format!(
         "{what}: server peak {} MiB over a baseline of {} MiB, after the client sent {} MiB",
-        (peak.saturating_sub(baseline)) / MIB,
+        peak.saturating_sub(baseline) / MIB,
         baseline / MIB,
         sent / (1024 * 1024)
-    )
+    );
+    Flood { sent, grown: peak.saturating_sub(baseline), report }
+}
+
+/// [`flood`] over a new connection to `server` (warmed up first) whose
+/// answers are never read.
+async fn flood_over_tcp(
+    what: &str,
+    server: &TcpCalculator,
+    wire: Wire,
+    frames: impl Iterator<Item = Vec<u8>> + Send + 'static,
+) -> Flood {
+    warm_up(server.addr, wire).await;
+    let stream = TcpStream::connect(server.addr).await.unwrap();
+    let (_never_read, writer) = stream.into_split();
+    flood(what, server.pid(), writer, frames).await
 }
 
 /// Finding 1, over TCP: 100 `echo` calls with 2 MiB answers (200 MiB of
@@ -99,19 +138,13 @@ async fn a_client_that_never_reads_large_answers_costs_the_server_at_most_the_by
     }
     for wire in Wire::BOTH {
         let server = TcpCalculator::spawn(wire.arg(), &[], Stderr::Collected).await;
-        warm_up(server.addr, wire).await;
-        let baseline = rss_kib(server.pid());
-        let stream = TcpStream::connect(server.addr).await.unwrap();
-        let (_never_read, writer) = stream.into_split();
         let total = 100u64;
-        let (sent, _task) = send_in_background(writer, (0..total).map(move |id| echo_request(wire, id, 2 << 20)));
-        let sent = until_stalled(&sent, Duration::from_secs(8)).await;
-        let peak = peak_rss_kib(server.pid());
-        let report = report(&format!("{wire:?}"), baseline, peak, sent);
+        let requests = (0..total).map(move |id| echo_request(wire, id, 2 << 20));
+        let Flood { sent, grown, report } = flood_over_tcp(&format!("{wire:?}"), &server, wire, requests).await;
         assert!(sent < total * (2 << 20), "the server read everything: no backpressure ({report})");
         // Held: at most 4 MiB of unsent answers plus the one being made,
         // the message being read, and the allocator's slack.
-        assert!(peak - baseline < 48 * MIB, "{report}; {}", server.stderr());
+        assert!(grown < 48 * MIB, "{report}; {}", server.stderr());
         eprintln!("{report}");
     }
 }
@@ -138,14 +171,11 @@ async fn a_client_that_never_reads_stdout_costs_the_server_at_most_the_byte_limi
         // A warm-up call would need stdout; a small write lets it start up.
         stdin.write_all(&wire.encode(br#"{"jsonrpc":"2.0","method":"notify_hello","params":[1]}"#)).await.unwrap();
         tokio::time::sleep(Duration::from_millis(200)).await;
-        let baseline = rss_kib(pid);
         let total = 100u64;
-        let (sent, _task) = send_in_background(stdin, (0..total).map(move |id| echo_request(wire, id, 2 << 20)));
-        let sent = until_stalled(&sent, Duration::from_secs(8)).await;
-        let peak = peak_rss_kib(pid);
-        let report = report(&format!("stdio, {wire:?}"), baseline, peak, sent);
+        let requests = (0..total).map(move |id| echo_request(wire, id, 2 << 20));
+        let Flood { sent, grown, report } = flood(&format!("stdio, {wire:?}"), pid, stdin, requests).await;
         assert!(sent < total * (2 << 20), "the server read everything: no backpressure ({report})");
-        assert!(peak - baseline < 48 * MIB, "{report}");
+        assert!(grown < 48 * MIB, "{report}");
         eprintln!("{report}");
     }
 }
@@ -160,10 +190,6 @@ async fn batches_of_discover_never_read_cost_the_server_at_most_the_byte_limit()
     }
     let wire = Wire::Ndjson;
     let server = TcpCalculator::spawn(wire.arg(), &[], Stderr::Collected).await;
-    warm_up(server.addr, wire).await;
-    let baseline = rss_kib(server.pid());
-    let stream = TcpStream::connect(server.addr).await.unwrap();
-    let (_never_read, writer) = stream.into_split();
     let batch = move |n: u64| {
         let calls: Vec<String> = (0..1_000)
             .map(|i| format!(r#"{{"jsonrpc":"2.0","method":"rpc.discover","id":{}}}"#, n * 1_000 + i))
@@ -171,14 +197,12 @@ async fn batches_of_discover_never_read_cost_the_server_at_most_the_byte_limit()
         wire.encode(format!("[{}]", calls.join(",")).as_bytes())
     };
     let total = 200u64;
-    let (sent, _task) = send_in_background(writer, (0..total).map(batch));
-    let sent = until_stalled(&sent, Duration::from_secs(8)).await;
-    let peak = peak_rss_kib(server.pid());
-    let report = report("batches of rpc.discover", baseline, peak, sent);
+    let Flood { sent, grown, report } =
+        flood_over_tcp("batches of rpc.discover", &server, wire, (0..total).map(batch)).await;
     assert!(sent < total * batch(0).len() as u64, "the server read everything: no backpressure ({report})");
     // One batch answer (about 5 MB) is one message: 4 MiB of it unsent
     // plus the next one being made, at most.
-    assert!(peak - baseline < 64 * MIB, "{report}");
+    assert!(grown < 64 * MIB, "{report}");
     eprintln!("{report}");
 }
 
@@ -194,10 +218,6 @@ async fn async_answers_to_a_client_that_never_reads_are_bounded_by_the_byte_limi
     }
     let wire = Wire::Ndjson;
     let server = TcpCalculator::spawn(wire.arg(), &[], Stderr::Collected).await;
-    warm_up(server.addr, wire).await;
-    let baseline = rss_kib(server.pid());
-    let stream = TcpStream::connect(server.addr).await.unwrap();
-    let (_never_read, writer) = stream.into_split();
     let request = move |id: u64| {
         let payload = "n".repeat(1 << 20);
         let message =
@@ -205,12 +225,10 @@ async fn async_answers_to_a_client_that_never_reads_are_bounded_by_the_byte_limi
         wire.encode(message.as_bytes())
     };
     let total = 200u64;
-    let (sent, _task) = send_in_background(writer, (0..total).map(request));
-    let sent = until_stalled(&sent, Duration::from_secs(8)).await;
-    let peak = peak_rss_kib(server.pid());
-    let report = report("notifications from async handlers", baseline, peak, sent);
+    let Flood { sent, grown, report } =
+        flood_over_tcp("notifications from async handlers", &server, wire, (0..total).map(request)).await;
     assert!(sent < total * (1 << 20), "the server read everything: no backpressure ({report})");
-    assert!(peak - baseline < 64 * MIB, "{report}");
+    assert!(grown < 64 * MIB, "{report}");
     eprintln!("{report}");
 }
 
@@ -317,4 +335,49 @@ async fn idle_connections_give_back_the_buffers_of_a_large_message() {
         assert!(second.saturating_sub(baseline) < 16 * 22 * MIB / 3, "{report}");
         eprintln!("{report}");
     }
+}
+
+/// The HTTP server's own path for plain POSTs: a head declaring a large
+/// body makes the server hold room for what arrived, not for what the
+/// head declared. 200 connections each declare 9 MB (under the 10 MiB
+/// limit) and send one byte of it; room reserved for the declared bodies
+/// would be 1.7 GiB of address space.
+#[tokio::test(flavor = "multi_thread")]
+async fn http_heads_declaring_large_bodies_cost_what_arrived() {
+    if !procfs("http_heads_declaring_large_bodies_cost_what_arrived") {
+        return;
+    }
+    let server = TcpCalculator::spawn_with_http(Stderr::Collected).await;
+    let addr = server.http.expect("serving HTTP");
+    let post = |body: &str| {
+        format!(
+            "POST / HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        )
+    };
+    // Warm up: one call answered, so the baseline has the runtime's first
+    // allocations.
+    let mut warm = TcpStream::connect(addr).await.unwrap();
+    warm.write_all(post(r#"{"jsonrpc":"2.0","method":"subtract","params":[2,1],"id":1}"#).as_bytes()).await.unwrap();
+    let mut answer = [0u8; 512];
+    assert!(warm.read(&mut answer).await.unwrap() > 0);
+    let (baseline, resident) = (virtual_kib(server.pid()), rss_kib(server.pid()));
+    let head = format!(
+        "POST / HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: 9000000\r\n\r\n["
+    );
+    let mut held = Vec::new();
+    for _ in 0..200 {
+        let mut stream = TcpStream::connect(addr).await.unwrap();
+        stream.write_all(head.as_bytes()).await.unwrap();
+        held.push(stream);
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let grown = virtual_kib(server.pid()).saturating_sub(baseline);
+    let report = format!(
+        "200 heads declaring 9 MB bodies: the server's address space grew {} MiB, resident {} MiB",
+        grown / MIB,
+        rss_kib(server.pid()).saturating_sub(resident) / MIB
+    );
+    assert!(grown < 512 * MIB, "{report}; {}", server.stderr());
+    eprintln!("{report}");
 }

@@ -50,6 +50,11 @@ pub fn peak_rss_kib(pid: u32) -> u64 {
     status_kib(pid, "VmHWM")
 }
 
+/// The address space it has reserved, resident or not, in KiB.
+pub fn virtual_kib(pid: u32) -> u64 {
+    status_kib(pid, "VmSize")
+}
+
 /// Open file descriptors.
 pub fn open_fds(pid: u32) -> usize {
     std::fs::read_dir(format!("/proc/{pid}/fd")).expect("read /proc/<pid>/fd").count()
@@ -83,6 +88,9 @@ pub enum Stderr {
 pub struct TcpCalculator {
     /// Where it listens.
     pub addr: SocketAddr,
+    /// Where it serves HTTP, when started with
+    /// [`TcpCalculator::spawn_with_http`].
+    pub http: Option<SocketAddr>,
     child: Child,
     stderr: Arc<Mutex<Vec<u8>>>,
     _undrained: Option<BufReader<tokio::process::ChildStderr>>,
@@ -92,6 +100,14 @@ impl TcpCalculator {
     /// Starts it with `--framing framing` and environment `env`.
     pub async fn spawn(framing: &str, env: &[(&str, &str)], stderr: Stderr) -> Self {
         Self::start(Command::new(crate::common::calculator_path()), framing, env, stderr).await
+    }
+
+    /// Like [`TcpCalculator::spawn`], also serving HTTP (`--http`) on
+    /// another ephemeral port, [`TcpCalculator::http`].
+    pub async fn spawn_with_http(stderr: Stderr) -> Self {
+        let mut command = Command::new(crate::common::calculator_path());
+        command.args(["--http", "127.0.0.1:0"]);
+        Self::start(command, "ndjson", &[], stderr).await
     }
 
     /// Like [`TcpCalculator::spawn`], with at most `fds` open file
@@ -114,6 +130,8 @@ impl TcpCalculator {
         for (key, value) in env {
             command.env(key, value);
         }
+        let wants_http = command.as_std().get_args().any(|arg| arg == "--http");
+        let (mut tcp, mut http) = (None, None);
         let mut child = command.spawn().expect("spawn the calculator");
         let mut reader = BufReader::new(child.stderr.take().expect("piped stderr"));
         let addr = tokio::time::timeout(Duration::from_secs(20), async {
@@ -122,7 +140,15 @@ impl TcpCalculator {
                 line.clear();
                 assert!(reader.read_line(&mut line).await.expect("read stderr") > 0, "the calculator exited early");
                 if let Some(addr) = line.trim().strip_prefix("listening on ") {
-                    return addr.parse::<SocketAddr>().expect("a socket address");
+                    // TCP is bound first, then HTTP (`http://ADDR`) if asked.
+                    match addr.strip_prefix("http://") {
+                        Some(http_addr) => {
+                            http = Some(http_addr.parse::<SocketAddr>().expect("a socket address"));
+                            return tcp.expect("TCP bound before HTTP");
+                        }
+                        None if wants_http => tcp = Some(addr.parse::<SocketAddr>().expect("a socket address")),
+                        None => return addr.parse::<SocketAddr>().expect("a socket address"),
+                    }
                 }
             }
         })
@@ -142,7 +168,7 @@ impl TcpCalculator {
                 None
             }
         };
-        TcpCalculator { addr, child, stderr: collected, _undrained: undrained }
+        TcpCalculator { addr, http, child, stderr: collected, _undrained: undrained }
     }
 
     /// Its process id.

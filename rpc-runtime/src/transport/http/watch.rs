@@ -8,7 +8,7 @@
 //! call's. Here the requests only count: one count when a head has been
 //! read (hyper calls the service, or the plain path reads one), one when
 //! its answer is done (hyper drops the answer's body, or the plain path
-//! has written it). The connection's task looks at the counts on a slow tick, a
+//! has made it). The connection's task looks at the counts on a slow tick, a
 //! quarter of the timeout, and closes the connection once it has been
 //! waiting for a head (both counts equal) over as many ticks as make the
 //! timeout: between the timeout and a quarter more after the connection
