@@ -21,6 +21,7 @@ pub mod feed;
 pub mod handwritten;
 pub mod jsonrpsee_impl;
 pub mod ours;
+pub mod process;
 
 /// The version number `version()` answers with.
 pub const VERSION: u32 = 7;

@@ -37,6 +37,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use rpc_bench::process::ServerProcess;
 use rpc_bench::{handwritten, ours};
 use rpc_runtime::nats::async_nats;
 use serde::Deserialize;
@@ -392,11 +393,6 @@ impl Measurement {
     }
 }
 
-struct ServerProcess {
-    child: Child,
-    addr: SocketAddr,
-}
-
 /// A `nats-server` on a free loopback port, for the NATS targets.
 struct Broker {
     child: Child,
@@ -435,68 +431,31 @@ impl Drop for Broker {
     }
 }
 
-impl ServerProcess {
-    fn start(target: Target, broker: Option<&Broker>) -> ServerProcess {
-        let exe = std::env::current_exe().expect("own executable");
-        // LOAD_SERVER_WRAPPER runs the server under a profiler, e.g.
-        // "valgrind --tool=callgrind" (its CPU time then means little).
-        let wrapper = std::env::var("LOAD_SERVER_WRAPPER").unwrap_or_default();
-        let mut command = wrapper.split_whitespace();
-        let mut child = match command.next() {
-            Some(program) => {
-                let mut c = Command::new(program);
-                c.args(command).arg(exe);
-                c
-            }
-            None => Command::new(exe),
-        };
-        child.args(["serve", target.name()]);
-        if let Some(broker) = broker {
-            child.arg(broker.url());
+/// Starts the server process for `target` (under `LOAD_SERVER_WRAPPER`,
+/// if set).
+fn start_server(target: Target, broker: Option<&Broker>) -> ServerProcess {
+    let exe = std::env::current_exe().expect("own executable");
+    // LOAD_SERVER_WRAPPER runs the server under a profiler, e.g.
+    // "valgrind --tool=callgrind" (its CPU time then means little).
+    let wrapper = std::env::var("LOAD_SERVER_WRAPPER").unwrap_or_default();
+    let mut command = wrapper.split_whitespace();
+    let mut server = match command.next() {
+        Some(program) => {
+            let mut c = Command::new(program);
+            c.args(command).arg(exe);
+            c
         }
-        let mut child = child
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("start server process");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().expect("piped stdout")).read_line(&mut line).expect("read address");
-        let addr = line.trim().parse().unwrap_or_else(|_| panic!("server printed `{line}`, not an address"));
-        ServerProcess { child, addr }
+        None => Command::new(exe),
+    };
+    server.args(["serve", target.name()]);
+    if let Some(broker) = broker {
+        server.arg(broker.url());
     }
-
-    /// User + system CPU time of the server process so far.
-    fn cpu_time(&self) -> Duration {
-        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.child.id())).expect("read /proc stat");
-        // Fields after the parenthesised command name; utime and stime are
-        // fields 14 and 15 of the whole line.
-        let rest = &stat[stat.rfind(')').expect("stat format") + 2..];
-        let fields: Vec<&str> = rest.split(' ').collect();
-        let ticks: u64 = fields[11].parse::<u64>().expect("utime") + fields[12].parse::<u64>().expect("stime");
-        Duration::from_secs_f64(ticks as f64 / clock_ticks_per_second())
-    }
-}
-
-impl Drop for ServerProcess {
-    fn drop(&mut self) {
-        drop(self.child.stdin.take()); // asks it to exit
-        let _ = self.child.wait();
-    }
-}
-
-fn clock_ticks_per_second() -> f64 {
-    Command::new("getconf")
-        .arg("CLK_TCK")
-        .output()
-        .ok()
-        .and_then(|out| String::from_utf8(out.stdout).ok())
-        .and_then(|text| text.trim().parse().ok())
-        .unwrap_or(100.0)
+    ServerProcess::start(server)
 }
 
 fn measure(target: Target, options: &Options, broker: Option<&Broker>) -> Measurement {
-    let server = ServerProcess::start(target, broker.filter(|_| target.transport() == Transport::Nats));
+    let server = start_server(target, broker.filter(|_| target.transport() == Transport::Nats));
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("tokio runtime");
     // Warm up (connections, allocator, caches), then measure.
     runtime.block_on(run_load(target.transport(), server.addr, options, Duration::from_millis(500)));

@@ -17,13 +17,13 @@
 //! cargo run --release --bin subscriptions -- [--items 1000000] [--runs 5] [--targets ours,jsonrpsee]
 //! ```
 
-use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use futures_util::{SinkExt, StreamExt};
 use rpc_bench::feed::{jsonrpsee_feed, ours, Quote};
+use rpc_bench::process::ServerProcess;
 use serde::Deserialize;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader as AsyncBufReader};
 use tokio::net::{TcpListener, TcpStream};
@@ -99,7 +99,7 @@ fn main() {
     };
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("tokio runtime");
     let servers: Vec<(Target, ServerProcess)> =
-        options.targets.iter().map(|&target| (target, ServerProcess::start(target))).collect();
+        options.targets.iter().map(|&target| (target, start_server(target))).collect();
     // Warm up each server once, then alternate the targets run by run, so
     // that they see the same machine.
     for (target, server) in &servers {
@@ -242,52 +242,11 @@ impl Measurement {
     }
 }
 
-struct ServerProcess {
-    child: Child,
-    addr: SocketAddr,
-}
-
-impl ServerProcess {
-    fn start(target: Target) -> ServerProcess {
-        let exe = std::env::current_exe().expect("own executable");
-        let mut child = Command::new(exe)
-            .args(["serve", target.name()])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("start server process");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().expect("piped stdout")).read_line(&mut line).expect("read address");
-        let addr = line.trim().parse().unwrap_or_else(|_| panic!("server printed `{line}`, not an address"));
-        ServerProcess { child, addr }
-    }
-
-    /// User + system CPU time of the server process so far.
-    fn cpu_time(&self) -> Duration {
-        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.child.id())).expect("read /proc stat");
-        let rest = &stat[stat.rfind(')').expect("stat format") + 2..];
-        let fields: Vec<&str> = rest.split(' ').collect();
-        let ticks: u64 = fields[11].parse::<u64>().expect("utime") + fields[12].parse::<u64>().expect("stime");
-        Duration::from_secs_f64(ticks as f64 / clock_ticks_per_second())
-    }
-}
-
-impl Drop for ServerProcess {
-    fn drop(&mut self) {
-        drop(self.child.stdin.take());
-        let _ = self.child.wait();
-    }
-}
-
-fn clock_ticks_per_second() -> f64 {
-    Command::new("getconf")
-        .arg("CLK_TCK")
-        .output()
-        .ok()
-        .and_then(|out| String::from_utf8(out.stdout).ok())
-        .and_then(|text| text.trim().parse().ok())
-        .unwrap_or(100.0)
+/// Starts this binary serving `target` in a process of its own.
+fn start_server(target: Target) -> ServerProcess {
+    let mut command = Command::new(std::env::current_exe().expect("own executable"));
+    command.args(["serve", target.name()]);
+    ServerProcess::start(command)
 }
 
 fn median(mut values: Vec<f64>) -> f64 {
