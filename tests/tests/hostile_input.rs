@@ -141,26 +141,17 @@ async fn repeated_panics_are_logged_once_with_a_count_not_once_each() {
 #[tokio::test(flavor = "multi_thread")]
 async fn an_undrained_stderr_does_not_stall_the_server() {
     use tokio::io::AsyncWriteExt;
-    let mut child = tokio::process::Command::new(common::calculator_path())
-        .env("RPC_LOG", "info")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped()) // never read
-        .kill_on_drop(true)
-        .spawn()
-        .expect("spawn the calculator");
-    let _stderr = child.stderr.take();
-    let mut stdin = child.stdin.take().unwrap();
-    let mut conn = common::Conn::new(child.stdout.take().unwrap(), tokio::io::sink(), Wire::Ndjson);
+    // Kept whole: its stderr pipe stays open, unread.
+    let mut calc = common::UndrainedCalculator::spawn();
     // Each notification logs an info line: far more than a pipe holds.
     let line = r#"{"jsonrpc":"2.0","method":"notify_hello","params":[7]}"#.to_owned() + "\n";
     let flood = line.repeat(20_000);
     let request = req("subtract", "[5,3]", 1) + "\n";
     let answered = tokio::time::timeout(std::time::Duration::from_secs(15), async {
-        stdin.write_all(flood.as_bytes()).await.unwrap();
-        stdin.write_all(request.as_bytes()).await.unwrap();
-        stdin.flush().await.unwrap();
-        conn.recv().await
+        calc.stdin.write_all(flood.as_bytes()).await.unwrap();
+        calc.stdin.write_all(request.as_bytes()).await.unwrap();
+        calc.stdin.flush().await.unwrap();
+        calc.conn.recv().await
     })
     .await;
     assert_eq!(answered.ok(), Some(result("2", "1")), "the server stalled on its log output");

@@ -134,35 +134,26 @@ async fn accept_failures_at_the_descriptor_limit_are_logged_once_per_interval() 
 /// direct write to the full pipe would block for good).
 #[tokio::test(flavor = "multi_thread")]
 async fn a_full_undrained_stderr_holds_up_neither_panics_nor_shutdown() {
-    let mut child = tokio::process::Command::new(common::calculator_path())
-        .env("RPC_LOG", "info")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped()) // never read
-        .kill_on_drop(true)
-        .spawn()
-        .expect("spawn the calculator");
-    let _stderr = child.stderr.take();
-    let mut stdin = child.stdin.take().unwrap();
-    let mut conn = common::Conn::new(child.stdout.take().unwrap(), tokio::io::sink(), Wire::Ndjson);
+    // Kept whole: its stderr pipe stays open, unread.
+    let mut calc = common::UndrainedCalculator::spawn();
     // Each notification logs a line: far more than the pipe holds.
     let note = r#"{"jsonrpc":"2.0","method":"notify_hello","params":[7]}"#.to_owned() + "\n";
-    stdin.write_all(note.repeat(20_000).as_bytes()).await.unwrap();
+    calc.stdin.write_all(note.repeat(20_000).as_bytes()).await.unwrap();
     // A panic at a place that has not panicked before, then a slow request
     // and a quick one; the quick answer shows both others were read.
     for request in [req("panic", "[]", 1), req("sleep", "[300]", 2), req("subtract", "[5,3]", 3)] {
-        stdin.write_all(format!("{request}\n").as_bytes()).await.unwrap();
+        calc.stdin.write_all(format!("{request}\n").as_bytes()).await.unwrap();
     }
-    stdin.flush().await.unwrap();
+    calc.stdin.flush().await.unwrap();
     let mut answers = Vec::new();
     while answers.len() < 2 {
-        answers.push(conn.recv().await);
+        answers.push(calc.conn.recv().await);
     }
     assert!(answers[0].contains("-32603"), "{answers:?}");
     assert_eq!(answers[1], result("2", "3"));
-    let pid = child.id().unwrap().to_string();
+    let pid = calc.child.id().unwrap().to_string();
     assert!(std::process::Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
-    assert_eq!(conn.recv().await, result("300", "2"), "the running request is answered");
-    let status = tokio::time::timeout(Duration::from_secs(10), child.wait()).await.expect("the calculator exits");
+    assert_eq!(calc.conn.recv().await, result("300", "2"), "the running request is answered");
+    let status = tokio::time::timeout(Duration::from_secs(10), calc.child.wait()).await.expect("the calculator exits");
     assert!(status.unwrap().success());
 }

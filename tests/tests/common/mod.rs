@@ -214,6 +214,34 @@ pub fn serve_in_process(server: Server, wire: Wire) -> (Conn, tokio::task::JoinH
     (Conn::new(client_read, client_write, wire), task)
 }
 
+/// The calculator over stdio (newline-delimited), logging at `info` into
+/// a stderr pipe nobody reads: once the pipe is full, a log line that
+/// waited for room would stall the server.
+pub struct UndrainedCalculator {
+    pub child: tokio::process::Child,
+    pub stdin: tokio::process::ChildStdin,
+    /// Reads its answers (stdout); sends nothing (write to `stdin`).
+    pub conn: Conn,
+    _stderr: Option<tokio::process::ChildStderr>,
+}
+
+impl UndrainedCalculator {
+    pub fn spawn() -> Self {
+        let mut child = tokio::process::Command::new(calculator_path())
+            .env("RPC_LOG", "info")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped()) // never read
+            .kill_on_drop(true)
+            .spawn()
+            .expect("spawn the calculator");
+        let _stderr = child.stderr.take();
+        let stdin = child.stdin.take().expect("piped stdin");
+        let conn = Conn::new(child.stdout.take().expect("piped stdout"), tokio::io::sink(), Wire::Ndjson);
+        UndrainedCalculator { child, stdin, conn, _stderr }
+    }
+}
+
 /// The calculator example's binary, built once per test process.
 ///
 /// The path comes from the test executable's own location
