@@ -217,14 +217,20 @@ async fn serve_connection<E: Endpoint>(endpoint: E, mut stream: TcpStream, addrs
     let counts = &accepted.counts;
     // Upgrades only when WebSocket is served: the plain connection is a
     // little cheaper per request.
+    use hyper::server::conn::http1::Connection;
     #[cfg(feature = "ws")]
     let result = if upgrades {
-        until_drained(builder.serve_connection(io, service).with_upgrades(), &drain, watchdog, counts).await
+        use hyper::server::conn::http1::UpgradeableConnection;
+        let connection = builder.serve_connection(io, service).with_upgrades();
+        until_drained(connection, UpgradeableConnection::graceful_shutdown, &drain, watchdog, counts).await
     } else {
-        until_drained(builder.serve_connection(io, service), &drain, watchdog, counts).await
+        until_drained(builder.serve_connection(io, service), Connection::graceful_shutdown, &drain, watchdog, counts)
+            .await
     };
     #[cfg(not(feature = "ws"))]
-    let result = until_drained(builder.serve_connection(io, service), &drain, watchdog, counts).await;
+    let result =
+        until_drained(builder.serve_connection(io, service), Connection::graceful_shutdown, &drain, watchdog, counts)
+            .await;
     log_end(addrs, result);
 }
 
@@ -263,45 +269,13 @@ pub(super) enum Ended {
     NoHead,
 }
 
-/// A hyper connection that can be asked to finish gracefully.
-trait GracefulConnection: Future<Output = hyper::Result<()>> {
-    fn graceful_shutdown(self: Pin<&mut Self>);
-}
-
-impl<I, S, B> GracefulConnection for hyper::server::conn::http1::Connection<I, S>
-where
-    Self: Future<Output = hyper::Result<()>>,
-    S: hyper::service::HttpService<Incoming, ResBody = B>,
-    B: Body + 'static,
-    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
-    S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
-    I: hyper::rt::Read + hyper::rt::Write + Unpin,
-{
-    fn graceful_shutdown(self: Pin<&mut Self>) {
-        hyper::server::conn::http1::Connection::graceful_shutdown(self)
-    }
-}
-
-#[cfg(feature = "ws")]
-impl<I, S, B> GracefulConnection for hyper::server::conn::http1::UpgradeableConnection<I, S>
-where
-    Self: Future<Output = hyper::Result<()>>,
-    S: hyper::service::HttpService<Incoming, ResBody = B>,
-    B: Body + 'static,
-    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
-    S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
-    I: hyper::rt::Read + hyper::rt::Write + Unpin,
-{
-    fn graceful_shutdown(self: Pin<&mut Self>) {
-        hyper::server::conn::http1::UpgradeableConnection::graceful_shutdown(self)
-    }
-}
-
 /// Serves `connection` to its end; once `drain` is raised, lets the
-/// request in progress finish and closes it. `watchdog` closes it once it
-/// waited for a request's head for the header timeout (see `watch`).
-async fn until_drained(
-    connection: impl GracefulConnection,
+/// request in progress finish and closes it (`graceful_shutdown` is the
+/// connection type's). `watchdog` closes it once it waited for a
+/// request's head for the header timeout (see `watch`).
+async fn until_drained<C: Future<Output = hyper::Result<()>>>(
+    connection: C,
+    graceful_shutdown: fn(Pin<&mut C>),
     drain: &Signal,
     mut watchdog: Watchdog,
     counts: &HeadCounts,
@@ -320,7 +294,7 @@ async fn until_drained(
             listening = true;
             if raised.as_mut().poll(cx).is_ready() {
                 draining = true;
-                connection.as_mut().graceful_shutdown();
+                graceful_shutdown(connection.as_mut());
                 continue;
             }
         }
