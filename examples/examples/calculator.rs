@@ -25,6 +25,11 @@
 //! whose arguments are its params by name (over stdio, or `--tcp ADDR`;
 //! with `--http ADDR` over MCP's Streamable HTTP, printing
 //! `listening on http://ADDR`).
+//! Network connections (TCP, HTTP, WebSocket) whose writes make no
+//! progress for 30 s are closed (`--write-timeout MS` sets it); the end of
+//! a network connection's input cancels its running requests, unless
+//! `--half-close MS` gives them that long to finish and be answered
+//! (stdio always lets them finish).
 //! On SIGINT or SIGTERM it
 //! shuts down gracefully: stops reading, answers the requests already
 //! received, and exits with status 0.
@@ -327,9 +332,11 @@ struct Options {
     nats: Option<String>,
     subject: Option<String>,
     queue: Option<String>,
+    write_timeout: Option<Duration>,
+    half_close: Option<Duration>,
 }
 
-const USAGE: &str = "usage: calculator [--framing ndjson|content-length] [--tcp ADDR] [--http ADDR] [--ws ADDR] | --catalog | --mcp [--tcp ADDR] [--http ADDR] | --nats URL --subject SUBJECT [--queue GROUP]";
+const USAGE: &str = "usage: calculator [--framing ndjson|content-length] [--tcp ADDR] [--http ADDR] [--ws ADDR] [--write-timeout MS] [--half-close MS] | --catalog | --mcp [--tcp ADDR] [--http ADDR] | --nats URL --subject SUBJECT [--queue GROUP]";
 
 fn parse_args() -> Result<Options, String> {
     let mut options = Options {
@@ -342,6 +349,8 @@ fn parse_args() -> Result<Options, String> {
         nats: None,
         subject: None,
         queue: None,
+        write_timeout: None,
+        half_close: None,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -357,6 +366,8 @@ fn parse_args() -> Result<Options, String> {
             }
             "--mcp" => options.mcp = true,
             "--queue" => options.queue = Some(args.next().ok_or("--queue needs a queue group name")?),
+            "--write-timeout" => options.write_timeout = Some(millis(args.next(), "--write-timeout")?),
+            "--half-close" => options.half_close = Some(millis(args.next(), "--half-close")?),
             "-h" | "--help" => return Err(USAGE.to_owned()),
             other => return Err(format!("unknown argument `{other}`; try --help")),
         }
@@ -368,6 +379,13 @@ fn parse_args() -> Result<Options, String> {
         return Err("--queue needs --nats URL --subject SUBJECT".to_owned());
     }
     Ok(options)
+}
+
+/// A flag's value in milliseconds.
+fn millis(value: Option<String>, flag: &str) -> Result<Duration, String> {
+    let value = value.ok_or_else(|| format!("{flag} needs a number of milliseconds"))?;
+    let ms = value.parse::<u64>().map_err(|_| format!("{flag} takes milliseconds, not `{value}`"))?;
+    Ok(Duration::from_millis(ms))
 }
 
 async fn bind(addr: &str, scheme: &str) -> std::io::Result<tokio::net::TcpListener> {
@@ -452,6 +470,14 @@ async fn main() -> std::process::ExitCode {
         McpServer::new(Calc.into_rpc()).name("calculator").into_server()
     } else {
         Server::new(Calc.into_rpc()).framing(options.framing)
+    };
+    let server = match options.write_timeout {
+        Some(timeout) => server.write_timeout(Some(timeout)),
+        None => server,
+    };
+    let server = match options.half_close {
+        Some(grace) => server.half_close(grace),
+        None => server,
     };
     // SIGINT or SIGTERM: stop accepting and reading, answer what is
     // running, exit 0. The handlers are installed before anything is

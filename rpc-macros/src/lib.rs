@@ -4,6 +4,8 @@
 //! Layers: `attr`/`ast` parse the trait into a model, `check` applies the
 //! rules that need the whole model, `render` generates code from the model.
 
+#![forbid(unsafe_code)]
+
 mod ast;
 mod attr;
 mod case;

@@ -51,6 +51,7 @@
 //!   connection limit, idle timeout and graceful shutdown.
 
 #![warn(missing_docs)]
+#![forbid(unsafe_code)]
 
 mod catalog;
 mod dispatch;

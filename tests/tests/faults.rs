@@ -100,13 +100,14 @@ async fn reset_connections_free_their_sockets_and_cancel_their_handlers() {
     assert!(!server.stderr().contains("accepting connections failed"), "{}", server.stderr());
 }
 
-/// The counterpart of the reset: end of input alone (a FIN) is a
-/// half-close, so the requests already sent still run to the end and are
-/// answered before the server closes its side.
+/// A server that opts into half-close (`--half-close MS`, that is
+/// `Server::half_close`): end of input alone (a FIN) lets the requests
+/// already sent run to the end and be answered before the server closes
+/// its side.
 #[tokio::test(flavor = "multi_thread")]
-async fn a_half_closed_connection_still_gets_every_answer() {
+async fn a_half_closed_connection_still_gets_every_answer_when_the_server_allows_half_close() {
     for wire in Wire::BOTH {
-        let server = TcpCalculator::spawn(wire.arg(), &[], Stderr::Collected).await;
+        let server = TcpCalculator::spawn_with_args(wire.arg(), &["--half-close", "5000"], Stderr::Collected).await;
         let mut conn = common::connect(server.addr, wire).await;
         conn.send(req("wait", "[300]", 1)).await;
         conn.send(req("sleep", "[200]", 2)).await;
@@ -118,6 +119,109 @@ async fn a_half_closed_connection_still_gets_every_answer() {
         expected.sort();
         assert_eq!(answers, expected, "{wire:?}");
     }
+    // Past the grace, what still runs is cancelled and the connection closes.
+    let server = TcpCalculator::spawn_with_args("ndjson", &["--half-close", "200"], Stderr::Collected).await;
+    let mut conn = common::connect(server.addr, Wire::Ndjson).await;
+    conn.send(req("sleep", "[3600000]", 1)).await;
+    conn.send(req("subtract", "[5,3]", 2)).await;
+    conn.close().await;
+    let started = Instant::now();
+    let answers = tokio::time::timeout(PROMPTLY, conn.rest()).await.expect("closed after the grace");
+    assert_eq!(answers, [result("2", "2")]);
+    assert!(started.elapsed() >= Duration::from_millis(150), "{:?}", started.elapsed());
+}
+
+/// Issue 19: a TCP client that sent an hour-long call and closed its
+/// connection (a FIN, not a reset) used to keep its socket and its place
+/// under `max_connections` for the hour. By default (as hyper does for
+/// HTTP) the end of input now ends a network connection at once: answers
+/// already made are written, running calls are cancelled. 60 such clients
+/// on a server of 64 descriptors, then 60 more: every socket is given
+/// back at once and every `wait` cancelled.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_client_that_closes_with_a_long_call_running_frees_its_socket_and_cancels_the_call() {
+    if !procfs("a_client_that_closes_with_a_long_call_running_frees_its_socket_and_cancels_the_call") {
+        return;
+    }
+    let wire = Wire::Ndjson;
+    let server = TcpCalculator::spawn_with_fd_limit(wire.arg(), 64, Stderr::Collected).await;
+    let pid = server.pid();
+    let mut probe = common::connect(server.addr, wire).await;
+    assert_eq!(probe.call(req("subtract", "[2,1]", 1)).await, result("1", "1"));
+    let baseline = open_fds(pid);
+    for round in 0..2 {
+        let mut answered = Vec::new();
+        for i in 0..30 {
+            let method = if i % 2 == 0 { "wait" } else { "sleep" };
+            let mut conn = common::connect(server.addr, wire).await;
+            conn.send(req(method, "[3600000]", i)).await;
+            conn.send(req("subtract", "[5,3]", 100 + i)).await;
+            // Half-close, and read what comes: the ready answer, then the end.
+            conn.close().await;
+            answered.push(tokio::spawn(async move { conn.rest().await }));
+        }
+        for (i, answers) in answered.into_iter().enumerate() {
+            let answers = tokio::time::timeout(PROMPTLY, answers).await.expect("closed promptly").unwrap();
+            assert_eq!(answers, [result("2", &(100 + i).to_string())], "round {round}, client {i}");
+        }
+        let freed = within(PROMPTLY, || open_fds(pid) <= baseline).await;
+        assert!(freed, "round {round}: {} fds open after the clients left, {baseline} before", open_fds(pid));
+        let deadline = Instant::now() + PROMPTLY;
+        loop {
+            let running = waiting(&mut probe).await;
+            if running == 0 {
+                break;
+            }
+            assert!(Instant::now() < deadline, "round {round}: {running} waits still running after the clients left");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+    let mut fresh = common::connect(server.addr, wire).await;
+    assert_eq!(fresh.call(req("subtract", "[5,3]", 2)).await, result("2", "2"));
+}
+
+/// Issue 19: a client that never reads kept its connection forever (there
+/// was no write timeout). Its answers stop being made at the byte limit,
+/// and once the server's writes make no progress for the write timeout
+/// (`--write-timeout 300` here; 30 s by default) the connection is closed:
+/// its socket and its place are given back, for TCP, HTTP and WebSocket.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_client_that_never_reads_is_let_go_after_the_write_timeout() {
+    if !procfs("a_client_that_never_reads_is_let_go_after_the_write_timeout") {
+        return;
+    }
+    let args = ["--write-timeout", "300", "--http", "127.0.0.1:0"];
+    let server = TcpCalculator::spawn_with_args("ndjson", &args, Stderr::Collected).await;
+    let http = server.http.expect("serving HTTP");
+    let pid = server.pid();
+    let mut probe = common::connect(server.addr, Wire::Ndjson).await;
+    assert_eq!(probe.call(req("subtract", "[2,1]", 1)).await, result("1", "1"));
+    let baseline = open_fds(pid);
+    let big = format!(r#"{{"jsonrpc":"2.0","method":"echo","params":["{}"],"id":1}}"#, "x".repeat(1 << 20));
+    // TCP: 1 MiB answers, never read.
+    let tcp_flood = Wire::Ndjson.encode(big.as_bytes()).repeat(32);
+    // HTTP: the same call pipelined, never read.
+    let post = format!(
+        "POST / HTTP/1.1\r\nHost: {http}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{big}",
+        big.len()
+    );
+    let http_flood = post.repeat(32).into_bytes();
+    let mut held = Vec::new();
+    for (addr, flood) in [(server.addr, tcp_flood), (http, http_flood)] {
+        let stream = TcpStream::connect(addr).await.unwrap();
+        let (reader, mut writer) = stream.into_split();
+        let sent = tokio::spawn(async move {
+            let _ = writer.write_all(&flood).await;
+            writer
+        });
+        held.push((reader, sent));
+    }
+    // Both connections are open and stuck, then closed by the server.
+    assert!(within(PROMPTLY, || open_fds(pid) >= baseline + 2).await, "{} fds", open_fds(pid));
+    let freed = within(Duration::from_secs(10), || open_fds(pid) <= baseline).await;
+    assert!(freed, "{} fds open, {baseline} before the clients that never read", open_fds(pid));
+    assert_eq!(probe.call(req("subtract", "[5,3]", 2)).await, result("2", "2"));
+    drop(held);
 }
 
 /// Finding 5: a server killed mid-call must never leave its client's

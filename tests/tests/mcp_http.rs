@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use rpc_runtime::{rpc, Context, McpHttpService, McpServer};
+use rpc_runtime::{rpc, Context, Limits, McpHttpService, McpServer};
 use serde_json::{json, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -498,6 +498,67 @@ async fn in_a_session_closing_does_not_cancel_but_notifications_cancelled_and_de
     assert_eq!(exchange(addr, &delete).await.status, 204);
     until("every call is cancelled", || cancelled.load(Ordering::SeqCst) == 2).await;
     assert_eq!(counters.running.load(Ordering::SeqCst), 0);
+}
+
+/// Issue 19: calls outlive their connections in a session (3,000
+/// abandoned `wait` calls once ran at once in one session), so the limit
+/// on running calls (`max_concurrent_requests`, 8 here) holds per session:
+/// the calls past it are refused at once, abandoning a call does not give
+/// its place back, and ending the session does.
+#[tokio::test]
+async fn a_session_runs_at_most_max_concurrent_requests_calls_even_when_their_clients_left() {
+    let counters = Counters::default();
+    let limits = Limits { max_concurrent_requests: 8, ..Limits::default() };
+    let server = McpServer::new(counters.clone().into_rpc()).name("desk").into_server().limits(limits);
+    let (listener, addr) = listener().await;
+    tokio::spawn(McpHttpService::new(server).serve_listener_with_shutdown(listener, std::future::pending()));
+    let id = open_session(addr).await;
+    let session = format!("Mcp-Session-Id: {id}");
+    let mut open = Vec::new();
+    let mut refused = 0;
+    for n in 0..20 {
+        let mut stream = TcpStream::connect(addr).await.unwrap();
+        stream
+            .write_all(post_json(addr, &call(n, "hang", json!({}), json!({})), &[&session]).as_bytes())
+            .await
+            .unwrap();
+        if n >= 8 {
+            let reply = tokio::time::timeout(HANG_GUARD, read_reply(&mut stream)).await.expect("refused at once");
+            let error = &reply.json()["error"];
+            assert_eq!(error["code"], -32000, "{reply:?}");
+            let message = error["message"].as_str().unwrap_or_default();
+            assert!(message.contains("max_concurrent_requests") && message.contains("MCP session"), "{message}");
+            refused += 1;
+        } else {
+            let running = Arc::clone(&counters.running);
+            until("the call runs", || running.load(Ordering::SeqCst) == n as usize + 1).await;
+        }
+        open.push(stream);
+    }
+    assert_eq!((refused, counters.running.load(Ordering::SeqCst)), (12, 8));
+    // Every client goes away: the calls keep running and keep their places.
+    drop(open);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(counters.running.load(Ordering::SeqCst), 8);
+    let reply = post(
+        addr,
+        &call(99, "subtract", json!({"minuend": 3, "subtrahend": 1}), json!({})),
+        std::slice::from_ref(&session),
+    )
+    .await;
+    assert!(
+        reply.json()["error"].is_null() && reply.json()["result"].is_object(),
+        "a plain call needs no place: {reply:?}"
+    );
+    let mut late = TcpStream::connect(addr).await.unwrap();
+    late.write_all(post_json(addr, &call(100, "hang", json!({}), json!({})), &[&session]).as_bytes()).await.unwrap();
+    let reply = tokio::time::timeout(HANG_GUARD, read_reply(&mut late)).await.expect("refused at once");
+    assert_eq!(reply.json()["error"]["code"], -32000, "{reply:?}");
+    // Ending the session cancels them and gives the places back.
+    let delete = format!("DELETE /mcp HTTP/1.1\r\nHost: {addr}\r\n{session}\r\n\r\n");
+    assert_eq!(exchange(addr, &delete).await.status, 204);
+    let running = Arc::clone(&counters.running);
+    until("every call is cancelled", || running.load(Ordering::SeqCst) == 0).await;
 }
 
 #[tokio::test]

@@ -4,8 +4,11 @@
 //! `rpc.discover` never read; answers sent by `async` handlers through the
 //! outbox to a client that never reads; a client reading slowly but
 //! steadily; the buffers of idle connections after one large message
-//! (issue 14, findings 1 and 3); and HTTP heads that declare large bodies
-//! they do not send.
+//! (issue 14, findings 1 and 3); HTTP heads that declare large bodies
+//! they do not send; and, from issue 19, a WebSocket ping flood and
+//! pipelined WebSocket calls from a client that never reads, and HTTP
+//! calls pipelined behind a large one whose answer the client reads
+//! before it stops reading.
 //!
 //! Each test sends far more than the limit would let the server hold, and
 //! checks the server's peak against connections x (limit + one message),
@@ -271,7 +274,12 @@ async fn a_client_reading_slowly_but_steadily_costs_the_server_a_bounded_amount(
         let (reader, writer) = stream.into_split();
         let read = read_slowly(reader, 16 << 20);
         let (_sent, task) = send_in_background(writer, (0..).map(move |id| echo_request(wire, id, 256 << 10)));
-        tokio::time::sleep(Duration::from_millis(1_500)).await;
+        // Until far more than the limit went through (a loaded machine
+        // reads more slowly than the rate), or 6 s.
+        let deadline = Instant::now() + Duration::from_secs(6);
+        while read.load(Ordering::Relaxed) <= 6 * (QUEUE_LIMIT_MIB << 20) && Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
         task.abort();
         let read = read.load(Ordering::Relaxed);
         let peak = peak_rss_kib(server.pid());
@@ -337,9 +345,9 @@ async fn idle_connections_give_back_the_buffers_of_a_large_message() {
     }
 }
 
-/// The HTTP server's own path for plain POSTs: a head declaring a large
-/// body makes the server hold room for what arrived, not for what the
-/// head declared. 200 connections each declare 9 MB (under the 10 MiB
+/// A head declaring a large body makes the HTTP server (hyper) hold room
+/// for what arrived, not for what the head declared (the hand-written path
+/// for plain POSTs this once guarded is gone; hyper reads every request). 200 connections each declare 9 MB (under the 10 MiB
 /// limit) and send one byte of it; room reserved for the declared bodies
 /// would be 1.7 GiB of address space.
 #[tokio::test(flavor = "multi_thread")]
@@ -379,5 +387,146 @@ async fn http_heads_declaring_large_bodies_cost_what_arrived() {
         rss_kib(server.pid()).saturating_sub(resident) / MIB
     );
     assert!(grown < 512 * MIB, "{report}; {}", server.stderr());
+    eprintln!("{report}");
+}
+
+/// A masked client frame (RFC 6455 §5.2) of `opcode` carrying `payload`,
+/// as a hostile client writes it by hand.
+fn masked_frame(opcode: u8, payload: &[u8]) -> Vec<u8> {
+    let mask = [0x5a, 0x13, 0xc7, 0x2e];
+    let mut frame = vec![0x80 | opcode];
+    match payload.len() {
+        len @ 0..=125 => frame.push(0x80 | len as u8),
+        len @ 126..=0xffff => {
+            frame.push(0x80 | 126);
+            frame.extend_from_slice(&(len as u16).to_be_bytes());
+        }
+        len => {
+            frame.push(0x80 | 127);
+            frame.extend_from_slice(&(len as u64).to_be_bytes());
+        }
+    }
+    frame.extend_from_slice(&mask);
+    frame.extend(payload.iter().enumerate().map(|(i, byte)| byte ^ mask[i % 4]));
+    frame
+}
+
+/// A WebSocket connection to `addr` after its handshake (made by
+/// tungstenite's client), as the raw socket: the test writes frames itself.
+async fn websocket(addr: std::net::SocketAddr) -> TcpStream {
+    let stream = TcpStream::connect(addr).await.unwrap();
+    let (ws, _) = tokio_tungstenite::client_async(format!("ws://{addr}/"), stream).await.expect("WebSocket handshake");
+    ws.into_inner()
+}
+
+/// Issue 19: a client that sends 125-byte pings as fast as it can and
+/// never reads. The pong for every ping was appended to the server's
+/// output whether or not it could be written: 533 MiB in 2 s, 1.16 GB in
+/// 15 s. Now reading stops once the pongs owed reach `max_queued_bytes`
+/// (4 MiB), until they are written.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_websocket_ping_flood_from_a_client_that_never_reads_stays_within_the_byte_limit() {
+    if !procfs("a_websocket_ping_flood_from_a_client_that_never_reads_stays_within_the_byte_limit") {
+        return;
+    }
+    let server = TcpCalculator::spawn_with_args("ndjson", &["--ws", "127.0.0.1:0"], Stderr::Collected).await;
+    let addr = server.ws.expect("serving WebSocket");
+    let stream = websocket(addr).await;
+    let (_never_read, writer) = stream.into_split();
+    let ping = masked_frame(0x9, &[b'p'; 125]);
+    // Up to 2 GiB of pings, in writes of 64 KiB.
+    let burst: Vec<u8> = ping.repeat(64 * 1024 / ping.len());
+    let total = 2u64 << 30;
+    let bursts = (0..total / burst.len() as u64).map(move |_| burst.clone());
+    let Flood { sent, grown, report } = flood("WebSocket ping flood", server.pid(), writer, bursts).await;
+    // Reading stops once 4 MiB of pongs are owed (a few more MiB of pings
+    // wait in the socket buffers): the flood stalls early.
+    assert!(sent < 32 << 20, "the server kept reading: no backpressure ({report})");
+    // Past the budget (the rest sits in the socket buffers), then stalled.
+    assert!(sent > 2 * (QUEUE_LIMIT_MIB << 20), "the flood sent too little to tell ({report})");
+    assert!(grown < 10 * MIB, "{report}; {}", server.stderr());
+    eprintln!("{report}");
+}
+
+/// Issue 19: pipelined WebSocket calls with 1 MiB answers, never read: the
+/// server stops reading at the byte limit, as it does over TCP.
+#[tokio::test(flavor = "multi_thread")]
+async fn pipelined_websocket_calls_never_read_cost_the_server_at_most_the_byte_limit() {
+    if !procfs("pipelined_websocket_calls_never_read_cost_the_server_at_most_the_byte_limit") {
+        return;
+    }
+    let server = TcpCalculator::spawn_with_args("ndjson", &["--ws", "127.0.0.1:0"], Stderr::Collected).await;
+    let addr = server.ws.expect("serving WebSocket");
+    let stream = websocket(addr).await;
+    let (_never_read, writer) = stream.into_split();
+    let total = 200u64;
+    let call = |id: u64| {
+        let message = format!(r#"{{"jsonrpc":"2.0","method":"echo","params":["{}"],"id":{id}}}"#, "x".repeat(1 << 20));
+        masked_frame(0x1, message.as_bytes())
+    };
+    let Flood { sent, grown, report } =
+        flood("WebSocket calls never read", server.pid(), writer, (0..total).map(call)).await;
+    assert!(sent < total << 20, "the server read everything: no backpressure ({report})");
+    assert!(grown < 48 * MIB, "{report}; {}", server.stderr());
+    eprintln!("{report}");
+}
+
+/// Issue 19, the second attack: a 9 MB `echo` over HTTP, and behind it, in
+/// the same connection, a few MB of tiny pipelined `rpc.discover` calls
+/// (about 7 KB of answer each); the client reads the 9 MB answer and
+/// stops reading. The hand-written path for plain POSTs answered every
+/// queued request into memory before one write (+83 to +460 MiB per
+/// connection); hyper stops reading when it cannot write.
+#[tokio::test(flavor = "multi_thread")]
+async fn http_calls_pipelined_behind_a_large_one_cost_a_bounded_amount_when_the_client_stops_reading() {
+    if !procfs("http_calls_pipelined_behind_a_large_one_cost_a_bounded_amount_when_the_client_stops_reading") {
+        return;
+    }
+    let server = TcpCalculator::spawn_with_http(Stderr::Collected).await;
+    let addr = server.http.expect("serving HTTP");
+    let post = |body: &str| {
+        format!(
+            "POST / HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        )
+        .into_bytes()
+    };
+    let large = 9_000_000;
+    let mut connections = Vec::new();
+    let mut baseline = None;
+    let mut reports = Vec::new();
+    for round in 0..3 {
+        let stream = TcpStream::connect(addr).await.unwrap();
+        let (mut reader, writer) = stream.into_split();
+        let big = post(&format!(r#"{{"jsonrpc":"2.0","method":"echo","params":["{}"],"id":0}}"#, "x".repeat(large)));
+        let discover = post(r#"{"jsonrpc":"2.0","method":"rpc.discover","id":1}"#);
+        let requests = std::iter::once(big).chain(std::iter::repeat_n(discover, 40_000));
+        if baseline.is_none() {
+            warm_up(server.addr, Wire::Ndjson).await;
+            baseline = Some(rss_kib(server.pid()));
+        }
+        let (sent, task) = send_in_background(writer, requests);
+        // Read the large answer, then stop reading.
+        let mut read = 0usize;
+        let mut chunk = vec![0u8; 64 * 1024];
+        while read < large {
+            match tokio::time::timeout(Duration::from_secs(20), reader.read(&mut chunk)).await {
+                Ok(Ok(n)) if n > 0 => read += n,
+                other => panic!("round {round}: the large answer stopped after {read} bytes: {other:?}"),
+            }
+        }
+        let sent = until_stalled(&sent, Duration::from_secs(8)).await;
+        reports.push(format!("{} MiB sent", sent >> 20));
+        connections.push((reader, task));
+    }
+    let grown = peak_rss_kib(server.pid()).saturating_sub(baseline.unwrap_or(0));
+    let report = format!(
+        "3 connections, each a 9 MB echo then rpc.discover pipelined, read no further: server peak +{} MiB ({})",
+        grown / MIB,
+        reports.join(", ")
+    );
+    // Each connection: the 9 MB request and answer (read), hyper's buffers,
+    // and what the socket buffers hold; before, +83 to +460 MiB each.
+    assert!(grown < 96 * MIB, "{report}; {}", server.stderr());
     eprintln!("{report}");
 }

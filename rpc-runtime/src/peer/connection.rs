@@ -39,6 +39,27 @@ pub(crate) struct Controls {
     /// Raised to stop reading and close once running requests are
     /// answered (graceful shutdown).
     pub(crate) drain: Option<Arc<Signal>>,
+    /// What the end of input means for requests still running.
+    pub(crate) at_eof: AtEof,
+}
+
+/// What the end of input (the other side finished sending) means for the
+/// requests still running on a connection.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum AtEof {
+    /// They finish and are answered, then the connection closes: stdio
+    /// and child processes (`echo '{...}' | server` gets its answer), and
+    /// clients.
+    #[default]
+    Finish,
+    /// The connection ends at once: answers already made are written,
+    /// running requests are cancelled. Network connections by default, as
+    /// hyper does: a client that sends a long call and goes away must not
+    /// hold its socket and its place until the call ends.
+    Cancel,
+    /// They get this long to finish and be answered (a half-close), then
+    /// are cancelled.
+    Grace(Duration),
 }
 
 /// One connection: the shared state plus what only its task needs.
@@ -308,6 +329,7 @@ impl Connection {
         permits: usize,
     ) -> io::Result<()> {
         let shared = Arc::clone(&self.shared);
+        let eof = matches!(end, End::Eof);
         let (closed, result) = match end {
             End::Eof | End::Drained | End::Stopped => (Closed::Clean, Ok(())),
             End::Idle => {
@@ -323,6 +345,16 @@ impl Connection {
         // Nothing more can be answered: fail outgoing calls now, so that a
         // handler waiting on one finishes promptly.
         shared.close(closed);
+        if eof && self.controls.at_eof == AtEof::Cancel {
+            // What was answered already goes out; what runs is cancelled
+            // and its answer dropped.
+            shared.link.stop.raise();
+            shared.budget.close();
+            return match sink.close().await {
+                Err(err) if !gone(&err) => Err(err),
+                _ => Ok(()),
+            };
+        }
         if failed {
             // Nobody can hear us: cancel what runs, release the transport.
             shared.link.stop.raise();
@@ -331,11 +363,20 @@ impl Connection {
             return result;
         }
         let mut all_done = pin!(slots.acquire_many(permits as u32));
+        let grace = match self.controls.at_eof {
+            AtEof::Grace(grace) if eof => Some(Instant::now() + grace),
+            _ => None,
+        };
         let mut writable = true;
         loop {
             tokio::select! {
                 biased;
                 _ = &mut all_done => break,
+                () = sleep_until(grace) => {
+                    tracing::debug!("cancelling the requests still running after the half-close grace");
+                    shared.link.stop.raise();
+                    break;
+                }
                 Some(outgoing) = self.inbox.recv() => {
                     if writable {
                         self.queue(outgoing, &mut sink);

@@ -26,7 +26,7 @@ use crate::dispatch::inflight::Link;
 use crate::dispatch::router::Router;
 use crate::dispatch::signal::Signal;
 use client::{Batch, ClientError};
-pub(crate) use connection::{Connection, Controls};
+pub(crate) use connection::{AtEof, Connection, Controls};
 use subscription::client::{Entry, Subscribed};
 use subscription::server::Serving;
 pub use transport::{MessageSink, MessageSource, Received};

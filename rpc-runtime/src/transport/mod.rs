@@ -8,13 +8,15 @@
 //!   process's stdio, a child process;
 //! - `memory`: an in-process pair of message channels;
 //! - `http` (feature `http`): the HTTP server (a tower service) and client;
-//! - `ws` (feature `ws`): WebSocket frames as messages, server and client;
-//!   `ws_frames`: the server's RFC 6455 framing after the handshake;
+//! - `ws` (feature `ws`): WebSocket messages (tokio-tungstenite's
+//!   framing) as messages, server and client;
+//! - `deadline`: the write timeout of network connections;
 //! - `replies`: error answers made up for calls a transport lost;
 //! - `nats` (feature `nats`): subjects and queue groups on a NATS broker;
 //! - `server`: the server, its connection hook and connection controls.
 
 pub(crate) mod child;
+pub(crate) mod deadline;
 pub(crate) mod hook;
 #[cfg(feature = "http")]
 pub(crate) mod http;
@@ -29,5 +31,3 @@ pub(crate) mod stream;
 pub(crate) mod tcp;
 #[cfg(feature = "ws")]
 pub(crate) mod ws;
-#[cfg(feature = "ws")]
-pub(crate) mod ws_frames;

@@ -10,13 +10,14 @@ use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncWrite};
 
+use super::deadline::DEFAULT_WRITE_TIMEOUT;
 use super::hook::{admit, Hook, HookFuture};
 use super::stream::StreamSink;
 use crate::dispatch::context::Context;
 use crate::dispatch::engine::{Engine, Limits};
 use crate::dispatch::router::Router;
 use crate::dispatch::signal::Signal;
-use crate::peer::{Cancellation, Connection, Controls, MessageSink, MessageSource, PeerOptions};
+use crate::peer::{AtEof, Cancellation, Connection, Controls, MessageSink, MessageSource, PeerOptions};
 use crate::wire::{FrameReader, Framing};
 
 pub use super::hook::{ConnectionInfo, Refused};
@@ -46,6 +47,8 @@ pub struct Server {
     pub(crate) hook: Option<Hook>,
     pub(crate) max_connections: usize,
     pub(crate) idle_timeout: Option<Duration>,
+    pub(crate) write_timeout: Option<Duration>,
+    pub(crate) half_close: Option<Duration>,
 }
 
 impl Server {
@@ -58,6 +61,8 @@ impl Server {
             hook: None,
             max_connections: DEFAULT_MAX_CONNECTIONS,
             idle_timeout: None,
+            write_timeout: Some(DEFAULT_WRITE_TIMEOUT),
+            half_close: None,
         }
     }
 
@@ -104,6 +109,38 @@ impl Server {
     /// by default).
     pub fn idle_timeout(self, timeout: Duration) -> Self {
         Server { idle_timeout: Some(timeout), ..self }
+    }
+
+    /// Closes a network connection (TCP, HTTP, WebSocket) once a write to
+    /// it has made no progress for `timeout` (default 30 s; `None`: never):
+    /// a peer that stops reading does not keep its socket, its place under
+    /// [`Server::max_connections`] and the answers queued for it forever.
+    /// Its running requests are cancelled, as when the peer is gone.
+    pub fn write_timeout(self, timeout: Option<Duration>) -> Self {
+        Server { write_timeout: timeout, ..self }
+    }
+
+    /// Lets a network client half-close (TCP, WebSocket): after the end
+    /// of its input, the requests it sent get up to `grace` to finish and
+    /// be answered, then are cancelled.
+    ///
+    /// By default (as hyper does for HTTP), the end of a network
+    /// connection's input ends the connection at once: answers already
+    /// made are written, running requests are cancelled, and the socket and
+    /// its place under [`Server::max_connections`] are given back. A client
+    /// that sends a long call and goes away holds nothing. Stdio and
+    /// [`Server::serve_stream`] always let running requests finish at the
+    /// end of input, so that `echo '{...}' | server` gets its answer.
+    pub fn half_close(self, grace: Duration) -> Self {
+        Server { half_close: Some(grace), ..self }
+    }
+
+    /// What the end of input means on a network connection of this server.
+    pub(crate) fn network_eof(&self) -> AtEof {
+        match self.half_close {
+            Some(grace) => AtEof::Grace(grace),
+            None => AtEof::Cancel,
+        }
     }
 
     /// Sets the connection hook: it runs once per connection, before

@@ -31,7 +31,7 @@ impl Server {
         let drain = Arc::new(Signal::default());
         let source = FrameReader::new(tokio::io::stdin(), self.framing, self.engine.limits().max_message_size);
         let sink = StreamSink::new(tokio::io::stdout(), self.framing);
-        let controls = Controls { idle_timeout: None, drain: Some(Arc::clone(&drain)) };
+        let controls = Controls { drain: Some(Arc::clone(&drain)), ..Controls::default() };
         let info = ConnectionInfo::new("stdio");
         let serve = self.serve_connection(source, sink, &info, Context::new(), controls);
         until_shutdown(serve, shutdown, &drain).await

@@ -11,6 +11,7 @@ use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream, ToSocketAddrs};
 use tokio::sync::Semaphore;
 
+use super::deadline::WriteDeadline;
 use super::server::{until_shutdown, ConnectionInfo, Server};
 use super::stream::StreamSink;
 use crate::dispatch::context::Context;
@@ -82,7 +83,8 @@ impl Server {
                 continue;
             };
             let server = self.clone();
-            let controls = Controls { idle_timeout: None, drain: Some(Arc::clone(drain)) };
+            let controls = Controls { idle_timeout: None, drain: Some(Arc::clone(drain)), at_eof: self.network_eof() };
+            let write_timeout = self.write_timeout;
             tokio::spawn(async move {
                 let mut info = ConnectionInfo::new("tcp").with_peer_addr(peer);
                 if let Ok(local) = stream.local_addr() {
@@ -90,7 +92,7 @@ impl Server {
                 }
                 let (reader, writer) = stream.into_split();
                 let source = FrameReader::new(reader, server.framing, server.engine.limits().max_message_size);
-                let sink = StreamSink::new(writer, server.framing);
+                let sink = StreamSink::new(WriteDeadline::new(writer, write_timeout), server.framing);
                 if let Err(err) = server.serve_connection(source, sink, &info, Context::new(), controls).await {
                     tracing::debug!(%peer, error = %err, "connection ended with an error");
                 }

@@ -4,22 +4,24 @@
 //! reconnecting. Both run the one peer: calls in both directions,
 //! notifications, cancellation.
 //!
-//! The client is built on tokio-tungstenite (the WebSocket crate axum and
-//! most of the tokio ecosystem use); the server's framing after the
-//! handshake is [`ServerFrames`], written for its data path, which speaks
-//! tungstenite's message and error types and behaves as its server role
-//! does. Both answer pings and close frames by themselves and enforce
-//! frame and message size limits.
+//! Both sides are built on tokio-tungstenite (the WebSocket crate axum and
+//! most of the tokio ecosystem use, tested against the Autobahn
+//! TestSuite): the server takes over hyper's upgraded connection in the
+//! server role, the client makes its own handshake. tungstenite frames,
+//! masks, checks UTF-8, answers pings and close frames, and enforces frame
+//! and message size limits; this module only turns its text messages into
+//! JSON-RPC messages and back, and bounds what a peer can make it hold.
 
 use std::collections::{HashSet, VecDeque};
 use std::future::{poll_fn, Future};
 use std::io;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context as TaskContext, Poll};
 use std::time::Duration;
 
-use bytes::{Buf, Bytes, BytesMut};
+use bytes::{Bytes, BytesMut};
 use futures_util::{Sink, Stream};
 use http::header::{self, HeaderName, HeaderValue};
 use http::{Request, Response, StatusCode};
@@ -33,14 +35,13 @@ use tokio::time::{Instant, Interval, MissedTickBehavior};
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
-use tokio_tungstenite::tungstenite::protocol::{CloseFrame, WebSocketConfig};
+use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role, WebSocketConfig};
 use tokio_tungstenite::tungstenite::{Error as WsError, Message, Utf8Bytes};
 use tokio_tungstenite::WebSocketStream;
 
 use crate::peer::{Connection, Controls, MessageSink, MessageSource, Peer, PeerBuilder, Received};
 use crate::transport::http::{status_response, HttpAddrs, Inner, Serving};
 use crate::transport::replies::{error_reply, request_ids, response_ids};
-use crate::transport::ws_frames::ServerFrames;
 use crate::wire::{ErrorObject, TRANSPORT_ERROR};
 
 /// A sink buffer grown past this for a large message is given back once
@@ -135,11 +136,16 @@ where
                 return;
             }
         };
-        let max_message_size = server.engine.limits().max_message_size;
-        let ws = Io::Server(ServerFrames::new(TokioIo::new(upgraded), max_message_size));
-        let (source, sink) = build(ws, ping_interval, max_message_size, None);
-        let controls =
-            Controls { idle_timeout: server.idle_timeout, drain: serving.as_ref().map(|s| Arc::clone(&s.drain)) };
+        let limits = server.engine.limits();
+        let (max_message_size, budget) = (limits.max_message_size, limits.max_queued_bytes);
+        let config = config(max_message_size, budget);
+        let ws = WebSocketStream::from_raw_socket(TokioIo::new(upgraded), Role::Server, Some(config)).await;
+        let (source, sink) = build(ws, ping_interval, max_message_size, budget, None);
+        let controls = Controls {
+            idle_timeout: server.idle_timeout,
+            drain: serving.as_ref().map(|s| Arc::clone(&s.drain)),
+            at_eof: server.network_eof(),
+        };
         let (connection, _peer) = Connection::new(server.engine.clone(), server.peer, cx, controls);
         if let Err(err) = connection.run(source, sink).await {
             tracing::debug!(peer = ?addrs.map(|a| a.peer), error = %err, "WebSocket connection ended with an error");
@@ -159,19 +165,36 @@ where
     response
 }
 
-/// Bytes the client (tungstenite) asks of the socket per read. tungstenite
-/// zeroes this much of its read buffer before every read, including the
-/// read that finds nothing more after a burst; at its default (128 KiB)
-/// that zeroing cost more than the rest of the work per pipelined message.
-/// (The server reads with [`ServerFrames`], which does not zero.)
+/// Bytes tungstenite asks of the socket per read. It zeroes this much of
+/// its read buffer before every read, including the read that finds
+/// nothing more after a burst; at its default (128 KiB) that zeroing cost
+/// more than the rest of the work per pipelined message.
 const READ_BUFFER_SIZE: usize = 8 * 1024;
+/// Bytes tungstenite gathers before it writes; the sink flushes after
+/// every burst anyway.
+const WRITE_BUFFER_SIZE: usize = 64 * 1024;
 
-fn config(max_message_size: usize) -> WebSocketConfig {
+/// tungstenite's settings for a connection whose messages are at most
+/// `max_message_size` and whose unsent output is bounded by `budget`
+/// (`Limits::max_queued_bytes`).
+///
+/// The sink hands tungstenite a message only when its buffer is written
+/// out, and the source stops reading while the pongs owed pass `budget`;
+/// `max_write_buffer_size` is the backstop under both: one message, the
+/// write buffer and the pongs' budget. Past it tungstenite refuses a
+/// message (the connection ends) and drops pongs.
+fn config(max_message_size: usize, budget: usize) -> WebSocketConfig {
     WebSocketConfig::default()
         .max_message_size(Some(max_message_size))
         .max_frame_size(Some(max_message_size))
         .read_buffer_size(READ_BUFFER_SIZE)
+        .write_buffer_size(WRITE_BUFFER_SIZE)
+        .max_write_buffer_size(max_message_size.saturating_add(budget).saturating_add(2 * WRITE_BUFFER_SIZE))
 }
+
+/// Bytes a pong frame adds to the output beyond its payload (the server's
+/// unmasked header of a control frame; a client's masked one adds 4 more).
+const PONG_OVERHEAD: usize = 6;
 
 /// A future that opens a new WebSocket connection (for reconnecting).
 type Reopen<S> = Arc<dyn Fn() -> Pin<Box<dyn Future<Output = io::Result<WebSocketStream<S>>> + Send>> + Send + Sync>;
@@ -179,7 +202,13 @@ type Reopen<S> = Arc<dyn Fn() -> Pin<Box<dyn Future<Output = io::Result<WebSocke
 /// What both halves of one WebSocket transport share.
 struct Shared<S> {
     /// `None` while a reconnecting client reconnects.
-    ws: Mutex<Option<Io<S>>>,
+    ws: Mutex<Option<WebSocketStream<S>>>,
+    /// Bytes of pongs tungstenite owes the other side since its output was
+    /// last written out (an upper bound: it may merge them).
+    pongs_owed: AtomicUsize,
+    /// `Limits::max_queued_bytes`: reading stops while the pongs owed
+    /// reach it.
+    budget: usize,
     /// Raised when a new connection replaced a lost one.
     reconnected: Notify,
     /// Reconnecting client only: ids of calls sent on the current
@@ -190,7 +219,7 @@ struct Shared<S> {
 }
 
 impl<S> Shared<S> {
-    fn ws(&self) -> MutexGuard<'_, Option<Io<S>>> {
+    fn ws(&self) -> MutexGuard<'_, Option<WebSocketStream<S>>> {
         self.ws.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
@@ -226,8 +255,6 @@ impl Keepalive {
 pub struct WsSource<S> {
     shared: Arc<Shared<S>>,
     current: Bytes,
-    /// The server's text messages at hand, copied out of its framing.
-    text: Vec<u8>,
     keepalive: Option<Keepalive>,
     /// Error answers for calls lost with a connection, delivered first.
     lost: VecDeque<Vec<u8>>,
@@ -253,67 +280,16 @@ pub struct WsSink<S> {
     committed: usize,
     /// Messages checked and waiting for tungstenite, back to back.
     staged: BytesMut,
-    /// The length of every message queued, staged ones first; the last
-    /// `unstaged` are still in `scratch`.
+    /// The length of every message queued, staged ones first.
     lengths: VecDeque<usize>,
-    unstaged: usize,
     queued: usize,
 }
 
-/// One WebSocket connection after its handshake: the server's own framing
-/// ([`ServerFrames`]) or, for the client, tungstenite's.
-enum Io<S> {
-    Server(ServerFrames<S>),
-    Client(WebSocketStream<S>),
-}
-
-impl<S: AsyncRead + AsyncWrite + Unpin> Stream for Io<S> {
-    type Item = Result<Message, WsError>;
-
-    fn poll_next(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Option<Self::Item>> {
-        match self.get_mut() {
-            Io::Server(ws) => Pin::new(ws).poll_next(cx),
-            Io::Client(ws) => Pin::new(ws).poll_next(cx),
-        }
-    }
-}
-
-impl<S: AsyncRead + AsyncWrite + Unpin> Sink<Message> for Io<S> {
-    type Error = WsError;
-
-    fn poll_ready(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Result<(), WsError>> {
-        match self.get_mut() {
-            Io::Server(ws) => Pin::new(ws).poll_ready(cx),
-            Io::Client(ws) => Pin::new(ws).poll_ready(cx),
-        }
-    }
-
-    fn start_send(self: Pin<&mut Self>, message: Message) -> Result<(), WsError> {
-        match self.get_mut() {
-            Io::Server(ws) => Pin::new(ws).start_send(message),
-            Io::Client(ws) => Pin::new(ws).start_send(message),
-        }
-    }
-
-    fn poll_flush(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Result<(), WsError>> {
-        match self.get_mut() {
-            Io::Server(ws) => Pin::new(ws).poll_flush(cx),
-            Io::Client(ws) => Pin::new(ws).poll_flush(cx),
-        }
-    }
-
-    fn poll_close(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Result<(), WsError>> {
-        match self.get_mut() {
-            Io::Server(ws) => Pin::new(ws).poll_close(cx),
-            Io::Client(ws) => Pin::new(ws).poll_close(cx),
-        }
-    }
-}
-
 fn build<S>(
-    ws: Io<S>,
+    ws: WebSocketStream<S>,
     ping_interval: Option<Duration>,
     max_message_size: usize,
+    budget: usize,
     reopen: Option<(Reopen<S>, Reconnect)>,
 ) -> (WsSource<S>, WsSink<S>)
 where
@@ -325,11 +301,12 @@ where
         outstanding: reopen.as_ref().map(|_| Mutex::new(HashSet::new())),
         closing: false.into(),
         max_message_size,
+        pongs_owed: AtomicUsize::new(0),
+        budget,
     });
     let source = WsSource {
         shared: Arc::clone(&shared),
         current: Bytes::new(),
-        text: Vec::new(),
         keepalive: ping_interval.map(Keepalive::new),
         lost: VecDeque::new(),
         stashed: None,
@@ -341,7 +318,6 @@ where
         committed: 0,
         staged: BytesMut::new(),
         lengths: VecDeque::new(),
-        unstaged: 0,
         queued: 0,
     };
     (source, sink)
@@ -394,10 +370,23 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> WsSource<S> {
                 }
             }
         }
+        // A peer that pings and does not read makes tungstenite queue a
+        // pong per ping. Once they reach the budget, reading waits until
+        // they are written (as answers do, see `Connection::wait`).
+        if self.shared.pongs_owed.load(Ordering::Relaxed) >= self.shared.budget {
+            match Pin::new(&mut *ws).poll_flush(cx) {
+                Poll::Ready(Ok(())) => self.shared.pongs_owed.store(0, Ordering::Relaxed),
+                Poll::Ready(Err(err)) => return Poll::Ready(Frame::Gone(Some(err))),
+                Poll::Pending => return Poll::Pending,
+            }
+        }
         match Pin::new(&mut *ws).poll_next(cx) {
             Poll::Ready(Some(Ok(message))) => {
                 if let Some(keepalive) = &mut self.keepalive {
                     keepalive.heard = true;
+                }
+                if let Message::Ping(payload) = &message {
+                    self.shared.pongs_owed.fetch_add(payload.len() + PONG_OVERHEAD, Ordering::Relaxed);
                 }
                 Poll::Ready(Frame::Message(message))
             }
@@ -427,7 +416,8 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> WsSource<S> {
             attempt += 1;
             match reopen().await {
                 Ok(ws) => {
-                    *self.shared.ws() = Some(Io::Client(ws));
+                    *self.shared.ws() = Some(ws);
+                    self.shared.pongs_owed.store(0, Ordering::Relaxed);
                     if let Some(keepalive) = &mut self.keepalive {
                         *keepalive = Keepalive::new(keepalive.interval);
                     }
@@ -484,23 +474,6 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> MessageSource for WsSource<S> {
         if !self.lost.is_empty() || self.stashed.is_some() {
             return None;
         }
-        // The server's framing hands a whole text frame at hand straight
-        // over, without making a message of it.
-        if let Some(Io::Server(frames)) = self.shared.ws().as_mut() {
-            match frames.take_text(&mut self.text) {
-                Some(Ok(())) => {
-                    if let Some(keepalive) = &mut self.keepalive {
-                        keepalive.heard = true;
-                    }
-                    return Some(Received::Message(&self.text));
-                }
-                Some(Err(err)) => {
-                    self.stashed = Some(Frame::Gone(Some(err)));
-                    return None;
-                }
-                None => {}
-            }
-        }
         match self.poll_frame(&mut TaskContext::from_waker(std::task::Waker::noop()), false) {
             Poll::Ready(Frame::Message(Message::Text(text))) => Some(self.text(text)),
             Poll::Ready(frame) => {
@@ -553,54 +526,51 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> MessageSource for WsSource<S> {
 }
 
 impl<S> WsSink<S> {
-    /// Moves the committed messages from `scratch` to `staged`, checked
-    /// for UTF-8 in one pass over the burst (the engine writes JSON, so
-    /// this is a formality that costs a few instructions per message; a
-    /// message that is not UTF-8 is sent with replacement characters).
+    /// Moves the committed messages from `scratch` to `staged`, where each
+    /// becomes a slice of one shared buffer (no allocation per message).
     fn stage(&mut self) {
         if self.committed == 0 {
             return;
         }
-        let burst = &self.scratch[..self.committed];
-        if std::str::from_utf8(burst).is_ok() {
-            self.staged.extend_from_slice(burst);
-        } else {
-            let first = self.lengths.len() - self.unstaged;
-            let mut offset = 0;
-            for length in self.lengths.range_mut(first..) {
-                let text = String::from_utf8_lossy(&burst[offset..offset + *length]);
-                offset += *length;
-                self.queued = self.queued - *length + text.len();
-                *length = text.len();
-                self.staged.extend_from_slice(text.as_bytes());
-            }
-        }
+        self.staged.extend_from_slice(&self.scratch[..self.committed]);
         self.scratch.drain(..self.committed);
         self.committed = 0;
-        self.unstaged = 0;
+        if self.scratch.is_empty() && self.scratch.capacity() > KEEP_CAPACITY {
+            self.scratch = Vec::new();
+        }
     }
 }
 
+/// A staged message as the text tungstenite sends. The engine writes JSON,
+/// so this is one UTF-8 check; a message that is not UTF-8 is sent with
+/// replacement characters.
+fn text_of(message: Bytes) -> Utf8Bytes {
+    Utf8Bytes::try_from(message.clone())
+        .unwrap_or_else(|_| Utf8Bytes::from(String::from_utf8_lossy(&message).into_owned()))
+}
+
 impl<S: AsyncRead + AsyncWrite + Unpin + Send> WsSink<S> {
-    /// Hands every queued message to the connection and flushes it.
+    /// Hands every queued message to tungstenite and flushes it. A message
+    /// is handed over only when tungstenite is ready (its buffer written
+    /// out), so what it holds stays within its write buffer and one
+    /// message; the rest stays queued here, counted by `queued`.
     fn poll_write(&mut self, cx: &mut TaskContext<'_>) -> Poll<io::Result<()>> {
         let shared = Arc::clone(&self.shared);
         let mut guard = shared.ws();
-        let ws = match guard.as_mut() {
-            Some(Io::Server(frames)) => return self.poll_write_frames(frames, cx),
-            Some(ws) => ws,
-            None => {
-                return Poll::Ready(Err(io::Error::new(
-                    io::ErrorKind::NotConnected,
-                    "the WebSocket connection is lost",
-                )))
-            }
+        let Some(ws) = guard.as_mut() else {
+            return Poll::Ready(Err(io::Error::new(io::ErrorKind::NotConnected, "the WebSocket connection is lost")));
         };
         self.stage();
         let failed = loop {
             let Some(&length) = self.lengths.front() else {
                 match Pin::new(&mut *ws).poll_flush(cx) {
-                    Poll::Ready(Ok(())) => return Poll::Ready(Ok(())),
+                    Poll::Ready(Ok(())) => {
+                        shared.pongs_owed.store(0, Ordering::Relaxed);
+                        if self.staged.is_empty() && self.staged.capacity() > KEEP_CAPACITY {
+                            self.staged = BytesMut::new();
+                        }
+                        return Poll::Ready(Ok(()));
+                    }
                     Poll::Ready(Err(err)) => break err,
                     Poll::Pending => return Poll::Pending,
                 }
@@ -616,10 +586,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> WsSink<S> {
             self.lengths.pop_front();
             self.queued -= length;
             let message = self.staged.split_to(length).freeze();
-            // SAFETY: `stage` put only UTF-8 into `staged`, message by
-            // message, and `length` is this message's whole length.
-            let text = unsafe { Utf8Bytes::from_bytes_unchecked(message) };
-            if let Err(err) = Pin::new(&mut *ws).start_send(Message::Text(text)) {
+            if let Err(err) = Pin::new(&mut *ws).start_send(Message::Text(text_of(message))) {
                 break err;
             }
         };
@@ -629,61 +596,6 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> WsSink<S> {
             cx.waker().wake_by_ref();
         }
         Poll::Ready(Err(into_io(failed)))
-    }
-
-    /// [`WsSink::poll_write`] on the server's own framing: each message's
-    /// frame is written into its output straight from `scratch`, after
-    /// one UTF-8 check of the burst (a burst that fails it takes the
-    /// lossy path through `staged`).
-    fn poll_write_frames(&mut self, frames: &mut ServerFrames<S>, cx: &mut TaskContext<'_>) -> Poll<io::Result<()>> {
-        if self.committed > 0 && std::str::from_utf8(&self.scratch[..self.committed]).is_err() {
-            self.stage();
-        }
-        // Bytes of `scratch` already framed.
-        let mut framed = 0;
-        let result = loop {
-            let Some(&length) = self.lengths.front() else { break Ok(()) };
-            match frames.poll_room(cx) {
-                Poll::Ready(Ok(())) => {}
-                Poll::Ready(Err(err)) => break Err(err),
-                Poll::Pending => {
-                    self.forget_framed(framed);
-                    return Poll::Pending;
-                }
-            }
-            let sent = if self.lengths.len() > self.unstaged {
-                let sent = frames.send_text(&self.staged[..length]);
-                self.staged.advance(length);
-                sent
-            } else {
-                let sent = frames.send_text(&self.scratch[framed..framed + length]);
-                framed += length;
-                self.unstaged -= 1;
-                sent
-            };
-            self.lengths.pop_front();
-            self.queued -= length;
-            if let Err(err) = sent {
-                break Err(err);
-            }
-        };
-        self.forget_framed(framed);
-        match result {
-            Ok(()) => Pin::new(frames).poll_flush(cx).map_err(into_io),
-            Err(err) => Poll::Ready(Err(into_io(err))),
-        }
-    }
-
-    /// Drops the first `framed` bytes of `scratch`, handed to the framing
-    /// (and the room a large message grew it by, once it is empty).
-    fn forget_framed(&mut self, framed: usize) {
-        if framed > 0 {
-            self.scratch.drain(..framed);
-            self.committed -= framed;
-        }
-        if self.scratch.is_empty() && self.scratch.capacity() > KEEP_CAPACITY {
-            self.scratch = Vec::new();
-        }
     }
 }
 
@@ -700,7 +612,6 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> MessageSink for WsSink<S> {
         let length = self.scratch.len().saturating_sub(self.committed);
         if length > 0 {
             self.lengths.push_back(length);
-            self.unstaged += 1;
             self.committed = self.scratch.len();
             self.queued += length;
         }
@@ -759,7 +670,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> MessageSink for WsSink<S> {
 
 /// Sends `message` and flushes.
 fn ready_then_send<S: AsyncRead + AsyncWrite + Unpin>(
-    ws: &mut Io<S>,
+    ws: &mut WebSocketStream<S>,
     cx: &mut TaskContext<'_>,
     message: Message,
 ) -> Poll<Result<(), WsError>> {
@@ -916,17 +827,17 @@ impl PeerBuilder {
     /// `ConnectionRefused` naming the status.
     pub async fn connect_ws(self, target: impl Into<WsConnect>) -> io::Result<Peer> {
         let target = target.into();
-        let max = self.limits.max_message_size;
-        let ws = target.open(config(max)).await?;
+        let (max, budget) = (self.limits.max_message_size, self.limits.max_queued_bytes);
+        let ws = target.open(config(max, budget)).await?;
         let reopen = target.reconnect.map(|reconnect| {
             let target = target.clone();
             let reopen: Reopen<TcpStream> = Arc::new(move || {
                 let target = target.clone();
-                Box::pin(async move { target.open(config(max)).await })
+                Box::pin(async move { target.open(config(max, budget)).await })
             });
             (reopen, reconnect)
         });
-        let (source, sink) = build(Io::Client(ws), target.ping_interval, max, reopen);
+        let (source, sink) = build(ws, target.ping_interval, max, budget, reopen);
         Ok(self.connect_transport(source, sink))
     }
 }

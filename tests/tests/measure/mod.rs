@@ -91,6 +91,8 @@ pub struct TcpCalculator {
     /// Where it serves HTTP, when started with
     /// [`TcpCalculator::spawn_with_http`].
     pub http: Option<SocketAddr>,
+    /// Where it serves WebSocket, when started with `--ws`.
+    pub ws: Option<SocketAddr>,
     child: Child,
     stderr: Arc<Mutex<Vec<u8>>>,
     _undrained: Option<BufReader<tokio::process::ChildStderr>>,
@@ -100,6 +102,13 @@ impl TcpCalculator {
     /// Starts it with `--framing framing` and environment `env`.
     pub async fn spawn(framing: &str, env: &[(&str, &str)], stderr: Stderr) -> Self {
         Self::start(Command::new(crate::common::calculator_path()), framing, env, stderr).await
+    }
+
+    /// Like [`TcpCalculator::spawn`], with more command-line `args`.
+    pub async fn spawn_with_args(framing: &str, args: &[&str], stderr: Stderr) -> Self {
+        let mut command = Command::new(crate::common::calculator_path());
+        command.args(args);
+        Self::start(command, framing, &[], stderr).await
     }
 
     /// Like [`TcpCalculator::spawn`], also serving HTTP (`--http`) on
@@ -130,25 +139,28 @@ impl TcpCalculator {
         for (key, value) in env {
             command.env(key, value);
         }
-        let wants_http = command.as_std().get_args().any(|arg| arg == "--http");
-        let (mut tcp, mut http) = (None, None);
+        let wants = |flag: &str| command.as_std().get_args().any(|arg| arg == flag);
+        let (wants_http, wants_ws) = (wants("--http"), wants("--ws"));
+        let (mut tcp, mut http, mut ws) = (None, None, None);
         let mut child = command.spawn().expect("spawn the calculator");
         let mut reader = BufReader::new(child.stderr.take().expect("piped stderr"));
         let addr = tokio::time::timeout(Duration::from_secs(20), async {
             let mut line = String::new();
+            // TCP is bound first, then HTTP (`http://ADDR`) and WebSocket
+            // (`ws://ADDR`) if asked.
             loop {
                 line.clear();
                 assert!(reader.read_line(&mut line).await.expect("read stderr") > 0, "the calculator exited early");
-                if let Some(addr) = line.trim().strip_prefix("listening on ") {
-                    // TCP is bound first, then HTTP (`http://ADDR`) if asked.
-                    match addr.strip_prefix("http://") {
-                        Some(http_addr) => {
-                            http = Some(http_addr.parse::<SocketAddr>().expect("a socket address"));
-                            return tcp.expect("TCP bound before HTTP");
-                        }
-                        None if wants_http => tcp = Some(addr.parse::<SocketAddr>().expect("a socket address")),
-                        None => return addr.parse::<SocketAddr>().expect("a socket address"),
-                    }
+                let Some(addr) = line.trim().strip_prefix("listening on ") else { continue };
+                if let Some(addr) = addr.strip_prefix("http://") {
+                    http = Some(addr.parse::<SocketAddr>().expect("a socket address"));
+                } else if let Some(addr) = addr.strip_prefix("ws://") {
+                    ws = Some(addr.parse::<SocketAddr>().expect("a socket address"));
+                } else {
+                    tcp = Some(addr.parse::<SocketAddr>().expect("a socket address"));
+                }
+                if let (Some(tcp), true, true) = (tcp, http.is_some() == wants_http, ws.is_some() == wants_ws) {
+                    return tcp;
                 }
             }
         })
@@ -168,7 +180,7 @@ impl TcpCalculator {
                 None
             }
         };
-        TcpCalculator { addr, http, child, stderr: collected, _undrained: undrained }
+        TcpCalculator { addr, http, ws, child, stderr: collected, _undrained: undrained }
     }
 
     /// Its process id.

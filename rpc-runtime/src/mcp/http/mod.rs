@@ -40,7 +40,9 @@ use crate::dispatch::engine::write_error;
 use crate::dispatch::signal::Signal;
 use crate::transport::http::{status_response, HttpAddrs, HttpService, Inner};
 use crate::transport::server::Server;
-use crate::wire::{ErrorObject, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, REQUEST_CANCELLED};
+use crate::wire::{
+    ErrorObject, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, REQUEST_CANCELLED, SERVER_OVERLOADED,
+};
 use body::CancelOnDrop;
 use request::{Headers, Kind, Message, SESSION_ID};
 use sessions::{InUse, Sessions};
@@ -183,7 +185,7 @@ impl McpHttpService {
     {
         let inner = Arc::clone(self.http.inner());
         let addrs = request.extensions().get::<HttpAddrs>().copied();
-        if let Some(refusal) = inner.check_host(request.headers().get(header::HOST), request.uri(), addrs) {
+        if let Some(refusal) = inner.check_host(&request, addrs) {
             return refusal.map(McpBody::from);
         }
         let method = request.method().clone();
@@ -285,7 +287,7 @@ impl McpHttpService {
                     return json_error(StatusCode::NOT_FOUND, message.id, &error);
                 }
             },
-            None if initialize => match self.sessions.open() {
+            None if initialize => match self.sessions.open(inner.server.engine.limits().max_concurrent_requests) {
                 Some((id, in_use)) => (in_use, Some(id)),
                 None => {
                     let mut response = plain(
@@ -401,6 +403,28 @@ impl Answer<'_> {
         let id = self.message.id.map(|raw| raw.get().to_owned());
         let status_from_error = self.modern && request;
         let (in_use, closed) = (self.in_use, self.closed);
+        // A session's calls hold its places until they end, however the
+        // HTTP requests that started them went.
+        let (pending, place) = match (pending, &in_use) {
+            (Some(pending), Some(session)) => {
+                let wanted = u32::try_from(pending.calls()).unwrap_or(u32::MAX);
+                match Arc::clone(&session.0.calls).try_acquire_many_owned(wanted) {
+                    Ok(place) => (Some(pending), Some(place)),
+                    Err(_) => {
+                        let limit = session.0.max_calls;
+                        tracing::debug!(
+                            calls = pending.calls(),
+                            limit,
+                            "MCP call refused: too many running in its session"
+                        );
+                        drop(in_use);
+                        let out = pending.reject(&session_overloaded(limit));
+                        return json_or_accepted(out, status_from_error);
+                    }
+                }
+            }
+            (pending, _) => (pending, None),
+        };
         match (pending, events, receiver) {
             (None, events, receiver) => {
                 drop(in_use);
@@ -416,7 +440,7 @@ impl Answer<'_> {
             (Some(pending), Some(events), Some(receiver)) => {
                 tokio::spawn(async move {
                     let out = finished(pending.run().await, request, id.as_deref());
-                    drop(in_use);
+                    drop((in_use, place));
                     if !out.is_empty() {
                         // Fails only when the client closed the stream.
                         let _ = events.send(out).await;
@@ -431,7 +455,7 @@ impl Answer<'_> {
                 let (done, answer) = oneshot::channel();
                 tokio::spawn(async move {
                     let out = pending.run().await;
-                    drop(in_use);
+                    drop((in_use, place));
                     let _ = done.send(out);
                 });
                 let _closed = closed;
@@ -440,6 +464,14 @@ impl Answer<'_> {
             }
         }
     }
+}
+
+/// The refusal of a call over its session's limit.
+fn session_overloaded(limit: usize) -> ErrorObject {
+    ErrorObject::new(
+        SERVER_OVERLOADED,
+        format!("Server overloaded: at most {limit} requests may run at once in one MCP session (max_concurrent_requests); retry later"),
+    )
 }
 
 /// 202 when there is nothing to say, else the JSON answer (with the

@@ -9,6 +9,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+use tokio::sync::Semaphore;
+
 use crate::dispatch::inflight::Link;
 use crate::mcp::session::Session;
 
@@ -21,6 +23,13 @@ pub(crate) struct Entry {
     last_used: Mutex<Instant>,
     /// Requests running now: a busy session does not expire.
     active: AtomicUsize,
+    /// Places for calls running at once (`Limits::max_concurrent_requests`).
+    /// Calls outlive the HTTP requests that started them (a client may go
+    /// away and come back for the session), so the session, not the
+    /// connection, bounds them.
+    pub(crate) calls: Arc<Semaphore>,
+    /// How many places `calls` has.
+    pub(crate) max_calls: usize,
 }
 
 impl Entry {
@@ -68,14 +77,18 @@ impl Sessions {
         self.by_id.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// A new session and its id; `None` when [`Sessions::max`] sessions
-    /// are open (after ending the idle ones) or no random id can be made.
-    pub(crate) fn open(&self) -> Option<(String, InUse)> {
+    /// A new session, whose calls may run `max_calls` at once, and its
+    /// id; `None` when [`Sessions::max`] sessions are open (after ending
+    /// the idle ones) or no random id can be made.
+    pub(crate) fn open(&self, max_calls: usize) -> Option<(String, InUse)> {
         let id = new_id()?;
+        let max_calls = max_calls.clamp(1, Semaphore::MAX_PERMITS.min(u32::MAX as usize));
         let entry = Arc::new(Entry {
             link: Arc::new(Link::new(true, false)),
             last_used: Mutex::new(Instant::now()),
             active: AtomicUsize::new(1),
+            calls: Arc::new(Semaphore::new(max_calls)),
+            max_calls,
         });
         let mut by_id = self.lock();
         if by_id.len() >= self.max {
@@ -151,15 +164,15 @@ mod tests {
     #[test]
     fn sessions_are_bounded_and_idle_ones_expire() {
         let sessions = Sessions::new(2, Duration::from_millis(50));
-        let (first, in_use) = sessions.open().expect("a first session");
+        let (first, in_use) = sessions.open(8).expect("a first session");
         drop(in_use);
-        let (second, _busy) = sessions.open().expect("a second session");
+        let (second, _busy) = sessions.open(8).expect("a second session");
         assert_ne!(first, second);
         assert_eq!(first.len(), 32);
-        assert!(sessions.open().is_none(), "at the limit");
+        assert!(sessions.open(8).is_none(), "at the limit");
         std::thread::sleep(Duration::from_millis(80));
         // The idle one makes room; the busy one stays.
-        let (_third, _) = sessions.open().expect("room after the idle session expired");
+        let (_third, _) = sessions.open(8).expect("room after the idle session expired");
         assert!(sessions.get(&first).is_none());
         assert!(sessions.get(&second).is_some());
         assert!(sessions.end(&second));

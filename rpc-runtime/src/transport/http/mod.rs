@@ -9,10 +9,8 @@
 //! accepts WebSocket upgrades).
 
 mod client;
-mod plain;
 mod serve;
 mod service;
-mod watch;
 
 pub use client::{HttpConnect, HttpSink, HttpSource};
 #[cfg(feature = "mcp")]

@@ -1,7 +1,7 @@
 //! The standalone HTTP server: accepts TCP connections (at most
-//! `max_connections`), serves HTTP/1.1 with keep-alive on each (plain JSON
-//! POSTs on its own path, see `plain`, everything else with hyper), keeps
-//! the header-read timeout (see `watch`), and shuts down gracefully.
+//! `max_connections`), serves HTTP/1.1 with keep-alive on each with hyper
+//! (every request, every byte: hyper's parser, its header-read timeout,
+//! its buffer limit), and shuts down gracefully.
 
 use std::convert::Infallible;
 use std::future::{poll_fn, Future};
@@ -12,23 +12,23 @@ use std::task::Poll;
 use std::time::Duration;
 
 use bytes::Bytes;
-use http::{Request, Response};
+use http::header::{self, HeaderValue};
+use http::{Request, Response, StatusCode};
 use http_body_util::Full;
 use hyper::body::{Body, Incoming};
-use hyper_util::rt::TokioIo;
-use tokio::io::AsyncWriteExt;
+use hyper::server::conn::http1;
+use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::{TcpListener, TcpStream, ToSocketAddrs};
 use tokio::sync::Semaphore;
 
-use super::plain::{serve_plain, Plain, Rewind};
-use super::service::{HttpAddrs, HttpService, Serving};
-use super::watch::{Counted, HeadCounts, Watchdog};
+use super::service::{status_response, HttpAddrs, HttpService, Serving};
 use crate::dispatch::signal::Signal;
+use crate::transport::deadline::WriteDeadline;
 use crate::transport::server::{until_shutdown, Server};
 
-/// How long a connection refused for the connection limit has to take its
-/// 503 before it is closed anyway.
-const REFUSAL_WRITE_TIMEOUT: Duration = Duration::from_secs(1);
+/// How long a connection refused for the connection limit has to send its
+/// request and take its 503 before it is closed anyway.
+const REFUSAL_TIMEOUT: Duration = Duration::from_secs(1);
 
 impl Server {
     /// Binds `addr` and serves HTTP (and, with the `ws` feature,
@@ -89,20 +89,13 @@ pub(crate) trait Endpoint: Clone + Send + Sync + 'static {
     type Body: Body<Data = Bytes, Error: Into<Box<dyn std::error::Error + Send + Sync>>> + Send + Unpin + 'static;
 
     /// The HTTP settings the listener applies (connection limit, header
-    /// timeout).
+    /// timeout, write timeout).
     fn http(&self) -> &HttpService;
 
     /// Whether connections must be able to upgrade (to WebSocket).
     #[cfg(feature = "ws")]
     fn upgrades(&self) -> bool {
         false
-    }
-
-    /// The service whose plain JSON `POST`s the listener answers itself
-    /// (see `plain`), if any: only when nothing but the checks and the
-    /// engine would see them (no connection hook, no CORS).
-    fn plain(&self) -> Option<&HttpService> {
-        None
     }
 
     /// Answers one request of a connection the listener accepted.
@@ -124,15 +117,6 @@ impl Endpoint for HttpService {
     #[cfg(feature = "ws")]
     fn upgrades(&self) -> bool {
         self.inner().config.ws.enabled
-    }
-
-    fn plain(&self) -> Option<&HttpService> {
-        let inner = self.inner();
-        #[cfg(feature = "cors")]
-        if inner.config.cors.is_some() {
-            return None;
-        }
-        inner.server.hook.is_none().then_some(self)
     }
 
     fn respond(
@@ -176,72 +160,64 @@ async fn accept_loop<E: Endpoint>(endpoint: &E, listener: &TcpListener, drain: &
     }
 }
 
-async fn serve_connection<E: Endpoint>(endpoint: E, mut stream: TcpStream, addrs: HttpAddrs, serving: Serving) {
-    let drain = Arc::clone(&serving.drain);
-    let mut watchdog = Watchdog::new(endpoint.http().inner().config.header_timeout);
-    #[cfg(feature = "ws")]
-    let upgrades = endpoint.upgrades();
-    // One handle per connection; each request clones it once, and its
-    // answer's body keeps that clone to count the answer done.
-    let accepted = Arc::new(Accepted { endpoint, addrs, serving, counts: HeadCounts::default() });
-    // Plain JSON POSTs first, without hyper; hyper takes the connection
-    // over at the first other request, with what was read of it.
-    let mut unread = Vec::new();
-    if let Some(service) = accepted.endpoint.plain() {
-        match serve_plain(service, &mut stream, addrs, &drain, &accepted.counts, &mut watchdog).await {
-            Ok(Plain::HandOver(read)) => unread = read,
-            Ok(Plain::Ended(ended)) => return log_end::<io::Error>(addrs, Ok(ended)),
-            Err(err) => return log_end(addrs, Err(err)),
-        }
-    }
-    let service = {
-        let accepted = Arc::clone(&accepted);
-        hyper::service::service_fn(move |request: Request<Incoming>| {
-            let accepted = Arc::clone(&accepted);
-            accepted.counts.head_read();
-            async move {
-                let response = accepted.endpoint.respond(request, accepted.addrs, &accepted.serving).await;
-                Ok::<_, Infallible>(response.map(|body| Counted::new(body, accepted)))
-            }
-        })
-    };
-    let mut builder = hyper::server::conn::http1::Builder::new();
+/// hyper's HTTP/1.1 settings for every connection of `http`.
+fn builder(http: &HttpService) -> http1::Builder {
+    let config = &http.inner().config;
+    let mut builder = http1::Builder::new();
     // `writev(false)`: hyper copies each answer's body after its head and
     // writes both with one `write`, instead of queueing the body as a
     // second buffer for `writev`. JSON-RPC answers are mostly small, and
     // the copy costs less than the queue (about 490 fewer instructions
     // per small call; a large answer pays one more copy of itself).
-    // No `header_read_timeout`: the watchdog keeps it (see `watch`).
-    builder.header_read_timeout(None).keep_alive(true).writev(false);
-    let io = TokioIo::new(Rewind::new(unread, stream));
-    let counts = &accepted.counts;
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(config.header_timeout)
+        .max_buf_size(MAX_BUF_SIZE)
+        .keep_alive(true)
+        .writev(false);
+    builder
+}
+
+/// hyper's read buffer, at most: a request head must fit in it (431
+/// otherwise), and a body is read through it in pieces of at most this.
+const MAX_BUF_SIZE: usize = 64 * 1024;
+
+async fn serve_connection<E: Endpoint>(endpoint: E, stream: TcpStream, addrs: HttpAddrs, serving: Serving) {
+    let drain = Arc::clone(&serving.drain);
+    let builder = builder(endpoint.http());
+    let write_timeout = endpoint.http().inner().server.write_timeout;
+    #[cfg(feature = "ws")]
+    let upgrades = endpoint.upgrades();
+    // One handle per connection; each request clones it once.
+    let accepted = Arc::new(Accepted { endpoint, addrs, serving });
+    let service = hyper::service::service_fn(move |request: Request<Incoming>| {
+        let accepted = Arc::clone(&accepted);
+        async move {
+            let response = accepted.endpoint.respond(request, accepted.addrs, &accepted.serving).await;
+            Ok::<_, Infallible>(response)
+        }
+    });
+    // The write timeout sits under hyper (and under the WebSocket crate
+    // after an upgrade): a client that stops reading is let go.
+    let io = TokioIo::new(WriteDeadline::new(stream, write_timeout));
     // Upgrades only when WebSocket is served: the plain connection is a
     // little cheaper per request.
-    use hyper::server::conn::http1::Connection;
     #[cfg(feature = "ws")]
     let result = if upgrades {
-        use hyper::server::conn::http1::UpgradeableConnection;
         let connection = builder.serve_connection(io, service).with_upgrades();
-        until_drained(connection, UpgradeableConnection::graceful_shutdown, &drain, watchdog, counts).await
+        until_drained(connection, http1::UpgradeableConnection::graceful_shutdown, &drain).await
     } else {
-        until_drained(builder.serve_connection(io, service), Connection::graceful_shutdown, &drain, watchdog, counts)
-            .await
+        until_drained(builder.serve_connection(io, service), http1::Connection::graceful_shutdown, &drain).await
     };
     #[cfg(not(feature = "ws"))]
     let result =
-        until_drained(builder.serve_connection(io, service), Connection::graceful_shutdown, &drain, watchdog, counts)
-            .await;
-    log_end(addrs, result);
-}
-
-/// Says why a connection ended, unless it simply closed.
-fn log_end<E: std::fmt::Display>(addrs: HttpAddrs, ended: Result<Ended, E>) {
-    match ended {
-        Ok(Ended::Closed) => {}
-        Ok(Ended::NoHead) => {
-            tracing::debug!(peer = %addrs.peer, "closed an HTTP connection: no request head within header_timeout")
+        until_drained(builder.serve_connection(io, service), http1::Connection::graceful_shutdown, &drain).await;
+    if let Err(err) = result {
+        if err.is_timeout() {
+            tracing::debug!(peer = %addrs.peer, "closed an HTTP connection: no request head within header_timeout");
+        } else {
+            tracing::debug!(peer = %addrs.peer, error = %err, "HTTP connection ended with an error");
         }
-        Err(err) => tracing::debug!(peer = %addrs.peer, error = %err, "HTTP connection ended with an error"),
     }
 }
 
@@ -251,68 +227,46 @@ struct Accepted<E> {
     endpoint: E,
     addrs: HttpAddrs,
     serving: Serving,
-    counts: HeadCounts,
-}
-
-impl<E> AsRef<HeadCounts> for Arc<Accepted<E>> {
-    fn as_ref(&self) -> &HeadCounts {
-        &self.counts
-    }
-}
-
-/// How a connection ended, when not with an error.
-pub(super) enum Ended {
-    /// It closed: the client closed it, keep-alive ended, or it was
-    /// drained.
-    Closed,
-    /// It waited for a request's head longer than `header_timeout`.
-    NoHead,
 }
 
 /// Serves `connection` to its end; once `drain` is raised, lets the
 /// request in progress finish and closes it (`graceful_shutdown` is the
-/// connection type's). `watchdog` closes it once it waited for a
-/// request's head for the header timeout (see `watch`).
+/// connection type's).
 async fn until_drained<C: Future<Output = hyper::Result<()>>>(
     connection: C,
     graceful_shutdown: fn(Pin<&mut C>),
     drain: &Signal,
-    mut watchdog: Watchdog,
-    counts: &HeadCounts,
-) -> hyper::Result<Ended> {
+) -> hyper::Result<()> {
     let mut connection = pin!(connection);
     let mut raised = pin!(drain.raised());
-    let (mut listening, mut draining) = (false, false);
+    let mut draining = false;
     poll_fn(|cx| loop {
         if let Poll::Ready(result) = connection.as_mut().poll(cx) {
-            return Poll::Ready(result.map(|()| Ended::Closed));
+            return Poll::Ready(result);
         }
-        // Once polled, the drain's waiter stays registered with this task,
-        // so later wake-ups only look at the flag (polling the waiter on
-        // every request costs more than the rest of this loop).
-        if !draining && (!listening || drain.is_raised()) {
-            listening = true;
-            if raised.as_mut().poll(cx).is_ready() {
-                draining = true;
-                graceful_shutdown(connection.as_mut());
-                continue;
-            }
+        if !draining && raised.as_mut().poll(cx).is_ready() {
+            draining = true;
+            graceful_shutdown(connection.as_mut());
+            continue;
         }
-        return watchdog.poll_expired(counts, cx).map(|()| Ok(Ended::NoHead));
+        return Poll::Pending;
     })
     .await
 }
 
-/// Answers 503 to a connection over the limit, then closes it.
-async fn refuse_overloaded(mut stream: TcpStream) {
-    let body = "Service Unavailable: the server is at its connection limit (max_connections); retry later\n";
-    let response = format!(
-        "HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain; charset=utf-8\r\nretry-after: 1\r\nconnection: close\r\ncontent-length: {}\r\n\r\n{body}",
-        body.len()
-    );
-    let _ = tokio::time::timeout(REFUSAL_WRITE_TIMEOUT, async {
-        stream.write_all(response.as_bytes()).await?;
-        stream.shutdown().await
-    })
-    .await;
+/// Answers 503 to a connection over the limit (its first request, read
+/// and answered by hyper, with `Connection: close`), then closes it.
+async fn refuse_overloaded(stream: TcpStream) {
+    let service = hyper::service::service_fn(|_: Request<Incoming>| async {
+        let mut response = status_response(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "Service Unavailable: the server is at its connection limit (max_connections); retry later",
+        );
+        response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        Ok::<_, Infallible>(response)
+    });
+    let mut builder = http1::Builder::new();
+    builder.keep_alive(false);
+    let connection = builder.serve_connection(TokioIo::new(stream), service);
+    let _ = tokio::time::timeout(REFUSAL_TIMEOUT, connection).await;
 }

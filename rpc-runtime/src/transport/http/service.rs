@@ -203,10 +203,8 @@ impl HttpService {
     /// How long a client may take to send a request's headers, and to
     /// start the next request on a kept-alive connection (default 10 s);
     /// past it the connection is closed. Keeps slow clients from holding
-    /// connections. The standalone server looks every quarter of it, so a
-    /// connection is closed between the timeout and a quarter more after
-    /// it began to wait. (Mounted in another server, such as axum's, that
-    /// server's own settings apply.)
+    /// connections. It is hyper's `header_read_timeout`. (Mounted in
+    /// another server, such as axum's, that server's own settings apply.)
     pub fn header_timeout(self, timeout: Duration) -> Self {
         self.with_config(|config| config.header_timeout = timeout)
     }
@@ -386,10 +384,10 @@ impl Inner {
                 request.extensions_mut().insert(serving.clone());
             }
         }
-        let heads = Heads::of(request.headers());
-        if let Some(refusal) = self.check_host(heads.host, request.uri(), addrs) {
+        if let Some(refusal) = self.check_host(&request, addrs) {
             return refusal;
         }
+        let heads = Heads::of(request.headers());
         #[cfg(feature = "ws")]
         if crate::transport::ws::is_upgrade(&request) {
             if let Some(refusal) = self.check_origin(heads.origin, heads.host) {
@@ -540,15 +538,28 @@ impl Inner {
         })
     }
 
-    /// 403 unless the `Host` is allowed (see [`HostCheck`]); `None` when it is.
-    pub(crate) fn check_host(
+    /// 400 unless the request names one valid host (RFC 9112 §3.2), 403
+    /// unless that host is allowed (see [`HostCheck`]); `None` when it is.
+    ///
+    /// The host is the target's authority when the request has one (an
+    /// absolute-form target, HTTP/2's `:authority`: RFC 9112 §3.2.2 says
+    /// the `Host` header is then ignored), else the one `Host` header. Two
+    /// `Host` headers, a `Host` that is not `host[:port]` (userinfo, a
+    /// port that is not digits, text after an IPv6 literal), or an
+    /// HTTP/1.1 request without any host are refused before anything else
+    /// reads them, so no malformed value can pass for a loopback name.
+    pub(crate) fn check_host<B>(
         &self,
-        host: Option<&HeaderValue>,
-        uri: &http::Uri,
+        request: &Request<B>,
         addrs: Option<HttpAddrs>,
     ) -> Option<Response<Full<Bytes>>> {
-        let host =
-            host.and_then(|value| value.to_str().ok()).or_else(|| uri.authority().map(|authority| authority.as_str()));
+        let host = match request_host(request) {
+            Ok(host) => host,
+            Err(why) => {
+                tracing::debug!(why, "refused an HTTP request with a bad Host");
+                return Some(status_response(StatusCode::BAD_REQUEST, &format!("Bad Request: {why}")));
+            }
+        };
         if self.host_allowed(host, addrs) {
             return None;
         }
@@ -657,6 +668,63 @@ pub(super) fn plain_context(addrs: Option<HttpAddrs>) -> Context {
     }
 }
 
+/// The host a request is for (see [`Inner::check_host`]), or why it
+/// names none that can be served.
+fn request_host<B>(request: &Request<B>) -> Result<Option<&str>, &'static str> {
+    let mut hosts = request.headers().get_all(header::HOST).iter();
+    let (header, second) = (hosts.next(), hosts.next());
+    if second.is_some() {
+        return Err("more than one Host header (RFC 9112 section 3.2)");
+    }
+    if let Some(authority) = request.uri().authority() {
+        let authority = authority.as_str();
+        if !is_authority(authority) {
+            return Err("the request target's authority is not host[:port]");
+        }
+        return Ok(Some(authority));
+    }
+    match header {
+        Some(value) => match value.to_str() {
+            Ok(host) if is_authority(host) => Ok(Some(host)),
+            _ => Err("the Host header is not host[:port] (RFC 9112 section 3.2)"),
+        },
+        None if request.version() == http::Version::HTTP_11 => Err("an HTTP/1.1 request needs a Host header"),
+        None => Ok(None),
+    }
+}
+
+/// Whether `text` is `host[:port]` as RFC 3986 writes an authority
+/// without userinfo: an IP literal in brackets or a name of unreserved,
+/// percent-encoded and sub-delimiter characters (an IPv4 address is such a
+/// name), then an optional port of at most five digits.
+fn is_authority(text: &str) -> bool {
+    let (host_ok, port) = match text.strip_prefix('[') {
+        Some(literal) => {
+            let Some((inside, after)) = literal.split_once(']') else { return false };
+            let port = match after {
+                "" => "",
+                _ => match after.strip_prefix(':') {
+                    Some(port) => port,
+                    None => return false,
+                },
+            };
+            let address = inside.bytes().all(|b| b.is_ascii_hexdigit() || b == b':' || b == b'.');
+            (!inside.is_empty() && address, port)
+        }
+        None => {
+            let (host, port) = text.rsplit_once(':').unwrap_or((text, ""));
+            (!host.is_empty() && host.bytes().all(is_name_byte), port)
+        }
+    };
+    host_ok && port.len() <= 5 && port.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// A byte of a host name (RFC 3986 `reg-name`: unreserved,
+/// percent-encoded or a sub-delimiter).
+fn is_name_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b"-._~%!$&'()*+,;=".contains(&b)
+}
+
 /// `host` of `host:port`, `[::1]` of `[::1]:port`.
 fn host_name(host: &str) -> &str {
     if host.starts_with('[') {
@@ -683,7 +751,7 @@ fn is_json(value: Option<&HeaderValue>) -> bool {
 }
 
 /// [`is_json`] of a value already read as text.
-pub(super) fn is_json_str(value: Option<&str>) -> bool {
+fn is_json_str(value: Option<&str>) -> bool {
     let Some(value) = value else {
         return false;
     };
@@ -795,6 +863,44 @@ pub(crate) fn status_response(status: StatusCode, reason: &str) -> Response<Full
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_host_is_one_authority_without_userinfo() {
+        for good in
+            ["localhost", "localhost:8080", "127.0.0.1:80", "[::1]", "[::1]:8080", "app.localhost", "a-b.example:"]
+        {
+            assert!(is_authority(good), "{good}");
+        }
+        for bad in [
+            "localhost:80@evil.com",
+            "localhost:evil",
+            "[::1].evil.com",
+            "localhost:1:2",
+            "user@localhost",
+            "",
+            ":80",
+            "[]",
+            "[::1",
+            "local host",
+            "localhost:123456",
+        ] {
+            assert!(!is_authority(bad), "{bad}");
+        }
+        let request = |host: &[&'static str], target: &str| {
+            let mut request = Request::builder().uri(target);
+            for host in host {
+                request = request.header(header::HOST, *host);
+            }
+            request.body(()).unwrap()
+        };
+        assert_eq!(request_host(&request(&["localhost:1"], "/")), Ok(Some("localhost:1")));
+        assert!(request_host(&request(&["localhost", "localhost"], "/")).is_err());
+        assert!(request_host(&request(&[], "/")).is_err(), "HTTP/1.1 without Host");
+        assert!(request_host(&request(&["localhost:80@evil.com"], "/")).is_err());
+        // An absolute-form target's authority is the host, whatever the header says.
+        assert_eq!(request_host(&request(&["localhost"], "http://evil.example/")), Ok(Some("evil.example")));
+        assert!(request_host(&request(&["localhost"], "http://localhost@evil.example/")).is_err());
+    }
 
     #[test]
     fn hosts_and_content_types_are_read_as_browsers_send_them() {
