@@ -47,6 +47,29 @@ async fn waiting(probe: &mut Conn) -> u64 {
     answer["result"].as_u64().unwrap_or_else(|| panic!("waiting: {answer}"))
 }
 
+/// The calculator over TCP with at most 64 open descriptors, a probe
+/// connection that was answered, and the descriptors open then.
+async fn calculator_with_64_descriptors() -> (TcpCalculator, Conn, usize) {
+    let server = TcpCalculator::spawn_with_fd_limit(Wire::Ndjson.arg(), 64, Stderr::Collected).await;
+    let mut probe = common::connect(server.addr, Wire::Ndjson).await;
+    assert_eq!(probe.call(req("subtract", "[2,1]", 1)).await, result("1", "1"));
+    let baseline = open_fds(server.pid());
+    (server, probe, baseline)
+}
+
+/// Waits (promptly) until the calculator runs no `wait` call.
+async fn until_no_waits(probe: &mut Conn, when: &str) {
+    let deadline = Instant::now() + PROMPTLY;
+    loop {
+        let running = waiting(probe).await;
+        if running == 0 {
+            return;
+        }
+        assert!(Instant::now() < deadline, "{when}: {running} waits still running");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 /// Finding 2: 1,030 one-shot clients that each sent `sleep(3600000)` and
 /// went away used up the server's 1,024 file descriptors: each connection
 /// stayed open until its handler ended, and new clients got no answer.
@@ -61,11 +84,8 @@ async fn reset_connections_free_their_sockets_and_cancel_their_handlers() {
         return;
     }
     let wire = Wire::Ndjson;
-    let server = TcpCalculator::spawn_with_fd_limit(wire.arg(), 64, Stderr::Collected).await;
+    let (server, mut probe, baseline) = calculator_with_64_descriptors().await;
     let pid = server.pid();
-    let mut probe = common::connect(server.addr, wire).await;
-    assert_eq!(probe.call(req("subtract", "[2,1]", 1)).await, result("1", "1"));
-    let baseline = open_fds(pid);
     for round in 0..4 {
         let mut clients = Vec::new();
         for i in 0..30 {
@@ -84,15 +104,7 @@ async fn reset_connections_free_their_sockets_and_cancel_their_handlers() {
         }
         let freed = within(PROMPTLY, || open_fds(pid) <= baseline).await;
         assert!(freed, "round {round}: {} fds open after the resets, {baseline} before", open_fds(pid));
-        let deadline = Instant::now() + PROMPTLY;
-        loop {
-            let running = waiting(&mut probe).await;
-            if running == 0 {
-                break;
-            }
-            assert!(Instant::now() < deadline, "round {round}: {running} waits still running after the resets");
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        until_no_waits(&mut probe, &format!("round {round}, after the resets")).await;
     }
     // 120 clients came and went on 64 descriptors: a new one is served.
     let mut fresh = common::connect(server.addr, wire).await;
@@ -144,11 +156,8 @@ async fn a_client_that_closes_with_a_long_call_running_frees_its_socket_and_canc
         return;
     }
     let wire = Wire::Ndjson;
-    let server = TcpCalculator::spawn_with_fd_limit(wire.arg(), 64, Stderr::Collected).await;
+    let (server, mut probe, baseline) = calculator_with_64_descriptors().await;
     let pid = server.pid();
-    let mut probe = common::connect(server.addr, wire).await;
-    assert_eq!(probe.call(req("subtract", "[2,1]", 1)).await, result("1", "1"));
-    let baseline = open_fds(pid);
     for round in 0..2 {
         let mut answered = Vec::new();
         for i in 0..30 {
@@ -166,15 +175,7 @@ async fn a_client_that_closes_with_a_long_call_running_frees_its_socket_and_canc
         }
         let freed = within(PROMPTLY, || open_fds(pid) <= baseline).await;
         assert!(freed, "round {round}: {} fds open after the clients left, {baseline} before", open_fds(pid));
-        let deadline = Instant::now() + PROMPTLY;
-        loop {
-            let running = waiting(&mut probe).await;
-            if running == 0 {
-                break;
-            }
-            assert!(Instant::now() < deadline, "round {round}: {running} waits still running after the clients left");
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        until_no_waits(&mut probe, &format!("round {round}, after the clients left")).await;
     }
     let mut fresh = common::connect(server.addr, wire).await;
     assert_eq!(fresh.call(req("subtract", "[5,3]", 2)).await, result("2", "2"));

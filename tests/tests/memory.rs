@@ -346,10 +346,11 @@ async fn idle_connections_give_back_the_buffers_of_a_large_message() {
 }
 
 /// A head declaring a large body makes the HTTP server (hyper) hold room
-/// for what arrived, not for what the head declared (the hand-written path
-/// for plain POSTs this once guarded is gone; hyper reads every request). 200 connections each declare 9 MB (under the 10 MiB
-/// limit) and send one byte of it; room reserved for the declared bodies
-/// would be 1.7 GiB of address space.
+/// for what arrived, not for what the head declared (the hand-written
+/// path for plain POSTs this once guarded is gone; hyper reads every
+/// request). 200 connections each declare 9 MB (under the 10 MiB limit)
+/// and send one byte of it; room reserved for the declared bodies would be
+/// 1.7 GiB of address space.
 #[tokio::test(flavor = "multi_thread")]
 async fn http_heads_declaring_large_bodies_cost_what_arrived() {
     if !procfs("http_heads_declaring_large_bodies_cost_what_arrived") {
@@ -357,12 +358,7 @@ async fn http_heads_declaring_large_bodies_cost_what_arrived() {
     }
     let server = TcpCalculator::spawn_with_http(Stderr::Collected).await;
     let addr = server.http.expect("serving HTTP");
-    let post = |body: &str| {
-        format!(
-            "POST / HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
-            body.len()
-        )
-    };
+    let post = |body: &str| http_post(addr, body);
     // Warm up: one call answered, so the baseline has the runtime's first
     // allocations.
     let mut warm = TcpStream::connect(addr).await.unwrap();
@@ -388,6 +384,14 @@ async fn http_heads_declaring_large_bodies_cost_what_arrived() {
     );
     assert!(grown < 512 * MIB, "{report}; {}", server.stderr());
     eprintln!("{report}");
+}
+
+/// A JSON `POST` of `body` to the HTTP server at `addr`.
+fn http_post(addr: std::net::SocketAddr, body: &str) -> String {
+    format!(
+        "POST / HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
 }
 
 /// A masked client frame (RFC 6455 §5.2) of `opcode` carrying `payload`,
@@ -484,13 +488,7 @@ async fn http_calls_pipelined_behind_a_large_one_cost_a_bounded_amount_when_the_
     }
     let server = TcpCalculator::spawn_with_http(Stderr::Collected).await;
     let addr = server.http.expect("serving HTTP");
-    let post = |body: &str| {
-        format!(
-            "POST / HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
-            body.len()
-        )
-        .into_bytes()
-    };
+    let post = |body: &str| http_post(addr, body).into_bytes();
     let large = 9_000_000;
     let mut connections = Vec::new();
     let mut baseline = None;
