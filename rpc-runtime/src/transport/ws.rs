@@ -168,8 +168,11 @@ where
 /// Bytes tungstenite asks of the socket per read. It zeroes this much of
 /// its read buffer before every read, including the read that finds
 /// nothing more after a burst; at its default (128 KiB) that zeroing cost
-/// more than the rest of the work per pipelined message.
-const READ_BUFFER_SIZE: usize = 8 * 1024;
+/// more than the rest of the work per pipelined message. Under 16
+/// connections of 32 pipelined small calls (about 10 messages a read),
+/// callgrind counts 6,250 instructions per request with 8 KiB, 5,968 with
+/// 4 KiB and 5,940 with 2 KiB; 4 KiB keeps large messages at fewer reads.
+const READ_BUFFER_SIZE: usize = 4 * 1024;
 /// Bytes tungstenite gathers before it writes; the sink flushes after
 /// every burst anyway.
 const WRITE_BUFFER_SIZE: usize = 64 * 1024;

@@ -384,10 +384,10 @@ impl Inner {
                 request.extensions_mut().insert(serving.clone());
             }
         }
-        if let Some(refusal) = self.check_host(&request, addrs) {
+        let heads = Heads::of(request.headers());
+        if let Some(refusal) = self.check_host_of(&heads, request.uri(), request.version(), addrs) {
             return refusal;
         }
-        let heads = Heads::of(request.headers());
         #[cfg(feature = "ws")]
         if crate::transport::ws::is_upgrade(&request) {
             if let Some(refusal) = self.check_origin(heads.origin, heads.host) {
@@ -553,7 +553,18 @@ impl Inner {
         request: &Request<B>,
         addrs: Option<HttpAddrs>,
     ) -> Option<Response<Full<Bytes>>> {
-        let host = match request_host(request) {
+        self.check_host_of(&Heads::of(request.headers()), request.uri(), request.version(), addrs)
+    }
+
+    /// [`Inner::check_host`] with the request's headers already read.
+    fn check_host_of(
+        &self,
+        heads: &Heads<'_>,
+        uri: &http::Uri,
+        version: http::Version,
+        addrs: Option<HttpAddrs>,
+    ) -> Option<Response<Full<Bytes>>> {
+        let host = match request_host(heads, uri, version) {
             Ok(host) => host,
             Err(why) => {
                 tracing::debug!(why, "refused an HTTP request with a bad Host");
@@ -633,6 +644,8 @@ impl Inner {
 #[derive(Default)]
 struct Heads<'a> {
     host: Option<&'a HeaderValue>,
+    /// How many `Host` headers there are (two or more is a 400).
+    hosts: usize,
     origin: Option<&'a HeaderValue>,
     content_type: Option<&'a HeaderValue>,
     content_length: Option<&'a HeaderValue>,
@@ -643,6 +656,7 @@ impl<'a> Heads<'a> {
         let mut heads = Heads::default();
         for (name, value) in headers {
             let slot = if *name == header::HOST {
+                heads.hosts += 1;
                 &mut heads.host
             } else if *name == header::CONTENT_TYPE {
                 &mut heads.content_type
@@ -670,25 +684,27 @@ pub(super) fn plain_context(addrs: Option<HttpAddrs>) -> Context {
 
 /// The host a request is for (see [`Inner::check_host`]), or why it
 /// names none that can be served.
-fn request_host<B>(request: &Request<B>) -> Result<Option<&str>, &'static str> {
-    let mut hosts = request.headers().get_all(header::HOST).iter();
-    let (header, second) = (hosts.next(), hosts.next());
-    if second.is_some() {
+fn request_host<'a>(
+    heads: &Heads<'a>,
+    uri: &'a http::Uri,
+    version: http::Version,
+) -> Result<Option<&'a str>, &'static str> {
+    if heads.hosts > 1 {
         return Err("more than one Host header (RFC 9112 section 3.2)");
     }
-    if let Some(authority) = request.uri().authority() {
+    if let Some(authority) = uri.authority() {
         let authority = authority.as_str();
         if !is_authority(authority) {
             return Err("the request target's authority is not host[:port]");
         }
         return Ok(Some(authority));
     }
-    match header {
+    match heads.host {
         Some(value) => match value.to_str() {
             Ok(host) if is_authority(host) => Ok(Some(host)),
             _ => Err("the Host header is not host[:port] (RFC 9112 section 3.2)"),
         },
-        None if request.version() == http::Version::HTTP_11 => Err("an HTTP/1.1 request needs a Host header"),
+        None if version == http::Version::HTTP_11 => Err("an HTTP/1.1 request needs a Host header"),
         None => Ok(None),
     }
 }
@@ -722,7 +738,7 @@ fn is_authority(text: &str) -> bool {
 /// A byte of a host name (RFC 3986 `reg-name`: unreserved,
 /// percent-encoded or a sub-delimiter).
 fn is_name_byte(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b"-._~%!$&'()*+,;=".contains(&b)
+    matches!(b, b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' | b'%' | b'!' | b'$' | b'&' | b'\''..=b',' | b';' | b'=')
 }
 
 /// `host` of `host:port`, `[::1]` of `[::1]:port`.
@@ -886,20 +902,22 @@ mod tests {
         ] {
             assert!(!is_authority(bad), "{bad}");
         }
-        let request = |host: &[&'static str], target: &str| {
+        let host_of = |hosts: &[&'static str], target: &str| {
             let mut request = Request::builder().uri(target);
-            for host in host {
+            for host in hosts {
                 request = request.header(header::HOST, *host);
             }
-            request.body(()).unwrap()
+            let request = request.body(()).unwrap();
+            let heads = Heads::of(request.headers());
+            request_host(&heads, request.uri(), request.version()).map(|host| host.map(str::to_owned))
         };
-        assert_eq!(request_host(&request(&["localhost:1"], "/")), Ok(Some("localhost:1")));
-        assert!(request_host(&request(&["localhost", "localhost"], "/")).is_err());
-        assert!(request_host(&request(&[], "/")).is_err(), "HTTP/1.1 without Host");
-        assert!(request_host(&request(&["localhost:80@evil.com"], "/")).is_err());
+        assert_eq!(host_of(&["localhost:1"], "/"), Ok(Some("localhost:1".to_owned())));
+        assert!(host_of(&["localhost", "localhost"], "/").is_err());
+        assert!(host_of(&[], "/").is_err(), "HTTP/1.1 without Host");
+        assert!(host_of(&["localhost:80@evil.com"], "/").is_err());
         // An absolute-form target's authority is the host, whatever the header says.
-        assert_eq!(request_host(&request(&["localhost"], "http://evil.example/")), Ok(Some("evil.example")));
-        assert!(request_host(&request(&["localhost"], "http://localhost@evil.example/")).is_err());
+        assert_eq!(host_of(&["localhost"], "http://evil.example/"), Ok(Some("evil.example".to_owned())));
+        assert!(host_of(&["localhost"], "http://localhost@evil.example/").is_err());
     }
 
     #[test]
