@@ -117,6 +117,14 @@ pub mod nats {
     pub use async_nats;
 }
 
+/// Versioning: compare two OpenRPC documents and find the changes that
+/// break callers of the old one ([`compat::compare`]), and keep a trait's
+/// catalog in the repository with a test that fails on a breaking change
+/// until it is accepted ([`compat::assert_compatible`]).
+pub mod compat {
+    pub use crate::catalog::compat::*;
+}
+
 /// Re-exported so that generated code needs no direct dependency. Users
 /// usually depend on `schemars = "1"` and derive `JsonSchema` directly; a
 /// crate without that dependency derives through this re-export with
