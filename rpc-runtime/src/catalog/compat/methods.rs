@@ -203,26 +203,33 @@ pub(super) fn schemas(
         Direction::Produces => (excess(new, old, false), excess(old, new, true)),
     };
     for finding in lost {
-        let reason = match (&finding.what, direction) {
+        let (verdict, reason) = match (&finding.what, direction) {
             (What::Values(values), Direction::Accepts) => {
-                format!("no longer accepts {values}: callers sending them are refused with -32602")
+                (Verdict::Breaking, format!("no longer accepts {values}: callers sending them are refused with -32602"))
             }
             (What::Values(values), Direction::Produces) => {
-                format!("may now be {values}, which callers of the old version do not expect")
+                (Verdict::Breaking, format!("may now be {values}, which callers of the old version do not expect"))
             }
-            (What::Unsupported(keyword), _) => {
-                format!(
-                    "{keyword} changed, and this checker cannot judge it: review the change by hand, then accept it"
-                )
+            (What::Unsupported(why), _) => {
+                (Verdict::Breaking, format!("{why}: review the change by hand, then accept it"))
+            }
+            (What::Undeclared(name), Direction::Accepts) => {
+                (Verdict::Compatible, format!("property `{name}` is no longer declared: the server ignores it if sent"))
+            }
+            (What::Undeclared(name), Direction::Produces) => {
+                (Verdict::Compatible, format!("may now have property `{name}`, which the old object left open"))
             }
         };
-        push_schema_change(changes, Verdict::Breaking, &part, param, finding.path, finding.component, reason);
+        push_schema_change(changes, verdict, &part, param, finding.path, finding.component, reason);
     }
     for finding in gained {
-        let What::Values(values) = &finding.what else { continue };
-        let reason = match direction {
-            Direction::Accepts => format!("now also accepts {values}"),
-            Direction::Produces => format!("can no longer be {values}"),
+        let reason = match (&finding.what, direction) {
+            (What::Values(values), Direction::Accepts) => format!("now also accepts {values}"),
+            (What::Values(values), Direction::Produces) => format!("can no longer be {values}"),
+            (What::Undeclared(name), Direction::Accepts) => format!("now also accepts property `{name}`"),
+            (What::Undeclared(name), Direction::Produces) => format!("no longer declares property `{name}`"),
+            // Reported once, by the other pass.
+            (What::Unsupported(_), _) => continue,
         };
         push_schema_change(changes, Verdict::Compatible, &part, param, finding.path, finding.component, reason);
     }

@@ -107,8 +107,11 @@ pub struct Change {
     /// The param's name (the new one for a rename), for [`Part::Param`].
     pub param: Option<String>,
     /// Where in the param's, result's or item's schema, as a JSON Pointer
-    /// into the schema as written, `$ref`s followed (`/properties/tags/items`);
-    /// `None` for the method's own shape, `Some("")` for the whole schema.
+    /// into the schema as written, `$ref`s followed (`/properties/tags/items`):
+    /// the schema of the values in question (the old one for values a
+    /// param no longer accepts, the new one for values a result may now
+    /// be). `None` for the method's own shape, `Some("")` for the whole
+    /// schema.
     pub schema_path: Option<String>,
     /// The named component (`components/schemas`) the change sits in, if
     /// any, as the new document names it.

@@ -85,7 +85,8 @@ fn whole_toggled(
     new: &Method<'_>,
 ) {
     let (before, now) = (params_value_schema(old), params_value_schema(new));
-    let lost = excess((old_doc.doc, &before), (new_doc.doc, &now), true);
+    let mut lost = excess((old_doc.doc, &before), (new_doc.doc, &now), true);
+    lost.retain(|finding| !matches!(finding.what, What::Undeclared(_)));
     let switched = if new.whole { "on" } else { "off" };
     if lost.is_empty() {
         changes.method(
@@ -97,9 +98,10 @@ fn whole_toggled(
     let missing: Vec<String> = lost
         .iter()
         .map(|finding| match &finding.what {
-            What::Values(values) if finding.path.is_empty() => values.clone(),
-            What::Values(values) => format!("{values} at {}", finding.path),
-            What::Unsupported(keyword) => format!("{keyword} (not compared)"),
+            // Paths would point into a schema no document has.
+            What::Values(values) => values.clone(),
+            What::Unsupported(why) => why.clone(),
+            What::Undeclared(name) => format!("property `{name}`"),
         })
         .collect();
     changes.method(

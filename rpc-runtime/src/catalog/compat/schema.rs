@@ -12,13 +12,19 @@
 //! when its value differs between the two schemas it is reported as
 //! [`What::Unsupported`].
 
+use std::cell::Cell;
 use std::collections::HashSet;
+use std::rc::Rc;
 
 use serde_json::{Map, Value};
 
 /// Nesting deeper than this is reported instead of followed, so hostile
 /// documents cannot exhaust the stack.
 const MAX_DEPTH: usize = 64;
+
+/// Schemas that take more steps than this to compare (unions of unions
+/// multiply the work) are reported instead of compared to the end.
+const MAX_STEPS: usize = 100_000;
 
 /// Keywords this module compares.
 const COMPARED: &[&str] = &[
@@ -103,8 +109,9 @@ impl<'d> Doc<'d> {
 /// What one schema accepts that the other does not.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct Finding {
-    /// Where, as a JSON Pointer into the schema as written (through
-    /// `$ref`s); empty for the schema itself.
+    /// Where, as a JSON Pointer into the narrow side's schema as written
+    /// (through `$ref`s; the side whose values the other misses); empty
+    /// for the schema itself.
     pub path: String,
     /// The innermost named component (`components/schemas`) on the way,
     /// as the new document names it when it has one.
@@ -119,8 +126,12 @@ pub(super) enum What {
     /// Values the wider side misses, as a noun phrase ("`null`",
     /// "integers above 255", "objects without property `id`").
     Values(String),
-    /// A keyword whose value changed and that this module does not judge.
+    /// Something this module does not judge, said for a person (a keyword
+    /// whose value changed, a reference that points nowhere).
     Unsupported(String),
+    /// A property only the narrow side declares, in an object whose wide
+    /// side takes any undeclared property: nothing is lost either way.
+    Undeclared(String),
 }
 
 /// What `narrow` accepts and `wide` does not, each in its own document.
@@ -136,6 +147,7 @@ pub(super) fn excess<'d>(
         wide_doc,
         new_is_wide,
         seen: HashSet::new(),
+        steps: Rc::new(Cell::new(0)),
         path: Vec::new(),
         component: None,
         findings: Vec::new(),
@@ -150,9 +162,12 @@ struct Walk<'d> {
     narrow_doc: Doc<'d>,
     wide_doc: Doc<'d>,
     new_is_wide: bool,
-    /// Pairs of schemas (by address) already compared: a recursive type
-    /// meets itself again here, and is then taken as compatible so far.
-    seen: HashSet<(usize, usize)>,
+    /// Pairs of schemas (by address, and the type looked at) being or
+    /// already compared without a finding: a recursive type meets itself
+    /// again here, and is then taken as compatible so far.
+    seen: HashSet<(usize, usize, Option<&'static str>)>,
+    /// Steps taken so far, shared with trial walks (see [`MAX_STEPS`]).
+    steps: Rc<Cell<usize>>,
     path: Vec<String>,
     component: Option<String>,
     findings: Vec<Finding>,
@@ -171,8 +186,8 @@ impl<'d> Walk<'d> {
         self.report(What::Values(phrase.into()));
     }
 
-    fn unsupported(&mut self, keyword: impl Into<String>) {
-        self.report(What::Unsupported(keyword.into()));
+    fn unsupported(&mut self, why: impl Into<String>) {
+        self.report(What::Unsupported(why.into()));
     }
 
     /// Runs `f` one path segment further down.
@@ -186,20 +201,31 @@ impl<'d> Walk<'d> {
     /// `narrow`'s values of type `only` when given.
     fn check(&mut self, narrow: &'d Value, wide: &'d Value, only: Option<&'static str>, depth: usize) {
         if depth > MAX_DEPTH {
-            self.unsupported(format!("nesting deeper than {MAX_DEPTH} levels"));
+            self.unsupported(format!("nesting deeper than {MAX_DEPTH} levels is not compared"));
+            return;
+        }
+        self.steps.set(self.steps.get() + 1);
+        if self.steps.get() > MAX_STEPS {
+            self.unsupported(format!("schemas too large to compare in {MAX_STEPS} steps"));
             return;
         }
         let (narrow, narrow_name) = match self.narrow_doc.resolve(narrow) {
             Ok(resolved) => resolved,
-            Err(reference) => return self.unsupported(format!("`$ref` {reference}, which points nowhere")),
+            Err(reference) => {
+                return self.unsupported(format!("`$ref` {reference} points nowhere (or only to itself)"))
+            }
         };
         let (wide, wide_name) = match self.wide_doc.resolve(wide) {
             Ok(resolved) => resolved,
-            Err(reference) => return self.unsupported(format!("`$ref` {reference}, which points nowhere")),
+            Err(reference) => {
+                return self.unsupported(format!("`$ref` {reference} points nowhere (or only to itself)"))
+            }
         };
-        if only.is_none() && !self.seen.insert((address(narrow), address(wide))) {
+        let pair = (address(narrow), address(wide), only);
+        if !self.seen.insert(pair) {
             return;
         }
+        let findings = self.findings.len();
         let (new_name, old_name) = if self.new_is_wide { (wide_name, narrow_name) } else { (narrow_name, wide_name) };
         let outer = self.component.clone();
         if let Some(name) = new_name.or(old_name) {
@@ -207,6 +233,11 @@ impl<'d> Walk<'d> {
         }
         self.compare(narrow, wide, only, depth);
         self.component = outer;
+        if self.findings.len() > findings {
+            // Not clean: a trial of a union branch that meets this pair
+            // again must see its findings too.
+            self.seen.remove(&pair);
+        }
     }
 
     fn compare(&mut self, narrow_value: &'d Value, wide_value: &'d Value, only: Option<&'static str>, depth: usize) {
@@ -216,13 +247,13 @@ impl<'d> Walk<'d> {
             Value::Bool(false) if narrow == &Value::Bool(false) => return,
             Value::Bool(false) => return self.values("any value (the schema now accepts none)"),
             Value::Object(map) => map,
-            _ => return self.unsupported("a schema that is neither an object nor a boolean"),
+            _ => return self.unsupported("a schema that is neither an object nor a boolean cannot be compared"),
         };
         let narrow = match narrow {
             Value::Bool(false) => return,
             Value::Bool(true) => &EMPTY,
             Value::Object(map) => map,
-            _ => return self.unsupported("a schema that is neither an object nor a boolean"),
+            _ => return self.unsupported("a schema that is neither an object nor a boolean cannot be compared"),
         };
         if !restricts(wide) {
             return;
@@ -266,7 +297,7 @@ impl<'d> Walk<'d> {
                 _ => false,
             };
             if !same {
-                self.unsupported(format!("`{key}`"));
+                self.unsupported(format!("`{key}` changed, and this checker does not compare it"));
             }
         }
     }
@@ -296,23 +327,21 @@ impl<'d> Walk<'d> {
             vec![only]
         };
         for piece in pieces {
-            let mut best: Option<(usize, Walk<'d>)> = None;
-            for (index, branch) in branches.iter().enumerate() {
+            let mut best: Option<Walk<'d>> = None;
+            for branch in branches {
                 let mut trial = self.clone();
                 trial.findings.clear();
-                trial.path.push(keyword.to_owned());
-                trial.path.push(index.to_string());
                 trial.check(narrow_value, branch, piece, depth + 1);
                 if trial.findings.is_empty() {
                     self.seen = trial.seen;
                     best = None;
                     break;
                 }
-                if best.as_ref().is_none_or(|(_, kept)| trial.findings.len() < kept.findings.len()) {
-                    best = Some((index, trial));
+                if best.as_ref().is_none_or(|kept| trial.findings.len() < kept.findings.len()) {
+                    best = Some(trial);
                 }
             }
-            if let Some((_, trial)) = best {
+            if let Some(trial) = best {
                 for finding in trial.findings {
                     if !self.findings.contains(&finding) {
                         self.findings.push(finding);
@@ -420,8 +449,13 @@ impl<'d> Walk<'d> {
             }
             let (narrow_item, _) = item_at(narrow, index);
             let (wide_item, segment) = item_at(wide, index);
-            let segment = if index < positions { format!("{segment}/{index}") } else { segment.to_owned() };
-            self.at(segment, |walk| walk.check(narrow_item, wide_item, None, depth + 1));
+            if index < positions {
+                self.at(segment, |walk| {
+                    walk.at(index.to_string(), |walk| walk.check(narrow_item, wide_item, None, depth + 1))
+                });
+            } else {
+                self.at(segment, |walk| walk.check(narrow_item, wide_item, None, depth + 1));
+            }
         }
     }
 
@@ -455,6 +489,15 @@ impl<'d> Walk<'d> {
                 // newly declared property does not narrow it.
                 (None, None) => continue,
             };
+            if !wide_properties.contains_key(name) && wide_rest.is_none() {
+                // Declared on the narrow side only, and the wide side takes
+                // any other property: no value is lost, but a reader of the
+                // documents sees a property come or go.
+                self.at("properties", |walk| {
+                    walk.at(name.as_str(), |walk| walk.report(What::Undeclared(name.clone())))
+                });
+                continue;
+            }
             let wide_property = wide_properties.get(name).or(wide_rest).unwrap_or(&TRUE);
             if wide_property == &Value::Bool(false) && narrow_property != &Value::Bool(false) {
                 self.values(format!("objects with property `{name}`"));
