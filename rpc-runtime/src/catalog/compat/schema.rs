@@ -206,7 +206,12 @@ impl<'d> Walk<'d> {
         }
         self.steps.set(self.steps.get() + 1);
         if self.steps.get() > MAX_STEPS {
-            self.unsupported(format!("schemas too large to compare in {MAX_STEPS} steps"));
+            // Once, for the whole schema: every later step lands here.
+            let what = What::Unsupported(format!("schemas too large to compare in {MAX_STEPS} steps"));
+            let finding = Finding { path: String::new(), component: None, what };
+            if !self.findings.contains(&finding) {
+                self.findings.push(finding);
+            }
             return;
         }
         let (narrow, narrow_name) = match self.narrow_doc.resolve(narrow) {
@@ -918,6 +923,18 @@ mod tests {
         // (a step budget stops worse inputs).
         let found = lost(&json!({}), &narrow, &wide);
         assert!(!found.is_empty());
+    }
+
+    #[test]
+    fn a_schema_past_the_step_budget_is_reported() {
+        let properties: Map<String, Value> =
+            (0..MAX_STEPS + 1).map(|i| (format!("p{i}"), json!({"type": "integer"}))).collect();
+        let object = json!({"type": "object", "properties": properties});
+        let found = lost(&json!({}), &object, &object.clone());
+        assert!(
+            matches!(&found[..], [Finding { what: What::Unsupported(why), .. }] if why.contains("steps")),
+            "{found:?}"
+        );
     }
 
     #[test]
