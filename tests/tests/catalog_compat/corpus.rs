@@ -737,3 +737,18 @@ fn each_real_catalog_compared_with_itself_reports_nothing() {
         assert!(report.is_empty(), "{base}:\n{report}");
     }
 }
+
+#[test]
+fn documents_the_server_could_not_have_emitted_are_refused_with_a_reason() {
+    let good = catalog("counter");
+    let mut twice = good.clone();
+    twice["methods"][0]["params"] = json!([param("a", true, json!(true)), param("a", false, json!(true))]);
+    let err = compare(&good, &twice).expect_err("a param listed twice");
+    assert_eq!(err.to_string(), "the new document: method 0: `bump` lists param `a` twice");
+    let mut structure = good.clone();
+    structure["methods"][1]["paramStructure"] = json!("by-anything");
+    let err = compare(&structure, &good).expect_err("an unknown paramStructure");
+    assert!(err.to_string().starts_with("the old document: method 1: `reset`: unknown `paramStructure`"), "{err}");
+    let err = compare(&json!({"openrpc": "2.0.0", "methods": []}), &good).expect_err("OpenRPC 2");
+    assert!(err.to_string().contains("only OpenRPC 1.x"), "{err}");
+}

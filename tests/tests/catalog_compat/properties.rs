@@ -185,3 +185,66 @@ fn any_two_documents_compare_one_line_per_change() {
         prop_assert_eq!(removed, added);
     });
 }
+
+/// Any JSON value, small.
+fn any_json() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::from),
+        any::<i64>().prop_map(Value::from),
+        any::<f64>().prop_filter("finite", |x| x.is_finite()).prop_map(Value::from),
+        prop::sample::select(vec![
+            "type",
+            "integer",
+            "object",
+            "$ref",
+            "#/components/schemas/C0",
+            "p0",
+            "1.3.2",
+            "by-name"
+        ])
+        .prop_map(Value::from),
+    ];
+    leaf.prop_recursive(4, 32, 5, |inner| {
+        let keys = prop::sample::select(vec![
+            "type",
+            "enum",
+            "anyOf",
+            "items",
+            "properties",
+            "required",
+            "$ref",
+            "minimum",
+            "name",
+            "schema",
+            "params",
+            "result",
+            "not",
+            "additionalProperties",
+            "x-whole-params",
+            "paramStructure",
+        ]);
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..4).prop_map(Value::from),
+            prop::collection::btree_map(keys, inner, 0..5)
+                .prop_map(|members| Value::Object(members.into_iter().map(|(k, v)| (k.to_owned(), v)).collect())),
+        ]
+    })
+}
+
+#[test]
+fn arbitrary_json_never_panics() {
+    proptest!(config(), |(old in any_json(), new in any_json(), doc in document(), params in any_json(), schema in any_json())| {
+        let _ = compare(&old, &new);
+        // Valid frames with arbitrary insides: params, schemas, components.
+        let mut odd = doc.clone();
+        odd["methods"][0]["params"] = params;
+        odd["components"]["schemas"]["C0"] = schema.clone();
+        if let Some(result) = odd["methods"][0].get_mut("result") {
+            result["schema"] = schema;
+        }
+        let _ = compare(&doc, &odd);
+        let _ = compare(&odd, &doc);
+        let _ = compare(&odd, &odd);
+    });
+}

@@ -135,6 +135,11 @@ fn read_method<'d>(root: &'d Value, method: &'d Value) -> Result<Method<'d>, Str
         .iter()
         .map(|param| read_descriptor(root, param).map_err(|why| format!("`{name}`: a param {why}")))
         .collect::<Result<Vec<_>, _>>()?;
+    for (index, param) in params.iter().enumerate() {
+        if params[..index].iter().any(|earlier| earlier.name == param.name) {
+            return Err(format!("`{name}` lists param `{}` twice", param.name));
+        }
+    }
     let result = match method.get("result") {
         Some(result) => {
             Some(read_descriptor(root, result).map_err(|why| format!("`{name}`: its result {why}"))?.schema)

@@ -311,8 +311,8 @@ impl<'c, 'd> Params<'c, '_, 'd> {
             self.old.params.iter().map(|param| param.name).filter(|name| self.new_index(name).is_some()).collect();
         let new_order: Vec<&str> =
             self.new.params.iter().map(|param| param.name).filter(|name| self.old_index(name).is_some()).collect();
-        for (slot, name) in new_order.iter().enumerate() {
-            if old_order[slot] == *name {
+        for (before, name) in old_order.iter().zip(&new_order) {
+            if before == name {
                 continue;
             }
             let from = self.old_index(name).unwrap_or(0) + 1;
