@@ -10,9 +10,8 @@ use super::{params, Change, Changes, Part, Verdict};
 
 /// A method of the old document the new one does not have.
 pub(super) fn removed(method: &Method<'_>, new: &Document<'_>) -> Change {
-    let successor = new.methods.iter().find(|other| other.alias_of == method.alias_of.or(Some(method.name)));
-    let hint = match successor {
-        Some(successor) => format!("`#[rpc(alias = \"{}\")]` on `{}` keeps the old name", method.name, successor.name),
+    let hint = match method.alias_of.filter(|current| new.method(current).is_some()) {
+        Some(current) => format!("keep `#[rpc(alias = \"{}\")]` on `{current}` until callers have moved", method.name),
         None => {
             format!("keep the name with `#[rpc(alias = \"{}\")]` on its successor, or deprecate it first", method.name)
         }
