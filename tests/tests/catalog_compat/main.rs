@@ -8,6 +8,7 @@ mod corpus;
 mod diff_tool;
 mod file;
 mod properties;
+mod wire;
 
 use std::path::{Path, PathBuf};
 
