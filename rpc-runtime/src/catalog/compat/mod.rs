@@ -14,7 +14,8 @@ mod schema;
 
 pub use file::{assert_compatible, check_file, FileCheck, FileError, ACCEPT_VAR};
 
-/// How a change affects a caller of the old version.
+/// How a change affects a caller of the old version. Ordered from the
+/// most severe: the worst verdict of a report is its minimum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Verdict {
     /// Some call that worked against the old version fails, or is
@@ -155,6 +156,7 @@ pub enum Side {
 
 /// A document [`compare`] cannot read as OpenRPC 1.x.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct DocumentError {
     /// Which document.
     pub side: Side,
