@@ -44,7 +44,7 @@ pub(super) fn compare(
     params::compare(&mut changes, old_doc, old, new_doc, new);
     if let (Some(old_result), Some(new_result)) = (old.result, new.result) {
         let sides = Sides { old_doc, old: old_result, new_doc, new: new_result };
-        schemas(&mut changes, Part::Result, None, sides, Direction::Produces);
+        schemas(&mut changes, Part::ResultValue, None, sides, Direction::Produces);
     }
     subscription(&mut changes, old_doc, old, new_doc, new);
 }

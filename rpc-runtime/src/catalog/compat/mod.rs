@@ -54,8 +54,10 @@ pub enum Part {
     Method,
     /// A param; [`Change::param`] names it.
     Param,
-    /// The result.
-    Result,
+    /// The result (a response's `result` member). Not called `Result`:
+    /// a public name `Result` makes rustc spell `std::result::Result` out
+    /// in every user's error messages.
+    ResultValue,
     /// The items of its subscription (`x-subscription`).
     SubscriptionItem,
 }
@@ -92,7 +94,7 @@ impl fmt::Display for Change {
         write!(f, "{}: {}", self.verdict, self.method)?;
         match (&self.part, &self.param) {
             (Part::Param, Some(param)) => write!(f, ": param {param}")?,
-            (Part::Result, _) => f.write_str(": result")?,
+            (Part::ResultValue, _) => f.write_str(": result")?,
             (Part::SubscriptionItem, _) => f.write_str(": subscription item")?,
             _ => {}
         }
