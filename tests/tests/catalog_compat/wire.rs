@@ -140,6 +140,45 @@ mod versions {
         pub y: i64,
     }
 
+    #[rpc]
+    pub trait Paint {
+        fn k(&self, color: Color) -> i64;
+    }
+    #[rpc]
+    pub trait PaintFewer {
+        fn k(&self, color: ColorFewer) -> i64;
+    }
+    #[rpc]
+    pub trait PaintMore {
+        fn k(&self, color: ColorMore) -> i64;
+    }
+
+    #[derive(Deserialize, JsonSchema)]
+    #[serde(crate = "rpc_runtime::serde")]
+    #[schemars(crate = "rpc_runtime::schemars")]
+    pub enum Color {
+        Red,
+        Green,
+        Custom { hex: String },
+    }
+    #[derive(Deserialize, JsonSchema)]
+    #[serde(crate = "rpc_runtime::serde")]
+    #[schemars(crate = "rpc_runtime::schemars", rename = "Color")]
+    pub enum ColorFewer {
+        Red,
+        Custom { hex: String },
+    }
+    #[derive(Deserialize, JsonSchema)]
+    #[serde(crate = "rpc_runtime::serde")]
+    #[schemars(crate = "rpc_runtime::schemars", rename = "Color")]
+    pub enum ColorMore {
+        Red,
+        Green,
+        Blue,
+        Custom { hex: String },
+        Named { name: String },
+    }
+
     /// Serves every version; the answers do not matter here.
     pub struct Server;
 
@@ -173,6 +212,21 @@ mod versions {
 
     impl Alias for Server {
         fn g(&self, _: i64, _: Option<String>) -> i64 {
+            0
+        }
+    }
+    impl Paint for Server {
+        fn k(&self, _: Color) -> i64 {
+            0
+        }
+    }
+    impl PaintFewer for Server {
+        fn k(&self, _: ColorFewer) -> i64 {
+            0
+        }
+    }
+    impl PaintMore for Server {
+        fn k(&self, _: ColorMore) -> i64 {
             0
         }
     }
@@ -239,7 +293,13 @@ fn samples(doc: &Value, schema: &Value, depth: usize) -> Vec<Value> {
         return samples(doc, target, depth + 1);
     }
     let Some(schema) = schema.as_object() else { return vec![json!(0), json!("x"), Value::Null] };
-    if let Some(branches) = schema.get("anyOf").and_then(Value::as_array) {
+    if let Some(values) = schema.get("enum").and_then(Value::as_array) {
+        return values.clone();
+    }
+    if let Some(value) = schema.get("const") {
+        return vec![value.clone()];
+    }
+    if let Some(branches) = schema.get("anyOf").or_else(|| schema.get("oneOf")).and_then(Value::as_array) {
         return branches.iter().flat_map(|branch| samples(doc, branch, depth + 1)).collect();
     }
     let types: Vec<&str> = match schema.get("type") {
@@ -343,6 +403,7 @@ async fn refused(old: &Version, new: &Version) -> Vec<String> {
 async fn verdicts_agree_with_what_the_new_server_takes() {
     let base = version!(Base, BaseCatalog);
     let shapes = version!(Shapes, ShapesCatalog);
+    let paint = version!(Paint, PaintCatalog);
     let pairs = [
         (&base, version!(OptionalAtEnd, OptionalAtEndCatalog)),
         (&base, version!(RequiredAdded, RequiredAddedCatalog)),
@@ -361,6 +422,8 @@ async fn verdicts_agree_with_what_the_new_server_takes() {
         (&shapes, version!(ShapesOptionalField, ShapesOptionalFieldCatalog)),
         (&shapes, version!(ShapesRequiredField, ShapesRequiredFieldCatalog)),
         (&shapes, version!(ShapesClosed, ShapesClosedCatalog)),
+        (&paint, version!(PaintFewer, PaintFewerCatalog)),
+        (&paint, version!(PaintMore, PaintMoreCatalog)),
     ];
     let mut disagreements = Vec::new();
     let mut breaking = 0;

@@ -332,7 +332,7 @@ impl<'d> Walk<'d> {
             vec![only]
         };
         for piece in pieces {
-            let mut best: Option<Walk<'d>> = None;
+            let mut best: Option<((bool, usize), Walk<'d>)> = None;
             for branch in branches {
                 let mut trial = self.clone();
                 trial.findings.clear();
@@ -342,11 +342,15 @@ impl<'d> Walk<'d> {
                     best = None;
                     break;
                 }
-                if best.as_ref().is_none_or(|kept| trial.findings.len() < kept.findings.len()) {
-                    best = Some(trial);
+                // The branch to blame: one of the same JSON type if any
+                // (a new object variant is not "a string other than ..."),
+                // then the one missing the least.
+                let score = (!self.shares_a_type(narrow, piece, branch), trial.findings.len());
+                if best.as_ref().is_none_or(|(kept, _)| score < *kept) {
+                    best = Some((score, trial));
                 }
             }
-            if let Some(trial) = best {
+            if let Some((_, trial)) = best {
                 for finding in trial.findings {
                     if !self.findings.contains(&finding) {
                         self.findings.push(finding);
@@ -354,6 +358,22 @@ impl<'d> Walk<'d> {
                 }
             }
         }
+    }
+
+    /// Whether `branch` admits some value of the JSON types `narrow` (or
+    /// its `piece`) has.
+    fn shares_a_type(&self, narrow: &Map<String, Value>, piece: Option<&'static str>, branch: &'d Value) -> bool {
+        let Ok((Value::Object(branch), _)) = self.wide_doc.resolve(branch) else { return true };
+        let narrow_types = piece.map_or_else(|| types_of(narrow), |piece| vec![piece]);
+        let branch_types: Vec<&str> = match finite_values(branch) {
+            Some(values) => values.into_iter().map(json_type).collect(),
+            None => types_of(branch),
+        };
+        narrow_types.iter().any(|ty| {
+            branch_types.contains(ty)
+                || (*ty == "integer" && branch_types.contains(&"number"))
+                || (*ty == "number" && branch_types.contains(&"integer"))
+        })
     }
 
     /// Compares two schemas without `enum`, `const`, `anyOf` or `oneOf` on
@@ -746,6 +766,21 @@ fn properties(schema: &Map<String, Value>) -> &Map<String, Value> {
     schema.get("properties").and_then(Value::as_object).unwrap_or(&EMPTY)
 }
 
+/// The JSON Schema type of a value (`integer` for numbers without a
+/// fraction, as JSON Schema counts them).
+fn json_type(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(number) if number.is_i64() || number.is_u64() => "integer",
+        Value::Number(number) if number.as_f64().is_some_and(|float| float.fract() == 0.0) => "integer",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
 /// Whether `schema` accepts `value`. Conservative: a keyword this module
 /// does not know, or cannot evaluate (`pattern`, a string `format`),
 /// counts as refusing.
@@ -770,16 +805,7 @@ fn admits(doc: Doc<'_>, schema: &Value, value: &Value, depth: usize) -> bool {
             return false;
         }
     }
-    let ty = match value {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(number) if number.is_i64() || number.is_u64() => "integer",
-        Value::Number(number) if number.as_f64().is_some_and(|float| float.fract() == 0.0) => "integer",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    };
+    let ty = json_type(value);
     let types = types_of(schema);
     if !(types.contains(&ty) || (ty == "integer" && types.contains(&"number"))) {
         return false;
