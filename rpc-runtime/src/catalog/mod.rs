@@ -14,6 +14,7 @@ use serde_json::{Map, Value};
 
 use crate::spec::{MethodSpec, ParamStructure};
 
+pub(crate) mod compat;
 mod tool;
 
 #[cfg(feature = "mcp")]
