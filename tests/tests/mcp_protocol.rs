@@ -26,8 +26,13 @@ struct Calculator {
 
 impl Calculator {
     fn spawn() -> Self {
-        let mut child = Command::new(client_support::calculator())
-            .arg("--mcp")
+        Self::spawn_example("calculator", &["--mcp"])
+    }
+
+    /// Example `name` with `args`, an MCP server over its stdio.
+    fn spawn_example(name: &str, args: &[&str]) -> Self {
+        let mut child = Command::new(client_support::example(name))
+            .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -496,7 +501,7 @@ async fn tool_descriptions_follow_the_revision() {
     let input = &shift["inputSchema"];
     assert_eq!(input["properties"]["point"]["$ref"], "#/$defs/Point", "{input}");
     assert_eq!(input["$defs"]["Point"]["type"], "object", "{input}");
-    assert_eq!(input["additionalProperties"], false);
+    assert_eq!(input["additionalProperties"], json!({"not": {}}));
     // A number result, wrapped, and said so.
     let area = tool(&tools, "area");
     assert_eq!(area["outputSchema"]["properties"]["result"]["type"], "integer", "{area}");
@@ -588,4 +593,75 @@ async fn cancellation_reaches_the_handler() {
     }
     conn.close().await;
     assert!(conn.rest().await.is_empty());
+}
+
+/// Keywords of JSON Schema whose boolean value is not a subschema.
+const BOOLEAN_KEYWORDS: &[&str] =
+    &["uniqueItems", "deprecated", "readOnly", "writeOnly", "exclusiveMinimum", "exclusiveMaximum", "nullable"];
+
+/// Where `value` (a schema, or something inside one) holds a boolean
+/// where a schema goes, as JSON pointers. Annotations and `const`/`enum`/
+/// `default`/`examples` values are data, not schemas, and are skipped.
+fn boolean_subschemas(value: &Value, pointer: &str, found: &mut Vec<String>) {
+    match value {
+        Value::Bool(_) => found.push(pointer.to_owned()),
+        Value::Array(items) => {
+            for (index, item) in items.iter().enumerate() {
+                boolean_subschemas(item, &format!("{pointer}/{index}"), found);
+            }
+        }
+        Value::Object(members) => {
+            for (key, member) in members {
+                let data = matches!(key.as_str(), "const" | "enum" | "default" | "examples" | "required");
+                if data || (member.is_boolean() && BOOLEAN_KEYWORDS.contains(&key.as_str())) {
+                    continue;
+                }
+                boolean_subschemas(member, &format!("{pointer}/{key}"), found);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Every tool `example` lists under every revision, with every boolean
+/// subschema in its input and output schemas.
+async fn boolean_subschemas_of(example: &str, args: &[&str]) -> (usize, Vec<String>) {
+    let mut found = Vec::new();
+    let mut schemas = 0;
+    for version in ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"] {
+        let mut server = Calculator::spawn_example(example, args);
+        let meta = if version == "2026-07-28" {
+            Some(modern_meta(version))
+        } else {
+            let answer = call(&mut server.conn, initialize(version, 0)).await;
+            assert_eq!(answer["result"]["protocolVersion"], version, "{answer}");
+            send(&mut server.conn, json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
+            None
+        };
+        let tools = all_tools(&mut server.conn, meta).await;
+        assert!(!tools.is_empty(), "{example} lists no tools under {version}");
+        for tool in &tools {
+            for key in ["inputSchema", "outputSchema"] {
+                if let Some(schema) = tool.get(key) {
+                    schemas += 1;
+                    let at = format!("{example} {version} {}: {key}", tool["name"]);
+                    boolean_subschemas(schema, &at, &mut found);
+                }
+            }
+        }
+        server.finish().await;
+    }
+    (schemas, found)
+}
+
+/// The TypeScript SDK (and MCP's own schema) want every property schema to
+/// be an object; JSON Schema's `true`/`false` are written `{}` and
+/// `{"not": {}}` everywhere, `$defs` included.
+#[tokio::test]
+async fn published_tool_schemas_have_no_boolean_subschemas() {
+    for (example, args) in [("calculator", &["--mcp"][..]), ("notes", &[][..])] {
+        let (schemas, found) = boolean_subschemas_of(example, args).await;
+        assert!(schemas > 20, "{example}: only {schemas} schemas walked");
+        assert!(found.is_empty(), "boolean subschemas:\n{}", found.join("\n"));
+    }
 }

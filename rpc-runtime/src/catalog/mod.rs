@@ -16,9 +16,9 @@ use crate::spec::{MethodSpec, ParamStructure};
 
 mod tool;
 
-#[cfg(feature = "mcp")]
-pub(crate) use tool::Standalone;
 pub use tool::ToolInfo;
+#[cfg(feature = "mcp")]
+pub(crate) use tool::{nothing, Standalone};
 
 /// The OpenRPC version the documents conform to.
 pub const OPENRPC_VERSION: &str = "1.3.2";

@@ -10,7 +10,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::revision::Revision;
-use crate::catalog::{Catalog, MethodInfo, Standalone};
+use crate::catalog::{nothing, Catalog, MethodInfo, Standalone};
 use crate::dispatch::router::Router;
 use crate::spec::ParamStructure;
 use crate::wire::ErrorObject;
@@ -277,7 +277,7 @@ fn wrap_schema(
     if required {
         root.insert("required".into(), vec![Value::from(name)].into());
     }
-    root.insert("additionalProperties".into(), false.into());
+    root.insert("additionalProperties".into(), Value::Object(nothing()));
     if let Some(defs) = defs {
         root.insert("$defs".into(), defs);
     }
