@@ -54,7 +54,7 @@ const READ_ONLY: &str = "read_only";
 const DESTRUCTIVE: &str = "destructive";
 const IDEMPOTENT: &str = "idempotent";
 const OPEN_WORLD: &str = "open_world";
-const MCP_KEYS: &[&str] = &[HIDDEN, TITLE, READ_ONLY, DESTRUCTIVE, IDEMPOTENT, OPEN_WORLD];
+const MCP_KEYS: &[&str] = &[HIDDEN, NAME, TITLE, READ_ONLY, DESTRUCTIVE, IDEMPOTENT, OPEN_WORLD];
 
 // Keys inside `error(...)`.
 const CODE: &str = "code";
@@ -137,13 +137,15 @@ pub struct MethodAttrs {
     pub unsubscribe_malformed: bool,
 }
 
-/// `mcp(hidden)` or `mcp(title = "...", read_only, destructive = false,
-/// idempotent, open_world)` on a method: its MCP tool.
+/// `mcp(hidden)` or `mcp(name = "...", title = "...", read_only,
+/// destructive = false, idempotent, open_world)` on a method: its MCP tool.
 #[derive(Default)]
 pub struct McpAttrs {
     /// Where `mcp` was written, if it was.
     pub span: Option<Span>,
     pub hidden: bool,
+    /// `name = "..."`: the tool's name, when not the method's wire name.
+    pub name: Option<LitStr>,
     pub title: Option<LitStr>,
     pub read_only: Option<bool>,
     pub destructive: Option<bool>,
@@ -380,7 +382,9 @@ fn parse_mcp(meta: &ParseNestedMeta<'_>) -> syn::Result<McpAttrs> {
             return Ok(());
         }
         others.push((quote::ToTokens::to_token_stream(&inner.path).to_string(), span_of(&inner)));
-        if inner.path.is_ident(TITLE) {
+        if inner.path.is_ident(NAME) {
+            out.name = Some(string_value(&inner, NAME, "\"list_items\"")?);
+        } else if inner.path.is_ident(TITLE) {
             let title = string_value(&inner, TITLE, "\"Add two numbers\"")?;
             if title.value().trim().is_empty() {
                 return Err(syn::Error::new(

@@ -361,6 +361,10 @@ pub trait Shapes {
 
     /// Fails with data.
     fn refuse(&self) -> Result<(), ErrorObject>;
+
+    /// Scales a point; a dotted wire name, so its tool is renamed.
+    #[rpc(name = "shapes.scale", mcp(name = "scale_point"))]
+    fn scale(&self, point: Point, factor: i64) -> Point;
 }
 
 #[derive(Default)]
@@ -403,6 +407,10 @@ impl Shapes for ShapesImpl {
     fn crash(&self) {
         panic!("crash");
     }
+    fn scale(&self, point: Point, factor: i64) -> Point {
+        Point { x: point.x * factor, y: point.y * factor }
+    }
+
     fn refuse(&self) -> Result<(), ErrorObject> {
         Err(ErrorObject::new(-31999, "refused").with_data(&json!({"why": "test"})))
     }
@@ -457,10 +465,10 @@ async fn tools_are_the_methods_page_by_page() {
     assert!(answer["result"]["nextCursor"].is_string(), "{answer}");
     let tools = all_tools(&mut conn, None).await;
     let names: Vec<&str> = tools.iter().map(|tool| tool["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["shift", "pair", "norm", "area", "count", "crash", "refuse"]);
+    assert_eq!(names, ["shift", "pair", "norm", "area", "count", "crash", "refuse", "scale_point"]);
     let answer = call(&mut conn, request(json!(9), "tools/list", json!({"cursor": "bogus"}))).await;
     assert_eq!(error_code(&answer), -32602, "{answer}");
-    for hidden in ["secret", "old_area", "poke"] {
+    for hidden in ["secret", "old_area", "poke", "shapes.scale"] {
         let answer = call(&mut conn, request(json!(10), "tools/call", json!({"name": hidden}))).await;
         assert_eq!(error_code(&answer), -32602, "{hidden}: {answer}");
     }
@@ -664,4 +672,26 @@ async fn published_tool_schemas_have_no_boolean_subschemas() {
         assert!(schemas > 20, "{example}: only {schemas} schemas walked");
         assert!(found.is_empty(), "boolean subschemas:\n{}", found.join("\n"));
     }
+}
+
+/// `#[rpc(mcp(name = "..."))]`: the tool goes by that name (in listings,
+/// calls and error messages); the method keeps its wire name.
+#[tokio::test]
+async fn a_renamed_tool_is_called_by_its_tool_name() {
+    let (mut conn, _) = shapes_session("2025-11-25", 100).await;
+    let tools = all_tools(&mut conn, None).await;
+    assert_eq!(
+        tool(&tools, "scale_point")["description"],
+        "Scales a point; a dotted wire name, so its tool is renamed."
+    );
+    let arguments = json!({"point": {"x": 1, "y": -2}, "factor": 3});
+    let answer =
+        call(&mut conn, request(json!(2), "tools/call", json!({"name": "scale_point", "arguments": arguments}))).await;
+    assert_eq!(answer["result"]["structuredContent"], json!({"x": 3, "y": -6}), "{answer}");
+    let answer =
+        call(&mut conn, request(json!(3), "tools/call", json!({"name": "shapes.scale", "arguments": arguments}))).await;
+    assert_eq!(error_code(&answer), -32602, "the wire name is not a tool: {answer}");
+    // Over JSON-RPC the method is still `shapes.scale`.
+    let router = ShapesImpl::default().into_rpc();
+    assert!(router.spec("shapes.scale").is_some() && router.spec("scale_point").is_none());
 }

@@ -15,6 +15,10 @@ use super::{Draft, Generator, MethodInfo, SchemaFn};
 pub struct ToolInfo {
     /// `mcp(hidden)`: the method is not offered as a tool.
     pub hidden: bool,
+    /// `mcp(name = "...")`: the tool's name, when it is not the method's
+    /// wire name (some model APIs take only `[a-zA-Z0-9_-]{1,64}`, and a
+    /// wire name such as `items.list` has a dot). The macro checks it.
+    pub name: Option<&'static str>,
     /// `mcp(title = "...")`: a human-readable name for the tool.
     pub title: Option<&'static str>,
     /// `mcp(read_only)`: the tool does not modify its environment.
@@ -32,8 +36,15 @@ pub struct ToolInfo {
 
 impl ToolInfo {
     /// Nothing said: a visible tool with MCP's default hints.
-    pub const DEFAULT: ToolInfo =
-        ToolInfo { hidden: false, title: None, read_only: None, destructive: None, idempotent: None, open_world: None };
+    pub const DEFAULT: ToolInfo = ToolInfo {
+        hidden: false,
+        name: None,
+        title: None,
+        read_only: None,
+        destructive: None,
+        idempotent: None,
+        open_world: None,
+    };
 
     /// Whether any annotation (title or hint) was given.
     pub fn has_annotations(&self) -> bool {
