@@ -242,3 +242,44 @@ fn schema_and_server_agree_on_params() {
     }
     assert!(problems.is_empty(), "schema and server disagree:\n{}", problems.join("\n"));
 }
+
+/// Every `format` in `value`, with where it is.
+fn formats(value: &Value, pointer: &str, found: &mut Vec<(String, String)>) {
+    match value {
+        Value::Object(members) => {
+            for (key, member) in members {
+                if let (true, Some(format)) = (key == "format", member.as_str()) {
+                    found.push((pointer.to_owned(), format.to_owned()));
+                }
+                formats(member, &format!("{pointer}/{key}"), found);
+            }
+        }
+        Value::Array(items) => {
+            for (index, item) in items.iter().enumerate() {
+                formats(item, &format!("{pointer}/{index}"), found);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Clients that validate params with ajv before sending (the OpenRPC
+/// generator's) refuse a schema with a `format` JSON Schema does not define
+/// (`int64`): none is left, and the integer ranges stay as bounds.
+#[test]
+fn no_format_outside_json_schema_and_integer_ranges_stay() {
+    let doc = catalog();
+    let mut found = Vec::new();
+    formats(&doc, "", &mut found);
+    assert!(found.is_empty(), "non-standard formats: {found:?}");
+    let subtract = doc["methods"].as_array().unwrap().iter().find(|m| m["name"] == "subtract").unwrap();
+    assert_eq!(
+        subtract["params"][0]["schema"],
+        json!({"type": "integer", "minimum": i64::MIN, "maximum": i64::MAX}),
+        "{subtract}"
+    );
+    let sleep = doc["methods"].as_array().unwrap().iter().find(|m| m["name"] == "sleep").unwrap();
+    assert_eq!(sleep["params"][0]["schema"], json!({"type": "integer", "minimum": 0, "maximum": u64::MAX}), "{sleep}");
+    let sum = doc["methods"].as_array().unwrap().iter().find(|m| m["name"] == "sum").unwrap();
+    assert!(sum["x-params-note"].as_str().unwrap().contains("OpenRPC 1.3"), "{sum}");
+}
