@@ -486,3 +486,33 @@ async fn untyped_subscriptions() {
     assert_eq!(next(&mut counting).await.unwrap().unwrap(), json!(2));
     assert!(next(&mut counting).await.is_none());
 }
+
+/// A subscribe call over HTTP `POST` (one answer per request, nothing
+/// after it) is the caller's mistake, not the server's: -32601 with a
+/// message that says why and what to use, not -32603.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn subscribing_over_http_post_says_the_transport_carries_no_notifications() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let (service, _seen) = feed();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let http = Server::new(service.into_rpc()).http();
+    tokio::spawn(http.serve_listener_with_shutdown(listener, std::future::pending()));
+    let body = r#"{"jsonrpc":"2.0","method":"count_to","params":[3,false],"id":1}"#;
+    let request = format!(
+        "POST / HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut reply = String::new();
+    tokio::time::timeout(Duration::from_secs(10), stream.read_to_string(&mut reply)).await.unwrap().unwrap();
+    let (head, body) = reply.split_once("\r\n\r\n").expect("an HTTP answer");
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    let answer: Value = serde_json::from_str(body).unwrap_or_else(|err| panic!("{err}: {body}"));
+    assert_eq!(answer["id"], 1, "{answer}");
+    assert_eq!(answer["error"]["code"], -32601, "{answer}");
+    let message = answer["error"]["message"].as_str().unwrap();
+    assert!(message.starts_with("Notifications not supported"), "{message}");
+    assert!(message.contains("`count_to`") && message.contains("WebSocket"), "{message}");
+}

@@ -29,7 +29,9 @@ use crate::dispatch::router::{panicked, IntoErrorObject};
 use crate::dispatch::signal::Signal;
 use crate::peer::{json_string, lock, Shared};
 use crate::spec::MethodSpec;
-use crate::wire::{ErrorObject, INTERNAL_ERROR, INVALID_REQUEST, SERVER_OVERLOADED, SUBSCRIPTION_LAGGED};
+use crate::wire::{
+    ErrorObject, INTERNAL_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, SERVER_OVERLOADED, SUBSCRIPTION_LAGGED,
+};
 
 /// Why an item could not be sent through a [`Sink`]; all but
 /// [`SinkError::Encode`] mean the subscription has ended.
@@ -515,10 +517,13 @@ fn open(
         )));
     }
     let Some(peer) = cx.peer() else {
+        // The caller's choice of transport, not a fault of the server:
+        // -32601 ("not available"), as geth answers `eth_subscribe` over
+        // HTTP, with the reason in the message.
         return Err(ErrorObject::new(
-            INTERNAL_ERROR,
+            METHOD_NOT_FOUND,
             format!(
-                "`{}` opens a subscription, which needs a connection that carries notifications to the caller; this request came without one",
+                "Notifications not supported: `{}` opens a subscription, whose items arrive as notifications, and this request came over a transport that carries none to the caller (such as HTTP POST, one answer per request); subscribe over WebSocket, TCP or stdio",
                 params.method()
             ),
         ));
