@@ -125,8 +125,9 @@ pub struct MethodAttrs {
     pub errors: Vec<DeclaredError>,
     /// `alias = "old_name"`: older wire names also served (repeatable).
     pub aliases: Vec<LitStr>,
-    /// `requires = "admin"`: the permission a caller must hold.
-    pub requires: Option<LitStr>,
+    /// `requires = "admin"`, `requires(any("admin", "ops"))` or
+    /// `requires(all("read", "write"))`: what a caller must hold.
+    pub requires: Option<Requires>,
     /// `mcp(...)`: how the method appears as an MCP tool.
     pub mcp: McpAttrs,
     /// `unsubscribe = "unsubscribe_ticks"`: the method that ends the
@@ -264,7 +265,7 @@ pub fn take_method_attrs(cx: &Ctxt, attrs: &mut Vec<Attribute>) -> MethodAttrs {
             } else if meta.path.is_ident(ALIAS) {
                 out.aliases.push(string_value(&meta, ALIAS, "\"oldName\"")?);
             } else if meta.path.is_ident(REQUIRES) {
-                out.requires = Some(string_value(&meta, REQUIRES, "\"admin\"")?);
+                out.requires = Some(parse_requires(&meta)?);
             } else if meta.path.is_ident(MCP) {
                 out.mcp = parse_mcp(&meta)?;
             } else if meta.path.is_ident(UNSUBSCRIBE) {
@@ -353,6 +354,79 @@ fn parse_rename_rule(meta: &ParseNestedMeta<'_>) -> syn::Result<RenameRule> {
             value.span(),
             format!("unknown rename_all rule `{}`; expected one of: {}", value.value(), RULE_NAMES.join(", ")),
         )
+    })
+}
+
+/// Keys inside `requires(...)`.
+const ANY: &str = "any";
+const ALL: &str = "all";
+
+/// What `requires` says a caller must hold.
+pub enum Requires {
+    /// `requires = "admin"`.
+    One(LitStr),
+    /// `requires(any("admin", "ops"))`: at least one of them.
+    Any(Vec<LitStr>),
+    /// `requires(all("read", "write"))`: every one of them.
+    All(Vec<LitStr>),
+}
+
+impl Requires {
+    /// Each permission named, for the checks.
+    pub fn permissions(&self) -> &[LitStr] {
+        match self {
+            Requires::One(permission) => std::slice::from_ref(permission),
+            Requires::Any(permissions) | Requires::All(permissions) => permissions,
+        }
+    }
+}
+
+/// `requires = "admin"`, `requires(any("admin", "ops"))`,
+/// `requires(all("read", "write"))`.
+fn parse_requires(meta: &ParseNestedMeta<'_>) -> syn::Result<Requires> {
+    let usage = "write `requires = \"admin\"`, `requires(any(\"admin\", \"ops\"))` (one of them) or `requires(all(\"read\", \"write\"))` (every one)";
+    if meta.input.peek(syn::Token![=]) {
+        let value = meta.value()?;
+        let span = value.span();
+        return value
+            .parse::<LitStr>()
+            .map(Requires::One)
+            .map_err(|_| syn::Error::new(span, format!("`requires` takes a permission name or a list: {usage}")));
+    }
+    if !meta.input.peek(syn::token::Paren) {
+        return Err(syn::Error::new(span_of(meta), format!("`requires` needs the permissions: {usage}")));
+    }
+    let mut out = None;
+    meta.parse_nested_meta(|inner| {
+        let all = inner.path.is_ident(ALL);
+        if !all && !inner.path.is_ident(ANY) {
+            return Err(unknown_key(&inner, "in `requires(...)`", &[ANY, ALL]));
+        }
+        if out.is_some() {
+            return Err(syn::Error::new(
+                span_of(&inner),
+                format!("`requires(...)` takes one list, `any(...)` or `all(...)`: {usage}"),
+            ));
+        }
+        let span = span_of(&inner);
+        let content;
+        syn::parenthesized!(content in inner.input);
+        let names =
+            syn::punctuated::Punctuated::<LitStr, syn::Token![,]>::parse_terminated(&content).map_err(|err| {
+                syn::Error::new(
+                    err.span(),
+                    format!("`any(...)` and `all(...)` list permission names as strings: {usage}"),
+                )
+            })?;
+        let names: Vec<LitStr> = names.into_iter().collect();
+        if names.is_empty() {
+            return Err(syn::Error::new(span, format!("an empty list requires nothing a caller could hold: {usage}")));
+        }
+        out = Some(if all { Requires::All(names) } else { Requires::Any(names) });
+        Ok(())
+    })?;
+    out.ok_or_else(|| {
+        syn::Error::new(span_of(meta), format!("`requires(...)` needs `any(...)` or `all(...)`: {usage}"))
     })
 }
 

@@ -50,25 +50,33 @@ fn wire_names(method: &Method) -> impl Iterator<Item = (&String, Span, &'static 
 /// fn drop_all(&self);        // a permission nobody could be granted by name
 /// #[rpc(requires = "ad min")]
 /// fn reset(&self);           // whitespace in a permission name
+/// #[rpc(requires(any("admin", "admin")))]
+/// fn stop(&self);            // the same permission twice
 /// ```
 fn invalid_permission(cx: &Ctxt, method: &Method) {
     let Some(requires) = &method.requires else {
         return;
     };
-    let permission = requires.value();
-    let problem = if permission.is_empty() {
-        "must not be empty"
-    } else if permission.chars().any(|c| c.is_whitespace() || c.is_control()) {
-        "must not contain whitespace or control characters"
-    } else {
-        return;
-    };
-    cx.syn_error(syn::Error::new(
-        requires.span(),
-        format!(
-            "the permission name {permission:?} {problem}: it is matched exactly against the `Permissions` the connection hook grants; write a name such as `requires = \"admin\"`"
-        ),
-    ));
+    let mut seen: Vec<String> = Vec::new();
+    for name in requires.permissions() {
+        let permission = name.value();
+        let problem = if permission.is_empty() {
+            "must not be empty"
+        } else if permission.chars().any(|c| c.is_whitespace() || c.is_control()) {
+            "must not contain whitespace or control characters"
+        } else if seen.contains(&permission) {
+            "is listed twice"
+        } else {
+            seen.push(permission);
+            continue;
+        };
+        cx.syn_error(syn::Error::new(
+            name.span(),
+            format!(
+                "the permission name {permission:?} {problem}: it is matched exactly against the `Permissions` the connection hook grants; write a name such as `requires = \"admin\"`"
+            ),
+        ));
+    }
 }
 
 /// ```ignore

@@ -726,9 +726,10 @@ pub struct MethodObject {
     #[serde(rename = "x-alias-of", skip_serializing_if = "Option::is_none")]
     pub alias_of: Option<&'static str>,
     /// Extension `x-requires`: the permission a caller must hold
-    /// (`#[rpc(requires = "...")]`); others are refused with -32003.
+    /// (`#[rpc(requires = "...")]`: `"admin"`), or `{"anyOf": [...]}` /
+    /// `{"allOf": [...]}` of them; others are refused with -32003.
     #[serde(rename = "x-requires", skip_serializing_if = "Option::is_none")]
-    pub requires: Option<&'static str>,
+    pub requires: Option<crate::spec::Requirement>,
     /// Extension `x-subscription`: this method opens a subscription (its
     /// `result` is the subscription id) whose items arrive as
     /// notifications.
