@@ -2,7 +2,7 @@
 //! specification's examples, plus a few that exercise the engine.
 //!
 //! ```text
-//! cargo run --example calculator -- [--framing ndjson|content-length] [--tcp ADDR] [--http ADDR] [--ws ADDR]
+//! cargo run --example calculator -- [--framing ndjson|content-length] [--tcp ADDR] [--http ADDR] [--ws ADDR] [--allow-origin ORIGIN]...
 //! cargo run --example calculator -- --catalog
 //! cargo run --example calculator -- --mcp
 //! cargo run --example calculator -- --mcp --http ADDR
@@ -13,7 +13,11 @@
 //! and prints `listening on ADDR` to stderr. `--http ADDR` serves JSON-RPC
 //! over HTTP `POST` there (printing `listening on http://ADDR`), `--ws ADDR`
 //! over WebSocket (printing `listening on ws://ADDR`; plain `POST` works on
-//! that port too); any of the three may be given together. With `--nats URL --subject
+//! that port too); any of the three may be given together. `--allow-origin
+//! ORIGIN` (repeatable, such as `--allow-origin http://localhost:3000`)
+//! lets web pages from that origin call it over HTTP (CORS preflights and
+//! answers) and open WebSockets; pages from other origins stay refused
+//! (403). With `--nats URL --subject
 //! SUBJECT` it connects to that NATS server and serves the subject in queue
 //! group GROUP (default: the subject), so several of them share the calls;
 //! it prints `serving NATS subject SUBJECT in queue group GROUP` to stderr
@@ -334,9 +338,11 @@ struct Options {
     queue: Option<String>,
     write_timeout: Option<Duration>,
     half_close: Option<Duration>,
+    /// `--allow-origin`: web origins allowed over HTTP and WebSocket.
+    origins: Vec<String>,
 }
 
-const USAGE: &str = "usage: calculator [--framing ndjson|content-length] [--tcp ADDR] [--http ADDR] [--ws ADDR] [--write-timeout MS] [--half-close MS] | --catalog | --mcp [--tcp ADDR] [--http ADDR] | --nats URL --subject SUBJECT [--queue GROUP]";
+const USAGE: &str = "usage: calculator [--framing ndjson|content-length] [--tcp ADDR] [--http ADDR] [--ws ADDR] [--allow-origin ORIGIN]... [--write-timeout MS] [--half-close MS] | --catalog | --mcp [--tcp ADDR] [--http ADDR] | --nats URL --subject SUBJECT [--queue GROUP]";
 
 fn parse_args() -> Result<Options, String> {
     let mut options = Options {
@@ -351,6 +357,7 @@ fn parse_args() -> Result<Options, String> {
         queue: None,
         write_timeout: None,
         half_close: None,
+        origins: Vec::new(),
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -368,6 +375,10 @@ fn parse_args() -> Result<Options, String> {
             "--queue" => options.queue = Some(args.next().ok_or("--queue needs a queue group name")?),
             "--write-timeout" => options.write_timeout = Some(millis(args.next(), "--write-timeout")?),
             "--half-close" => options.half_close = Some(millis(args.next(), "--half-close")?),
+            "--allow-origin" => {
+                let origin = args.next().ok_or("--allow-origin needs a web origin such as http://localhost:3000")?;
+                options.origins.push(web_origin(&origin)?);
+            }
             "-h" | "--help" => return Err(USAGE.to_owned()),
             other => return Err(format!("unknown argument `{other}`; try --help")),
         }
@@ -378,6 +389,9 @@ fn parse_args() -> Result<Options, String> {
     if options.queue.is_some() && options.nats.is_none() {
         return Err("--queue needs --nats URL --subject SUBJECT".to_owned());
     }
+    if !options.origins.is_empty() && options.http.is_none() && options.ws.is_none() {
+        return Err("--allow-origin is for web pages: it needs --http ADDR or --ws ADDR".to_owned());
+    }
     Ok(options)
 }
 
@@ -386,6 +400,18 @@ fn millis(value: Option<String>, flag: &str) -> Result<Duration, String> {
     let value = value.ok_or_else(|| format!("{flag} needs a number of milliseconds"))?;
     let ms = value.parse::<u64>().map_err(|_| format!("{flag} takes milliseconds, not `{value}`"))?;
     Ok(Duration::from_millis(ms))
+}
+
+/// `origin` as browsers send it in `Origin`: `scheme://host[:port]`, no
+/// path, no trailing slash.
+fn web_origin(origin: &str) -> Result<String, String> {
+    let rest = origin.strip_prefix("http://").or_else(|| origin.strip_prefix("https://"));
+    match rest {
+        Some(host) if !host.is_empty() && !host.contains(['/', '?', '#', ' ']) => Ok(origin.to_owned()),
+        _ => Err(format!(
+            "--allow-origin {origin:?} is not a web origin: write scheme, host and port as a browser sends them, such as http://localhost:3000 (no path, no trailing slash)"
+        )),
+    }
 }
 
 async fn bind(addr: &str, scheme: &str) -> std::io::Result<tokio::net::TcpListener> {
@@ -412,17 +438,19 @@ async fn serve_listeners(server: Server, options: Options, shutdown: Shutdown) -
     }
     if let (Some(addr), true) = (&options.http, options.mcp) {
         // MCP's Streamable HTTP: both eras, sessions for the handshake ones.
-        let mcp = rpc_runtime::McpHttpService::new(server.clone());
+        let origins = options.origins.clone();
+        let mcp = rpc_runtime::McpHttpService::new(server.clone()).with_http(|http| with_origins(http, &origins));
         let listener = bind(addr, "http://").await?;
         tasks.spawn(mcp.serve_listener_with_shutdown(listener, until_stopped()));
     } else if let Some(addr) = &options.http {
-        let http = server.http().websocket(false);
+        let http = with_origins(server.http().websocket(false), &options.origins);
         let listener = bind(addr, "http://").await?;
         tasks.spawn(http.serve_listener_with_shutdown(listener, until_stopped()));
     }
     if let Some(addr) = &options.ws {
         let listener = bind(addr, "ws://").await?;
-        tasks.spawn(server.http().serve_listener_with_shutdown(listener, until_stopped()));
+        let http = with_origins(server.http(), &options.origins);
+        tasks.spawn(http.serve_listener_with_shutdown(listener, until_stopped()));
     }
     // Until every listener has shut down (or one fails).
     while let Some(joined) = tasks.join_next().await {
@@ -433,6 +461,15 @@ async fn serve_listeners(server: Server, options: Options, shutdown: Shutdown) -
         }
     }
     Ok(())
+}
+
+/// `http` with CORS for `origins` (preflights, answers, WebSocket
+/// upgrades from pages of those origins); as it is when there are none.
+fn with_origins(http: rpc_runtime::HttpService, origins: &[String]) -> rpc_runtime::HttpService {
+    if origins.is_empty() {
+        return http;
+    }
+    http.cors(origins.iter().cloned())
 }
 
 /// Serves `subject` on the NATS server at `url` until SIGTERM or Ctrl-C,

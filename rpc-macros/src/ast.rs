@@ -39,8 +39,9 @@ pub struct Method {
     /// `#[rpc(alias = "...")]`: older wire names (namespace applied), each
     /// with where to point errors about it.
     pub aliases: Vec<(String, Span)>,
-    /// `#[rpc(requires = "...")]`: the permission a caller must hold.
-    pub requires: Option<syn::LitStr>,
+    /// `#[rpc(requires = "...")]` (or `requires(any(..))`, `requires(all(..))`):
+    /// what a caller must hold.
+    pub requires: Option<crate::attr::Requires>,
     /// `#[rpc(mcp(...))]`: the method's MCP tool.
     pub mcp: McpAttrs,
     /// `#[rpc(unsubscribe = "...")]`: the wire name (namespace applied) of

@@ -54,7 +54,7 @@ const READ_ONLY: &str = "read_only";
 const DESTRUCTIVE: &str = "destructive";
 const IDEMPOTENT: &str = "idempotent";
 const OPEN_WORLD: &str = "open_world";
-const MCP_KEYS: &[&str] = &[HIDDEN, TITLE, READ_ONLY, DESTRUCTIVE, IDEMPOTENT, OPEN_WORLD];
+const MCP_KEYS: &[&str] = &[HIDDEN, NAME, TITLE, READ_ONLY, DESTRUCTIVE, IDEMPOTENT, OPEN_WORLD];
 
 // Keys inside `error(...)`.
 const CODE: &str = "code";
@@ -125,8 +125,9 @@ pub struct MethodAttrs {
     pub errors: Vec<DeclaredError>,
     /// `alias = "old_name"`: older wire names also served (repeatable).
     pub aliases: Vec<LitStr>,
-    /// `requires = "admin"`: the permission a caller must hold.
-    pub requires: Option<LitStr>,
+    /// `requires = "admin"`, `requires(any("admin", "ops"))` or
+    /// `requires(all("read", "write"))`: what a caller must hold.
+    pub requires: Option<Requires>,
     /// `mcp(...)`: how the method appears as an MCP tool.
     pub mcp: McpAttrs,
     /// `unsubscribe = "unsubscribe_ticks"`: the method that ends the
@@ -137,13 +138,15 @@ pub struct MethodAttrs {
     pub unsubscribe_malformed: bool,
 }
 
-/// `mcp(hidden)` or `mcp(title = "...", read_only, destructive = false,
-/// idempotent, open_world)` on a method: its MCP tool.
+/// `mcp(hidden)` or `mcp(name = "...", title = "...", read_only,
+/// destructive = false, idempotent, open_world)` on a method: its MCP tool.
 #[derive(Default)]
 pub struct McpAttrs {
     /// Where `mcp` was written, if it was.
     pub span: Option<Span>,
     pub hidden: bool,
+    /// `name = "..."`: the tool's name, when not the method's wire name.
+    pub name: Option<LitStr>,
     pub title: Option<LitStr>,
     pub read_only: Option<bool>,
     pub destructive: Option<bool>,
@@ -262,7 +265,7 @@ pub fn take_method_attrs(cx: &Ctxt, attrs: &mut Vec<Attribute>) -> MethodAttrs {
             } else if meta.path.is_ident(ALIAS) {
                 out.aliases.push(string_value(&meta, ALIAS, "\"oldName\"")?);
             } else if meta.path.is_ident(REQUIRES) {
-                out.requires = Some(string_value(&meta, REQUIRES, "\"admin\"")?);
+                out.requires = Some(parse_requires(&meta)?);
             } else if meta.path.is_ident(MCP) {
                 out.mcp = parse_mcp(&meta)?;
             } else if meta.path.is_ident(UNSUBSCRIBE) {
@@ -354,6 +357,79 @@ fn parse_rename_rule(meta: &ParseNestedMeta<'_>) -> syn::Result<RenameRule> {
     })
 }
 
+/// Keys inside `requires(...)`.
+const ANY: &str = "any";
+const ALL: &str = "all";
+
+/// What `requires` says a caller must hold.
+pub enum Requires {
+    /// `requires = "admin"`.
+    One(LitStr),
+    /// `requires(any("admin", "ops"))`: at least one of them.
+    Any(Vec<LitStr>),
+    /// `requires(all("read", "write"))`: every one of them.
+    All(Vec<LitStr>),
+}
+
+impl Requires {
+    /// Each permission named, for the checks.
+    pub fn permissions(&self) -> &[LitStr] {
+        match self {
+            Requires::One(permission) => std::slice::from_ref(permission),
+            Requires::Any(permissions) | Requires::All(permissions) => permissions,
+        }
+    }
+}
+
+/// `requires = "admin"`, `requires(any("admin", "ops"))`,
+/// `requires(all("read", "write"))`.
+fn parse_requires(meta: &ParseNestedMeta<'_>) -> syn::Result<Requires> {
+    let usage = "write `requires = \"admin\"`, `requires(any(\"admin\", \"ops\"))` (one of them) or `requires(all(\"read\", \"write\"))` (every one)";
+    if meta.input.peek(syn::Token![=]) {
+        let value = meta.value()?;
+        let span = value.span();
+        return value
+            .parse::<LitStr>()
+            .map(Requires::One)
+            .map_err(|_| syn::Error::new(span, format!("`requires` takes a permission name or a list: {usage}")));
+    }
+    if !meta.input.peek(syn::token::Paren) {
+        return Err(syn::Error::new(span_of(meta), format!("`requires` needs the permissions: {usage}")));
+    }
+    let mut out = None;
+    meta.parse_nested_meta(|inner| {
+        let all = inner.path.is_ident(ALL);
+        if !all && !inner.path.is_ident(ANY) {
+            return Err(unknown_key(&inner, "in `requires(...)`", &[ANY, ALL]));
+        }
+        if out.is_some() {
+            return Err(syn::Error::new(
+                span_of(&inner),
+                format!("`requires(...)` takes one list, `any(...)` or `all(...)`: {usage}"),
+            ));
+        }
+        let span = span_of(&inner);
+        let content;
+        syn::parenthesized!(content in inner.input);
+        let names =
+            syn::punctuated::Punctuated::<LitStr, syn::Token![,]>::parse_terminated(&content).map_err(|err| {
+                syn::Error::new(
+                    err.span(),
+                    format!("`any(...)` and `all(...)` list permission names as strings: {usage}"),
+                )
+            })?;
+        let names: Vec<LitStr> = names.into_iter().collect();
+        if names.is_empty() {
+            return Err(syn::Error::new(span, format!("an empty list requires nothing a caller could hold: {usage}")));
+        }
+        out = Some(if all { Requires::All(names) } else { Requires::Any(names) });
+        Ok(())
+    })?;
+    out.ok_or_else(|| {
+        syn::Error::new(span_of(meta), format!("`requires(...)` needs `any(...)` or `all(...)`: {usage}"))
+    })
+}
+
 /// `mcp(hidden)`, `mcp(title = "Add", read_only, open_world = false)`.
 fn parse_mcp(meta: &ParseNestedMeta<'_>) -> syn::Result<McpAttrs> {
     let mut out = McpAttrs { span: Some(span_of(meta)), ..McpAttrs::default() };
@@ -380,7 +456,9 @@ fn parse_mcp(meta: &ParseNestedMeta<'_>) -> syn::Result<McpAttrs> {
             return Ok(());
         }
         others.push((quote::ToTokens::to_token_stream(&inner.path).to_string(), span_of(&inner)));
-        if inner.path.is_ident(TITLE) {
+        if inner.path.is_ident(NAME) {
+            out.name = Some(string_value(&inner, NAME, "\"list_items\"")?);
+        } else if inner.path.is_ident(TITLE) {
             let title = string_value(&inner, TITLE, "\"Add two numbers\"")?;
             if title.value().trim().is_empty() {
                 return Err(syn::Error::new(

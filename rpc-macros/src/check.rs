@@ -14,6 +14,7 @@ pub const RESERVED_METHODS: &[&str] = &["into_rpc"];
 
 pub fn check(cx: &Ctxt, service: &Service) {
     duplicate_method_names(cx, service);
+    duplicate_tool_names(cx, service);
     let namespace_reserved = reserved_namespace(cx, service);
     for method in &service.methods {
         if !namespace_reserved {
@@ -26,6 +27,7 @@ pub fn check(cx: &Ctxt, service: &Service) {
         whole_params_has_one_param(cx, method);
         duplicate_param_names(cx, method);
         invalid_permission(cx, method);
+        invalid_tool_name(cx, method);
         sink_needs_unsubscribe(cx, method);
         unsubscribe_needs_sink(cx, method);
         one_sink(cx, method);
@@ -48,25 +50,33 @@ fn wire_names(method: &Method) -> impl Iterator<Item = (&String, Span, &'static 
 /// fn drop_all(&self);        // a permission nobody could be granted by name
 /// #[rpc(requires = "ad min")]
 /// fn reset(&self);           // whitespace in a permission name
+/// #[rpc(requires(any("admin", "admin")))]
+/// fn stop(&self);            // the same permission twice
 /// ```
 fn invalid_permission(cx: &Ctxt, method: &Method) {
     let Some(requires) = &method.requires else {
         return;
     };
-    let permission = requires.value();
-    let problem = if permission.is_empty() {
-        "must not be empty"
-    } else if permission.chars().any(|c| c.is_whitespace() || c.is_control()) {
-        "must not contain whitespace or control characters"
-    } else {
-        return;
-    };
-    cx.syn_error(syn::Error::new(
-        requires.span(),
-        format!(
-            "the permission name {permission:?} {problem}: it is matched exactly against the `Permissions` the connection hook grants; write a name such as `requires = \"admin\"`"
-        ),
-    ));
+    let mut seen: Vec<String> = Vec::new();
+    for name in requires.permissions() {
+        let permission = name.value();
+        let problem = if permission.is_empty() {
+            "must not be empty"
+        } else if permission.chars().any(|c| c.is_whitespace() || c.is_control()) {
+            "must not contain whitespace or control characters"
+        } else if seen.contains(&permission) {
+            "is listed twice"
+        } else {
+            seen.push(permission);
+            continue;
+        };
+        cx.syn_error(syn::Error::new(
+            name.span(),
+            format!(
+                "the permission name {permission:?} {problem}: it is matched exactly against the `Permissions` the connection hook grants; write a name such as `requires = \"admin\"`"
+            ),
+        ));
+    }
 }
 
 /// ```ignore
@@ -118,6 +128,81 @@ fn duplicate_method_names(cx: &Ctxt, service: &Service) {
                 first.ident, method.wire_name
             ),
         ));
+    }
+}
+
+/// The longest tool name model APIs take.
+const TOOL_NAME_MAX: usize = 64;
+
+/// ```ignore
+/// #[rpc(mcp(name = "items.list"))]
+/// fn list(&self) -> Vec<u8>;   // model APIs take only [a-zA-Z0-9_-]{1,64}
+/// #[rpc(mcp(name = "list"))]
+/// async fn ticks(&self, sink: Sink<u64>);   // a subscription is no tool
+/// ```
+fn invalid_tool_name(cx: &Ctxt, method: &Method) {
+    let Some(name) = &method.mcp.name else {
+        return;
+    };
+    if method.item().is_some() {
+        cx.syn_error(syn::Error::new(
+            name.span(),
+            "`mcp(name = ...)` has no effect on a subscription method: subscriptions are not MCP tools (a tool call has one result); remove it",
+        ));
+        return;
+    }
+    let value = name.value();
+    let problem = if value.is_empty() {
+        "is empty".to_owned()
+    } else if value.len() > TOOL_NAME_MAX {
+        format!("is {} bytes long, more than {TOOL_NAME_MAX}", value.len())
+    } else if let Some(bad) = value.chars().find(|c| !(c.is_ascii_alphanumeric() || *c == '_' || *c == '-')) {
+        format!("has {bad:?}")
+    } else {
+        return;
+    };
+    cx.syn_error(syn::Error::new(
+        name.span(),
+        format!(
+            "the tool name {value:?} {problem}: model APIs take tool names of 1 to {TOOL_NAME_MAX} characters from `a-z`, `A-Z`, `0-9`, `_` and `-`; write a name such as `list_items`"
+        ),
+    ));
+}
+
+/// ```ignore
+/// #[rpc(mcp(name = "add"))]
+/// fn plus(&self, a: i64, b: i64) -> i64;
+/// fn add(&self, a: i64, b: i64) -> i64;   // two tools called `add`
+/// ```
+fn duplicate_tool_names(cx: &Ctxt, service: &Service) {
+    let mut seen: HashMap<String, &Method> = HashMap::new();
+    let tools = service
+        .methods
+        .iter()
+        .filter(|method| method.notification.is_none() && !method.mcp.hidden && method.item().is_none());
+    for method in tools {
+        let (name, span) = match &method.mcp.name {
+            Some(name) => (name.value(), name.span()),
+            None => (method.wire_name.clone(), method.name_span),
+        };
+        if name.is_empty() {
+            continue;
+        }
+        if let Some(first) = seen.get(&name) {
+            if method.mcp.name.is_none() && first.mcp.name.is_none() {
+                // Two methods of one wire name: `duplicate_method_names`.
+                continue;
+            }
+            cx.syn_error(syn::Error::new(
+                span,
+                format!(
+                    "duplicate MCP tool name `{name}`: method `{}` is that tool already; give one of them another `#[rpc(mcp(name = \"...\"))]`",
+                    first.ident
+                ),
+            ));
+            continue;
+        }
+        seen.insert(name, method);
     }
 }
 

@@ -85,7 +85,7 @@ pub use peer::subscription::client::{Subscribe, Subscription};
 pub use peer::subscription::server::{IntoSubscriptionEnd, Sink, SinkError};
 pub use peer::{Cancellation, MessageSink, MessageSource, Peer, PeerBuilder, Received};
 pub use rpc_macros::{rpc, RpcError};
-pub use spec::{MethodSpec, ParamSpec, ParamStructure};
+pub use spec::{MethodSpec, ParamSpec, ParamStructure, Requirement};
 pub use transport::hook::HookFuture;
 #[cfg(feature = "http")]
 pub use transport::http::{HttpAddrs, HttpConnect, HttpService, HttpSink, HttpSource};

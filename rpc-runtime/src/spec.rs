@@ -52,15 +52,85 @@ pub struct MethodSpec {
     pub whole: bool,
     /// When `true`, the method is a notification: it is never answered.
     pub notification: bool,
-    /// The permission a caller must hold (`#[rpc(requires = "admin")]`),
+    /// The permissions a caller must hold (`#[rpc(requires = "admin")]`,
+    /// `requires(any("admin", "ops"))`, `requires(all("read", "write"))`),
     /// checked before the params are decoded against the caller's
     /// `Permissions`; `None` for a method anyone may call.
-    pub requires: Option<&'static str>,
+    pub requires: Option<Requirement>,
 }
 
 impl MethodSpec {
     /// The same spec, callable only by holders of `permission`.
     pub const fn requiring(self, permission: &'static str) -> Self {
-        MethodSpec { requires: Some(permission), ..self }
+        MethodSpec { requires: Some(Requirement::One(permission)), ..self }
+    }
+
+    /// The same spec, callable only by holders of at least one of
+    /// `permissions`.
+    pub const fn requiring_any(self, permissions: &'static [&'static str]) -> Self {
+        MethodSpec { requires: Some(Requirement::Any(permissions)), ..self }
+    }
+
+    /// The same spec, callable only by holders of every one of
+    /// `permissions`.
+    pub const fn requiring_all(self, permissions: &'static [&'static str]) -> Self {
+        MethodSpec { requires: Some(Requirement::All(permissions)), ..self }
+    }
+}
+
+/// What a method requires of its caller's permissions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Requirement {
+    /// This permission (`requires = "admin"`).
+    One(&'static str),
+    /// At least one of these (`requires(any("admin", "ops"))`).
+    Any(&'static [&'static str]),
+    /// Every one of these (`requires(all("read", "write"))`).
+    All(&'static [&'static str]),
+}
+
+impl Requirement {
+    /// Whether a caller holding what `holds` says meets it.
+    pub fn is_met(&self, holds: impl Fn(&str) -> bool) -> bool {
+        match self {
+            Requirement::One(permission) => holds(permission),
+            Requirement::Any(permissions) => permissions.iter().any(|permission| holds(permission)),
+            Requirement::All(permissions) => permissions.iter().all(|permission| holds(permission)),
+        }
+    }
+}
+
+impl std::fmt::Display for Requirement {
+    /// As error messages say it: "the permission `admin`", "one of the
+    /// permissions `admin`, `ops`", "the permissions `read` and `write`".
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let list = |permissions: &[&str], last: &str| {
+            let quoted: Vec<String> = permissions.iter().map(|permission| format!("`{permission}`")).collect();
+            match quoted.split_last() {
+                Some((tail, head)) if !head.is_empty() => format!("{} {last} {tail}", head.join(", ")),
+                _ => quoted.join(""),
+            }
+        };
+        match self {
+            Requirement::One(permission) => write!(f, "the permission `{permission}`"),
+            Requirement::Any(permissions) => write!(f, "one of the permissions {}", list(permissions, "or")),
+            Requirement::All(permissions) => write!(f, "the permissions {}", list(permissions, "and")),
+        }
+    }
+}
+
+impl serde::Serialize for Requirement {
+    /// `"admin"`, `{"anyOf": ["admin", "ops"]}` or `{"allOf": [...]}`: the
+    /// catalog's `x-requires` and the `data.requires` of a refusal.
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let (key, permissions) = match self {
+            Requirement::One(permission) => return serializer.serialize_str(permission),
+            Requirement::Any(permissions) => ("anyOf", permissions),
+            Requirement::All(permissions) => ("allOf", permissions),
+        };
+        let mut map = serializer.serialize_map(Some(1))?;
+        map.serialize_entry(key, permissions)?;
+        map.end()
     }
 }

@@ -90,3 +90,23 @@ pub fn require_python(modules: &[&str], test: &str) -> Option<std::path::PathBuf
     let _ = writeln!(std::io::stderr().lock(), "SKIPPED {message}; set {REQUIRE_ENV}=1 to make this a failure");
     None
 }
+
+/// Installs the npm packages locked in `dir`'s `package-lock.json` with
+/// `npm ci`, unless that exact lock file is what is installed already (a
+/// copy of it is kept in `node_modules/.installed-lock.json`). Call it
+/// after [`require`] found `npm`.
+pub fn npm_ci(dir: &std::path::Path) {
+    let lock = std::fs::read(dir.join("package-lock.json"))
+        .unwrap_or_else(|err| panic!("{}/package-lock.json: {err}", dir.display()));
+    let marker = dir.join("node_modules").join(".installed-lock.json");
+    if std::fs::read(&marker).is_ok_and(|installed| installed == lock) {
+        return;
+    }
+    let status = Command::new("npm")
+        .args(["ci", "--no-audit", "--no-fund", "--loglevel=error"])
+        .current_dir(dir)
+        .status()
+        .unwrap_or_else(|err| panic!("`npm ci` in {} could not start: {err}", dir.display()));
+    assert!(status.success(), "`npm ci` in {} failed ({status})", dir.display());
+    std::fs::write(&marker, lock).expect("write node_modules/.installed-lock.json");
+}

@@ -298,10 +298,7 @@ fn methods_carry_names_docs_params_and_results() {
             {"name": "toPoint", "description": "Where to end.", "required": true, "schema": {"$ref": "#/components/schemas/Point"}},
         ])
     );
-    assert_eq!(
-        distance["result"],
-        json!({"name": "result", "required": true, "schema": {"type": "number", "format": "double"}})
-    );
+    assert_eq!(distance["result"], json!({"name": "result", "required": true, "schema": {"type": "number"}}));
     assert!(distance.get("deprecated").is_none());
     assert!(distance.get("errors").is_none());
 
@@ -314,7 +311,7 @@ fn methods_carry_names_docs_params_and_results() {
         .map(|p| (p["name"].as_str().unwrap(), p["required"].as_bool().unwrap()))
         .collect();
     assert_eq!(params, [("a", true), ("other", true), ("scale", false)]);
-    assert_eq!(midpoint["params"][2]["schema"], json!({"type": ["number", "null"], "format": "double"}));
+    assert_eq!(midpoint["params"][2]["schema"], json!({"type": ["number", "null"]}));
     // The `Ok` type of the `Result`.
     assert_eq!(midpoint["result"]["schema"], json!({"$ref": "#/components/schemas/Point"}));
     assert_eq!(
@@ -325,10 +322,19 @@ fn methods_carry_names_docs_params_and_results() {
     assert_eq!(method(&doc, "geo.scale")["paramStructure"], "by-position");
     assert_eq!(method(&doc, "geo.originDistance")["x-allow-extra-params"], true);
 
+    // A whole-params struct is described as the named params it is.
     let draw = method(&doc, "geo.draw");
-    assert_eq!(draw["x-whole-params"], true);
+    assert!(draw.get("x-whole-params").is_none(), "{draw}");
+    assert!(draw.get("x-allow-extra-params").is_none(), "deny_unknown_fields: {draw}");
     assert_eq!(draw["paramStructure"], "by-name");
-    assert_eq!(draw["params"][0]["schema"], json!({"$ref": "#/components/schemas/DrawOptions"}));
+    let params: Vec<(&str, bool)> = draw["params"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p["name"].as_str().unwrap(), p["required"].as_bool().unwrap()))
+        .collect();
+    assert_eq!(params, [("color", false), ("from", true), ("to", true)]);
+    assert_eq!(draw["params"][1]["schema"], json!({"$ref": "#/components/schemas/Point"}));
     // A method returning `()` answers `null`.
     assert_eq!(draw["result"]["schema"], json!({"type": "null"}));
 
@@ -348,9 +354,10 @@ fn named_types_are_hoisted_once() {
     assert_eq!(schemas["Point"]["description"], "A point in the plane.");
     assert_eq!(schemas["DrawOptions"]["properties"]["from"], json!({"$ref": "#/components/schemas/Point"}));
     assert_eq!(schemas["DrawOptions"]["additionalProperties"], false);
-    // Every use of Point refers to the one entry.
+    // Every use of Point refers to the one entry (`draw`'s `from` and `to`
+    // twice: as its named params, and inside `DrawOptions`).
     let text = doc.to_string();
-    assert_eq!(text.matches("\"#/components/schemas/Point\"").count(), 13, "{doc:#}");
+    assert_eq!(text.matches("\"#/components/schemas/Point\"").count(), 15, "{doc:#}");
 }
 
 #[test]

@@ -5,6 +5,7 @@
 //! Regenerate the snapshot with `UPDATE_SNAPSHOTS=1 cargo test --test catalog_calculator`.
 
 mod catalog_util;
+mod client_support;
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -241,4 +242,84 @@ fn schema_and_server_agree_on_params() {
         }
     }
     assert!(problems.is_empty(), "schema and server disagree:\n{}", problems.join("\n"));
+}
+
+/// Every `format` in `value`, with where it is.
+fn formats(value: &Value, pointer: &str, found: &mut Vec<(String, String)>) {
+    match value {
+        Value::Object(members) => {
+            for (key, member) in members {
+                if let (true, Some(format)) = (key == "format", member.as_str()) {
+                    found.push((pointer.to_owned(), format.to_owned()));
+                }
+                formats(member, &format!("{pointer}/{key}"), found);
+            }
+        }
+        Value::Array(items) => {
+            for (index, item) in items.iter().enumerate() {
+                formats(item, &format!("{pointer}/{index}"), found);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Clients that validate params with ajv before sending (the OpenRPC
+/// generator's) refuse a schema with a `format` JSON Schema does not define
+/// (`int64`): none is left, and the integer ranges stay as bounds.
+#[test]
+fn no_format_outside_json_schema_and_integer_ranges_stay() {
+    let doc = catalog();
+    let mut found = Vec::new();
+    formats(&doc, "", &mut found);
+    assert!(found.is_empty(), "non-standard formats: {found:?}");
+    let subtract = doc["methods"].as_array().unwrap().iter().find(|m| m["name"] == "subtract").unwrap();
+    assert_eq!(
+        subtract["params"][0]["schema"],
+        json!({"type": "integer", "minimum": i64::MIN, "maximum": i64::MAX}),
+        "{subtract}"
+    );
+    let sleep = doc["methods"].as_array().unwrap().iter().find(|m| m["name"] == "sleep").unwrap();
+    assert_eq!(sleep["params"][0]["schema"], json!({"type": "integer", "minimum": 0, "maximum": u64::MAX}), "{sleep}");
+    let sum = doc["methods"].as_array().unwrap().iter().find(|m| m["name"] == "sum").unwrap();
+    assert!(sum["x-params-note"].as_str().unwrap().contains("OpenRPC 1.3"), "{sum}");
+}
+
+/// The official OpenRPC generator (`@open-rpc/generator`, pinned in
+/// `tests/js/openrpc-client/generator`) writes a TypeScript client from
+/// `--catalog`; `tests/js/openrpc-client/run.js` compiles it and calls
+/// every method the calculator answers over HTTP through the generated
+/// class (working around the generator's own bugs, which it lists). Needs
+/// `node` and `npm` (skipped without them unless `RPC_REQUIRE_INTEROP=1`).
+#[test]
+fn the_openrpc_generators_typescript_client_calls_the_calculator_over_http() {
+    let test = "the_openrpc_generators_typescript_client_calls_the_calculator_over_http";
+    if !tests::interop::require(&["node", "npm"], test) {
+        return;
+    }
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("js").join("openrpc-client");
+    tests::interop::npm_ci(&dir.join("generator"));
+    tests::interop::npm_ci(&dir);
+    let output = std::process::Command::new("node")
+        .arg("run.js")
+        .arg(client_support::calculator())
+        .current_dir(&dir)
+        .env_remove("RPC_LOG")
+        .output()
+        .expect("run node run.js");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "run.js failed ({}):\n{stdout}\n{stderr}", output.status);
+    for check in [
+        "ok the generated client compiles (strict)",
+        "ok calls with integer params pass the client's own ajv check and are answered",
+        "ok errors arrive with their code, message and data",
+        "ok invalid params are refused by the generated client's validator",
+        "ok a notification is sent as one (no answer awaited)",
+        "ok a batch through startBatch/stopBatch",
+        "ok sum (whole_params list): the generated method is refused as documented, client.rpc.request works",
+    ] {
+        assert!(stdout.lines().any(|line| line == check), "missing `{check}` in:\n{stdout}");
+    }
+    assert!(stdout.contains("all checks passed"), "{stdout}");
 }

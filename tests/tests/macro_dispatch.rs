@@ -388,3 +388,85 @@ async fn notifications_run_without_an_answer() {
     assert_eq!(call(&engine, r#"{"jsonrpc":"2.0","method":"record","params":["x"]}"#).await, "");
     assert_eq!(recorded.load(Ordering::SeqCst), 8);
 }
+
+/// `requires` with one permission, any of several, or all of several.
+#[rpc]
+pub trait Guarded {
+    #[rpc(requires = "admin")]
+    fn reset(&self) -> bool;
+
+    #[rpc(requires(any("admin", "ops")))]
+    fn restart(&self) -> bool;
+
+    #[rpc(requires(all("read", "write")))]
+    fn copy(&self) -> bool;
+
+    /// A refused notification cannot be answered: the server log says so.
+    #[rpc(notification, requires = "admin")]
+    fn poke(&self);
+}
+
+struct Guard;
+
+impl Guarded for Guard {
+    fn reset(&self) -> bool {
+        true
+    }
+    fn restart(&self) -> bool {
+        true
+    }
+    fn copy(&self) -> bool {
+        true
+    }
+    fn poke(&self) {}
+}
+
+#[tokio::test]
+async fn requires_takes_one_any_or_all_permissions() {
+    use rpc_runtime::serde_json::{self, json, Value};
+    use rpc_runtime::Permissions;
+    let engine = new_engine(Guard.into_rpc());
+    let answer = |method: &'static str, held: &'static [&'static str]| {
+        let engine = &engine;
+        async move {
+            let cx = Context::default().with_extension(Permissions::new(held.iter().copied()));
+            let request = format!(r#"{{"jsonrpc":"2.0","method":"{method}","id":1}}"#);
+            let response = engine.handle(request.as_bytes(), &cx).await;
+            serde_json::from_slice::<Value>(&response).expect("JSON")
+        }
+    };
+    let granted: [(&str, &[&str]); 6] = [
+        ("reset", &["admin"]),
+        ("restart", &["admin"]),
+        ("restart", &["ops"]),
+        ("restart", &["ops", "admin"]),
+        ("copy", &["read", "write"]),
+        ("copy", &["write", "read", "admin"]),
+    ];
+    for (method, held) in granted {
+        assert_eq!(answer(method, held).await["result"], true, "{method} with {held:?}");
+    }
+    let refused: [(&str, &[&str], Value, &str); 4] = [
+        ("reset", &["ops"], json!("admin"), "requires the permission `admin`"),
+        ("restart", &["read"], json!({"anyOf": ["admin", "ops"]}), "requires one of the permissions `admin` or `ops`"),
+        ("copy", &["read"], json!({"allOf": ["read", "write"]}), "requires the permissions `read` and `write`"),
+        ("copy", &[], json!({"allOf": ["read", "write"]}), "requires the permissions `read` and `write`"),
+    ];
+    for (method, held, requires, message) in refused {
+        let response = answer(method, held).await;
+        assert_eq!(response["error"]["code"], -32003, "{method} with {held:?}: {response}");
+        assert_eq!(response["error"]["data"], json!({ "requires": requires }), "{response}");
+        assert!(response["error"]["message"].as_str().unwrap().ends_with(message), "{response}");
+    }
+    // A refused notification gets no answer (and a log line).
+    let response = engine.handle(br#"{"jsonrpc":"2.0","method":"poke"}"#, &Context::default()).await;
+    assert!(response.is_empty());
+    // The catalog says it in the same shape.
+    let document = serde_json::to_value(GuardedCatalog::catalog().document()).unwrap();
+    let requires: Vec<Value> =
+        document["methods"].as_array().unwrap().iter().map(|method| method["x-requires"].clone()).collect();
+    assert_eq!(
+        requires,
+        [json!("admin"), json!({"anyOf": ["admin", "ops"]}), json!({"allOf": ["read", "write"]}), json!("admin")]
+    );
+}

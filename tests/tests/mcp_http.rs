@@ -483,7 +483,7 @@ async fn in_a_session_closing_does_not_cancel_but_notifications_cancelled_and_de
     assert_eq!(counters.running.load(Ordering::SeqCst), 1, "still running");
 
     // notifications/cancelled is: the call ends, and the POST that waits
-    // on a second one is answered -32800.
+    // on a second one gets no answer to it, as MCP says (202, no body).
     let mut waiting = TcpStream::connect(addr).await.unwrap();
     waiting.write_all(post_json(addr, &call(2, "hang", json!({}), json!({})), &[&session]).as_bytes()).await.unwrap();
     until("both calls run", || running.load(Ordering::SeqCst) == 2).await;
@@ -491,12 +491,27 @@ async fn in_a_session_closing_does_not_cancel_but_notifications_cancelled_and_de
     assert_eq!(post(addr, cancel, std::slice::from_ref(&session)).await.status, 202);
     until("the call is cancelled", || cancelled.load(Ordering::SeqCst) == 1).await;
     let reply = read_reply(&mut waiting).await;
-    assert_eq!(reply.json()["error"]["code"], -32800);
+    assert_eq!(reply.status, 202, "{:?}", reply.body);
+    assert!(reply.body.is_empty(), "a cancelled request is not answered: {:?}", reply.body);
+
+    // As an event stream (the call asked for progress): its progress, then
+    // the stream ends without a response.
+    let mut streaming = TcpStream::connect(addr).await.unwrap();
+    let progress = post_json(addr, &call(3, "hang", json!({}), json!({"progressToken": "p"})), &[&session]);
+    streaming.write_all(progress.as_bytes()).await.unwrap();
+    until("the streaming call runs", || running.load(Ordering::SeqCst) == 2).await;
+    let cancel = r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3}}"#;
+    assert_eq!(post(addr, cancel, std::slice::from_ref(&session)).await.status, 202);
+    let (status, _, events) = read_events(&mut streaming).await;
+    assert_eq!(status, 200);
+    assert_eq!(events.len(), 1, "progress only, no response: {events:?}");
+    assert_eq!(events[0]["method"], "notifications/progress");
+    until("the streaming call is cancelled", || cancelled.load(Ordering::SeqCst) == 2).await;
 
     // Ending the session cancels the rest.
     let delete = format!("DELETE /mcp HTTP/1.1\r\nHost: {addr}\r\n{session}\r\n\r\n");
     assert_eq!(exchange(addr, &delete).await.status, 204);
-    until("every call is cancelled", || cancelled.load(Ordering::SeqCst) == 2).await;
+    until("every call is cancelled", || cancelled.load(Ordering::SeqCst) == 3).await;
     assert_eq!(counters.running.load(Ordering::SeqCst), 0);
 }
 

@@ -26,8 +26,13 @@ struct Calculator {
 
 impl Calculator {
     fn spawn() -> Self {
-        let mut child = Command::new(client_support::calculator())
-            .arg("--mcp")
+        Self::spawn_example("calculator", &["--mcp"])
+    }
+
+    /// Example `name` with `args`, an MCP server over its stdio.
+    fn spawn_example(name: &str, args: &[&str]) -> Self {
+        let mut child = Command::new(client_support::example(name))
+            .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -356,6 +361,10 @@ pub trait Shapes {
 
     /// Fails with data.
     fn refuse(&self) -> Result<(), ErrorObject>;
+
+    /// Scales a point; a dotted wire name, so its tool is renamed.
+    #[rpc(name = "shapes.scale", mcp(name = "scale_point"))]
+    fn scale(&self, point: Point, factor: i64) -> Point;
 }
 
 #[derive(Default)]
@@ -398,6 +407,10 @@ impl Shapes for ShapesImpl {
     fn crash(&self) {
         panic!("crash");
     }
+    fn scale(&self, point: Point, factor: i64) -> Point {
+        Point { x: point.x * factor, y: point.y * factor }
+    }
+
     fn refuse(&self) -> Result<(), ErrorObject> {
         Err(ErrorObject::new(-31999, "refused").with_data(&json!({"why": "test"})))
     }
@@ -452,10 +465,10 @@ async fn tools_are_the_methods_page_by_page() {
     assert!(answer["result"]["nextCursor"].is_string(), "{answer}");
     let tools = all_tools(&mut conn, None).await;
     let names: Vec<&str> = tools.iter().map(|tool| tool["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["shift", "pair", "norm", "area", "count", "crash", "refuse"]);
+    assert_eq!(names, ["shift", "pair", "norm", "area", "count", "crash", "refuse", "scale_point"]);
     let answer = call(&mut conn, request(json!(9), "tools/list", json!({"cursor": "bogus"}))).await;
     assert_eq!(error_code(&answer), -32602, "{answer}");
-    for hidden in ["secret", "old_area", "poke"] {
+    for hidden in ["secret", "old_area", "poke", "shapes.scale"] {
         let answer = call(&mut conn, request(json!(10), "tools/call", json!({"name": hidden}))).await;
         assert_eq!(error_code(&answer), -32602, "{hidden}: {answer}");
     }
@@ -496,7 +509,7 @@ async fn tool_descriptions_follow_the_revision() {
     let input = &shift["inputSchema"];
     assert_eq!(input["properties"]["point"]["$ref"], "#/$defs/Point", "{input}");
     assert_eq!(input["$defs"]["Point"]["type"], "object", "{input}");
-    assert_eq!(input["additionalProperties"], false);
+    assert_eq!(input["additionalProperties"], json!({"not": {}}));
     // A number result, wrapped, and said so.
     let area = tool(&tools, "area");
     assert_eq!(area["outputSchema"]["properties"]["result"]["type"], "integer", "{area}");
@@ -588,4 +601,97 @@ async fn cancellation_reaches_the_handler() {
     }
     conn.close().await;
     assert!(conn.rest().await.is_empty());
+}
+
+/// Keywords of JSON Schema whose boolean value is not a subschema.
+const BOOLEAN_KEYWORDS: &[&str] =
+    &["uniqueItems", "deprecated", "readOnly", "writeOnly", "exclusiveMinimum", "exclusiveMaximum", "nullable"];
+
+/// Where `value` (a schema, or something inside one) holds a boolean
+/// where a schema goes, as JSON pointers. Annotations and `const`/`enum`/
+/// `default`/`examples` values are data, not schemas, and are skipped.
+fn boolean_subschemas(value: &Value, pointer: &str, found: &mut Vec<String>) {
+    match value {
+        Value::Bool(_) => found.push(pointer.to_owned()),
+        Value::Array(items) => {
+            for (index, item) in items.iter().enumerate() {
+                boolean_subschemas(item, &format!("{pointer}/{index}"), found);
+            }
+        }
+        Value::Object(members) => {
+            for (key, member) in members {
+                let data = matches!(key.as_str(), "const" | "enum" | "default" | "examples" | "required");
+                if data || (member.is_boolean() && BOOLEAN_KEYWORDS.contains(&key.as_str())) {
+                    continue;
+                }
+                boolean_subschemas(member, &format!("{pointer}/{key}"), found);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Every tool `example` lists under every revision, with every boolean
+/// subschema in its input and output schemas.
+async fn boolean_subschemas_of(example: &str, args: &[&str]) -> (usize, Vec<String>) {
+    let mut found = Vec::new();
+    let mut schemas = 0;
+    for version in ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"] {
+        let mut server = Calculator::spawn_example(example, args);
+        let meta = if version == "2026-07-28" {
+            Some(modern_meta(version))
+        } else {
+            let answer = call(&mut server.conn, initialize(version, 0)).await;
+            assert_eq!(answer["result"]["protocolVersion"], version, "{answer}");
+            send(&mut server.conn, json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
+            None
+        };
+        let tools = all_tools(&mut server.conn, meta).await;
+        assert!(!tools.is_empty(), "{example} lists no tools under {version}");
+        for tool in &tools {
+            for key in ["inputSchema", "outputSchema"] {
+                if let Some(schema) = tool.get(key) {
+                    schemas += 1;
+                    let at = format!("{example} {version} {}: {key}", tool["name"]);
+                    boolean_subschemas(schema, &at, &mut found);
+                }
+            }
+        }
+        server.finish().await;
+    }
+    (schemas, found)
+}
+
+/// The TypeScript SDK (and MCP's own schema) want every property schema to
+/// be an object; JSON Schema's `true`/`false` are written `{}` and
+/// `{"not": {}}` everywhere, `$defs` included.
+#[tokio::test]
+async fn published_tool_schemas_have_no_boolean_subschemas() {
+    for (example, args) in [("calculator", &["--mcp"][..]), ("notes", &[][..])] {
+        let (schemas, found) = boolean_subschemas_of(example, args).await;
+        assert!(schemas > 20, "{example}: only {schemas} schemas walked");
+        assert!(found.is_empty(), "boolean subschemas:\n{}", found.join("\n"));
+    }
+}
+
+/// `#[rpc(mcp(name = "..."))]`: the tool goes by that name (in listings,
+/// calls and error messages); the method keeps its wire name.
+#[tokio::test]
+async fn a_renamed_tool_is_called_by_its_tool_name() {
+    let (mut conn, _) = shapes_session("2025-11-25", 100).await;
+    let tools = all_tools(&mut conn, None).await;
+    assert_eq!(
+        tool(&tools, "scale_point")["description"],
+        "Scales a point; a dotted wire name, so its tool is renamed."
+    );
+    let arguments = json!({"point": {"x": 1, "y": -2}, "factor": 3});
+    let answer =
+        call(&mut conn, request(json!(2), "tools/call", json!({"name": "scale_point", "arguments": arguments}))).await;
+    assert_eq!(answer["result"]["structuredContent"], json!({"x": 3, "y": -6}), "{answer}");
+    let answer =
+        call(&mut conn, request(json!(3), "tools/call", json!({"name": "shapes.scale", "arguments": arguments}))).await;
+    assert_eq!(error_code(&answer), -32602, "the wire name is not a tool: {answer}");
+    // Over JSON-RPC the method is still `shapes.scale`.
+    let router = ShapesImpl::default().into_rpc();
+    assert!(router.spec("shapes.scale").is_some() && router.spec("scale_point").is_none());
 }

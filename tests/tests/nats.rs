@@ -287,6 +287,20 @@ async fn the_broker_max_payload_bounds_requests_and_answers() {
     assert_eq!(a.await.unwrap_err().server_error().map(|e| e.code()), Some(INTERNAL_ERROR));
     assert_eq!(b.await.unwrap_err().server_error().map(|e| e.code()), Some(INTERNAL_ERROR));
 
+    // One call and 999 invalid entries: the answer's 999 errors with id
+    // null cannot all be replaced, but the call still gets its -32603.
+    let client = connect(&broker).await;
+    let mut flood = String::from(r#"[{"jsonrpc":"2.0","method":"repeat","params":[10],"id":77}"#);
+    flood.push_str(&",1".repeat(999));
+    flood.push(']');
+    let request = async_nats::client::Request::new().payload(flood.into()).timeout(Some(Duration::from_secs(5)));
+    let answer = client.send_request("svc.small", request).await.expect("an answer");
+    let answer: serde_json::Value = serde_json::from_slice(&answer.payload).expect("JSON");
+    let entries = answer.as_array().unwrap_or_else(|| panic!("a batch answer: {answer}"));
+    assert_eq!(entries.len(), 1, "{answer}");
+    assert_eq!(entries[0]["id"], 77, "{answer}");
+    assert_eq!(entries[0]["error"]["code"], INTERNAL_ERROR, "{answer}");
+
     // A request over the limit is not sent, and says why.
     let peer = svc_peer(&broker, "svc.small").await;
     let err = peer.call::<String, _>("repeat", ["y".repeat(5_000)]).await.unwrap_err();

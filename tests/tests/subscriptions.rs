@@ -486,3 +486,107 @@ async fn untyped_subscriptions() {
     assert_eq!(next(&mut counting).await.unwrap().unwrap(), json!(2));
     assert!(next(&mut counting).await.is_none());
 }
+
+/// A subscribe call over HTTP `POST` (one answer per request, nothing
+/// after it) is the caller's mistake, not the server's: -32601 with a
+/// message that says why and what to use, not -32603.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn subscribing_over_http_post_says_the_transport_carries_no_notifications() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let (service, _seen) = feed();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let http = Server::new(service.into_rpc()).http();
+    tokio::spawn(http.serve_listener_with_shutdown(listener, std::future::pending()));
+    let body = r#"{"jsonrpc":"2.0","method":"count_to","params":[3,false],"id":1}"#;
+    let request = format!(
+        "POST / HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut reply = String::new();
+    tokio::time::timeout(Duration::from_secs(10), stream.read_to_string(&mut reply)).await.unwrap().unwrap();
+    let (head, body) = reply.split_once("\r\n\r\n").expect("an HTTP answer");
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    let answer: Value = serde_json::from_str(body).unwrap_or_else(|err| panic!("{err}: {body}"));
+    assert_eq!(answer["id"], 1, "{answer}");
+    assert_eq!(answer["error"]["code"], -32601, "{answer}");
+    let message = answer["error"]["message"].as_str().unwrap();
+    assert!(message.starts_with("Notifications not supported"), "{message}");
+    assert!(message.contains("`count_to`") && message.contains("WebSocket"), "{message}");
+}
+
+/// Events from a broadcast channel, the case where setup must come before
+/// the client learns the id.
+#[rpc]
+pub trait Bus {
+    /// Sends 0 at once, then every event fired after the subscription.
+    #[rpc(unsubscribe = "unsubscribe_events")]
+    async fn events(&self, sink: Sink<u64>);
+
+    /// Fires `value`; answers how many subscriptions were listening.
+    fn fire(&self, value: u64) -> usize;
+}
+
+struct BusImpl {
+    events: tokio::sync::broadcast::Sender<u64>,
+}
+
+impl Bus for BusImpl {
+    async fn events(&self, sink: Sink<u64>) {
+        // The setup: done before the subscribe call is answered.
+        let mut events = self.events.subscribe();
+        let _ = sink.try_send(0);
+        while let Ok(event) = events.recv().await {
+            if sink.send(event).await.is_err() {
+                return;
+            }
+        }
+    }
+
+    fn fire(&self, value: u64) -> usize {
+        self.events.send(value).unwrap_or(0)
+    }
+}
+
+fn bus() -> Server {
+    Server::new(BusImpl { events: tokio::sync::broadcast::channel(16).0 }.into_rpc())
+}
+
+fn event(subscription: u64, value: u64) -> Value {
+    json!({"jsonrpc": "2.0", "method": "subscription", "params": {"subscription": subscription, "result": value}})
+}
+
+/// The race jsonrpsee's pending sink closes: an event fired right after the
+/// subscription is set up, by the client that just subscribed, arrives.
+/// In one batch (the event fired by the very next entry), and pipelined
+/// (fired before the client has even read the id).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_event_fired_right_after_subscribing_is_not_lost() {
+    let (mut source, mut sink) = raw_client(bus()).await;
+    send(
+        &mut sink,
+        r#"[{"jsonrpc":"2.0","method":"events","id":1},{"jsonrpc":"2.0","method":"fire","params":[7],"id":2}]"#,
+    )
+    .await;
+    assert_eq!(
+        recv(&mut source).await,
+        json!([{"jsonrpc": "2.0", "result": 1, "id": 1}, {"jsonrpc": "2.0", "result": 1, "id": 2}]),
+        "the event found the subscription's receiver in place"
+    );
+    // What the setup sent, then the event: both after the answer.
+    assert_eq!(recv(&mut source).await, event(1, 0));
+    assert_eq!(recv(&mut source).await, event(1, 7));
+
+    for round in 0..20 {
+        let (mut source, mut sink) = raw_client(bus()).await;
+        send(&mut sink, r#"{"jsonrpc":"2.0","method":"events","id":"s"}"#).await;
+        send(&mut sink, &format!(r#"{{"jsonrpc":"2.0","method":"fire","params":[{round}],"id":"f"}}"#)).await;
+        assert_eq!(recv(&mut source).await, json!({"jsonrpc": "2.0", "result": 1, "id": "s"}), "the id comes first");
+        let mut rest = vec![recv(&mut source).await, recv(&mut source).await, recv(&mut source).await];
+        let fired = rest.iter().position(|message| message["id"] == "f").expect("fire is answered");
+        assert_eq!(rest.remove(fired), json!({"jsonrpc": "2.0", "result": 1, "id": "f"}), "one listener");
+        assert_eq!(rest, [event(1, 0), event(1, round)]);
+    }
+}

@@ -155,6 +155,10 @@ fn tool_info(method: &Method) -> Option<TokenStream> {
     let mcp = &method.mcp;
     mcp.span?;
     let hidden = mcp.hidden;
+    let name = match &mcp.name {
+        Some(name) => quote!(::core::option::Option::Some(#name)),
+        None => quote!(::core::option::Option::None),
+    };
     let title = match &mcp.title {
         Some(title) => quote!(::core::option::Option::Some(#title)),
         None => quote!(::core::option::Option::None),
@@ -166,7 +170,7 @@ fn tool_info(method: &Method) -> Option<TokenStream> {
     let (read_only, destructive, idempotent, open_world) =
         (hint(mcp.read_only), hint(mcp.destructive), hint(mcp.idempotent), hint(mcp.open_world));
     Some(quote! {
-        __rpc::ToolInfo { hidden: #hidden, title: #title, read_only: #read_only, destructive: #destructive, idempotent: #idempotent, open_world: #open_world }
+        __rpc::ToolInfo { hidden: #hidden, name: #name, title: #title, read_only: #read_only, destructive: #destructive, idempotent: #idempotent, open_world: #open_world }
     })
 }
 

@@ -6,7 +6,7 @@ use syn::spanned::Spanned;
 use syn::{parse_quote, TraitItem};
 
 use crate::ast::{Method, Output, Service};
-use crate::attr::Structure;
+use crate::attr::{Requires, Structure};
 
 /// `fn into_rpc(self) -> Router`, added to the trait.
 pub fn into_rpc(service: &Service) -> Vec<TraitItem> {
@@ -210,9 +210,10 @@ fn method_spec_named(method: &Method, name: &str) -> TokenStream {
     let allow_extra = method.allow_extra;
     let whole = method.whole_params;
     let notification = method.notification.is_some();
-    let requires = method.requires.as_ref().map(|permission| {
-        let permission = permission.value();
-        quote!(.requiring(#permission))
+    let requires = method.requires.as_ref().map(|requires| match requires {
+        Requires::One(permission) => quote!(.requiring(#permission)),
+        Requires::Any(permissions) => quote!(.requiring_any(&[#(#permissions),*])),
+        Requires::All(permissions) => quote!(.requiring_all(&[#(#permissions),*])),
     });
     quote! {
         #private::spec(#name, &[#(#params),*], #private::ParamStructure::#structure, #allow_extra, #whole, #notification)#requires

@@ -8,6 +8,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use schemars::generate::{Contract, SchemaSettings};
+use schemars::transform::RecursiveTransform;
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -17,9 +18,9 @@ use crate::spec::{MethodSpec, ParamStructure};
 pub(crate) mod compat;
 mod tool;
 
-#[cfg(feature = "mcp")]
-pub(crate) use tool::Standalone;
 pub use tool::ToolInfo;
+#[cfg(feature = "mcp")]
+pub(crate) use tool::{nothing, Standalone};
 
 /// The OpenRPC version the documents conform to.
 pub const OPENRPC_VERSION: &str = "1.3.2";
@@ -334,8 +335,49 @@ impl MethodInfo {
         root
     }
 
+    /// A `whole_params` struct as the named params it is on the wire: one
+    /// content descriptor per field (its schema, `required` as the struct
+    /// says), and whether unknown names are let through (the struct's
+    /// schema does not forbid them). `None` for anything else, such as a
+    /// list (no OpenRPC 1.3 shape for it), a map, an enum or an option.
+    fn whole_struct_params(&self, inputs: &mut Generator) -> Option<(Vec<ContentDescriptor>, bool)> {
+        let param = self.params.first().filter(|_| self.spec.whole)?;
+        if self.param_structure() != ParamStructure::ByName {
+            return None;
+        }
+        let schema = inputs.schema(param.schema);
+        let resolved = inputs.resolve(&schema).as_object()?;
+        let combined = ["allOf", "anyOf", "oneOf", "patternProperties", "$ref"];
+        if resolved.get("type").and_then(Value::as_str) != Some("object")
+            || combined.iter().any(|key| resolved.contains_key(*key))
+            || resolved.get("additionalProperties").is_some_and(|extra| !extra.is_boolean())
+        {
+            return None;
+        }
+        let properties = resolved.get("properties")?.as_object()?;
+        let required: Vec<&str> = resolved
+            .get("required")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
+        let descriptors = properties
+            .iter()
+            .map(|(name, schema)| ContentDescriptor {
+                name: name.clone(),
+                description: schema.get("description").and_then(Value::as_str).map(str::to_owned),
+                required: required.contains(&name.as_str()),
+                schema: schema.clone(),
+            })
+            .collect();
+        let extra = resolved.get("additionalProperties") != Some(&Value::Bool(false));
+        Some((descriptors, extra))
+    }
+
     fn object(&self, inputs: &mut Generator, outputs: &mut Generator) -> MethodObject {
         let spec = self.spec;
+        let named = self.whole_struct_params(inputs);
         let params = spec
             .params
             .iter()
@@ -374,17 +416,24 @@ impl MethodInfo {
             Some(current) => Some(format!("Deprecated alias of `{current}`: call `{current}` instead.")),
             None => self.summary.map(str::to_owned),
         };
+        let param_structure = self.param_structure();
+        let (params, whole_params, allow_extra_params) = match named {
+            Some((named, extra)) => (named, false, spec.allow_extra || extra),
+            None => (params, spec.whole, spec.allow_extra),
+        };
+        let params_note = (whole_params && param_structure != ParamStructure::ByName).then_some(WHOLE_LIST_NOTE);
         MethodObject {
             name: spec.name.to_owned(),
             summary,
             description: self.description.map(str::to_owned),
             params,
             result,
-            param_structure: self.param_structure().as_str(),
+            param_structure: param_structure.as_str(),
             deprecated: self.deprecated || self.alias_of.is_some(),
             errors,
-            whole_params: spec.whole,
-            allow_extra_params: spec.allow_extra,
+            whole_params,
+            params_note,
+            allow_extra_params,
             alias_of: self.alias_of,
             requires: spec.requires,
             subscription,
@@ -404,6 +453,7 @@ impl Generator {
         settings.contract = contract;
         settings.definitions_path = definitions_path.into();
         settings.meta_schema = None;
+        settings.transforms.push(Box::new(RecursiveTransform(standard_formats)));
         Generator { inner: settings.into_generator() }
     }
 
@@ -460,6 +510,66 @@ impl Generator {
     fn definitions(&mut self) -> Map<String, Value> {
         self.inner.take_definitions(true)
     }
+}
+
+/// The `x-params-note` of a `whole_params` method whose params are not an
+/// object (a list, say).
+const WHOLE_LIST_NOTE: &str = "The params are this one value itself (`[1, 2, 4]`), not a list holding it (`[[1, 2, 4]]`): OpenRPC 1.3 has no way to describe a variable number of positional params, so `params` holds one descriptor and `x-whole-params` says it is the entire params value. Generated clients that send one positional param per descriptor call this method wrongly.";
+
+/// The `format` values JSON Schema defines (draft-07 and 2020-12).
+/// Validators such as ajv refuse a schema with any other one ("unknown
+/// format"), and clients built on them (the OpenRPC generator's) then
+/// refuse to call the method at all.
+const STANDARD_FORMATS: &[&str] = &[
+    "date-time",
+    "date",
+    "time",
+    "duration",
+    "email",
+    "idn-email",
+    "hostname",
+    "idn-hostname",
+    "ipv4",
+    "ipv6",
+    "uri",
+    "uri-reference",
+    "iri",
+    "iri-reference",
+    "uuid",
+    "uri-template",
+    "json-pointer",
+    "relative-json-pointer",
+    "regex",
+];
+
+/// Drops a `format` JSON Schema does not define (schemars writes `int64`,
+/// `uint32`, `double`, `ip`, ...). What an integer format said stays, as
+/// the range it stands for (`minimum`/`maximum`), where JSON numbers can
+/// carry it (not for 128-bit integers).
+fn standard_formats(schema: &mut Schema) {
+    let Some(object) = schema.as_object_mut() else { return };
+    let Some(format) = object.get("format").and_then(Value::as_str) else { return };
+    if STANDARD_FORMATS.contains(&format) {
+        return;
+    }
+    let range: Option<(Value, Value)> = match format {
+        "int8" => Some((i8::MIN.into(), i8::MAX.into())),
+        "int16" => Some((i16::MIN.into(), i16::MAX.into())),
+        "int32" => Some((i32::MIN.into(), i32::MAX.into())),
+        "int64" => Some((i64::MIN.into(), i64::MAX.into())),
+        "int" => Some(((isize::MIN as i64).into(), (isize::MAX as i64).into())),
+        "uint8" => Some((0.into(), u8::MAX.into())),
+        "uint16" => Some((0.into(), u16::MAX.into())),
+        "uint32" => Some((0.into(), u32::MAX.into())),
+        "uint64" => Some((0.into(), u64::MAX.into())),
+        "uint" => Some((0.into(), (usize::MAX as u64).into())),
+        _ => None,
+    };
+    if let Some((minimum, maximum)) = range {
+        object.entry("minimum").or_insert(minimum);
+        object.entry("maximum").or_insert(maximum);
+    }
+    object.remove("format");
 }
 
 /// Where the document keeps its named schemas.
@@ -600,8 +710,14 @@ pub struct MethodObject {
     /// describes the entire JSON-RPC `params` value (a variadic array or a
     /// params struct), not one entry of it. `paramStructure` says whether
     /// that value is an object or an array, and the server holds to it.
+    /// A `whole_params` struct is not one: its fields are listed as the
+    /// named params they are.
     #[serde(rename = "x-whole-params", skip_serializing_if = "std::ops::Not::not")]
     pub whole_params: bool,
+    /// Extension `x-params-note`: why `params` cannot say what the method
+    /// takes (a `whole_params` list: OpenRPC 1.3 has no variadic params).
+    #[serde(rename = "x-params-note", skip_serializing_if = "Option::is_none")]
+    pub params_note: Option<&'static str>,
     /// Extension `x-allow-extra-params`: surplus positional params and
     /// unknown named params are ignored instead of rejected.
     #[serde(rename = "x-allow-extra-params", skip_serializing_if = "std::ops::Not::not")]
@@ -611,9 +727,10 @@ pub struct MethodObject {
     #[serde(rename = "x-alias-of", skip_serializing_if = "Option::is_none")]
     pub alias_of: Option<&'static str>,
     /// Extension `x-requires`: the permission a caller must hold
-    /// (`#[rpc(requires = "...")]`); others are refused with -32003.
+    /// (`#[rpc(requires = "...")]`: `"admin"`), or `{"anyOf": [...]}` /
+    /// `{"allOf": [...]}` of them; others are refused with -32003.
     #[serde(rename = "x-requires", skip_serializing_if = "Option::is_none")]
-    pub requires: Option<&'static str>,
+    pub requires: Option<crate::spec::Requirement>,
     /// Extension `x-subscription`: this method opens a subscription (its
     /// `result` is the subscription id) whose items arrive as
     /// notifications.
@@ -801,7 +918,7 @@ impl JsonSchema for crate::wire::ErrorObject {
             "description": "A JSON-RPC 2.0 error object.",
             "type": "object",
             "properties": {
-                "code": {"type": "integer", "format": "int64"},
+                "code": {"type": "integer", "minimum": i64::MIN, "maximum": i64::MAX},
                 "message": {"type": "string"},
                 "data": {}
             },

@@ -15,6 +15,10 @@ use super::{Draft, Generator, MethodInfo, SchemaFn};
 pub struct ToolInfo {
     /// `mcp(hidden)`: the method is not offered as a tool.
     pub hidden: bool,
+    /// `mcp(name = "...")`: the tool's name, when it is not the method's
+    /// wire name (some model APIs take only `[a-zA-Z0-9_-]{1,64}`, and a
+    /// wire name such as `items.list` has a dot). The macro checks it.
+    pub name: Option<&'static str>,
     /// `mcp(title = "...")`: a human-readable name for the tool.
     pub title: Option<&'static str>,
     /// `mcp(read_only)`: the tool does not modify its environment.
@@ -32,8 +36,15 @@ pub struct ToolInfo {
 
 impl ToolInfo {
     /// Nothing said: a visible tool with MCP's default hints.
-    pub const DEFAULT: ToolInfo =
-        ToolInfo { hidden: false, title: None, read_only: None, destructive: None, idempotent: None, open_world: None };
+    pub const DEFAULT: ToolInfo = ToolInfo {
+        hidden: false,
+        name: None,
+        title: None,
+        read_only: None,
+        destructive: None,
+        idempotent: None,
+        open_world: None,
+    };
 
     /// Whether any annotation (title or hint) was given.
     pub fn has_annotations(&self) -> bool {
@@ -69,6 +80,7 @@ impl MethodInfo {
         let mut generator = Generator::new(Draft::Draft2020_12, DEFS, Contract::Deserialize);
         let mut root = self.params_object(&mut generator, Draft::Draft2020_12);
         attach_defs(&mut root, generator.definitions());
+        no_boolean_subschemas(&mut root);
         Some(root)
     }
 
@@ -107,11 +119,7 @@ fn standalone(schema: SchemaFn, contract: Contract) -> Standalone {
     let mut root = match resolved.to_value() {
         Value::Object(map) => map,
         Value::Bool(true) => Map::new(),
-        _ => {
-            let mut never = Map::new();
-            never.insert("not".into(), Value::Object(Map::new()));
-            never
-        }
+        _ => nothing(),
     };
     let any = root.keys().all(|key| matches!(key.as_str(), "description" | "title" | "x-no-schema"));
     if object {
@@ -133,7 +141,80 @@ fn standalone(schema: SchemaFn, contract: Contract) -> Standalone {
         }
     }
     attach_defs(&mut root, definitions);
+    no_boolean_subschemas(&mut root);
     Standalone { schema: root, object, any }
+}
+
+#[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+/// The schema that accepts nothing, as an object: `{"not": {}}`.
+pub(crate) fn nothing() -> Map<String, Value> {
+    let mut never = Map::new();
+    never.insert("not".into(), Value::Object(Map::new()));
+    never
+}
+
+/// Keywords whose value is one subschema.
+const ONE_SUBSCHEMA: &[&str] = &[
+    "additionalItems",
+    "additionalProperties",
+    "contains",
+    "contentSchema",
+    "else",
+    "if",
+    "items",
+    "not",
+    "propertyNames",
+    "then",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+];
+
+/// Keywords whose value is an array of subschemas (`items` too, in drafts
+/// before 2020-12).
+const SUBSCHEMA_ARRAYS: &[&str] = &["allOf", "anyOf", "oneOf", "prefixItems", "items"];
+
+/// Keywords whose value maps names to subschemas (`dependencies` values
+/// may also be arrays of names, which are left alone).
+const SUBSCHEMA_MAPS: &[&str] =
+    &["$defs", "definitions", "dependentSchemas", "dependencies", "patternProperties", "properties"];
+
+#[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+/// Rewrites every boolean subschema of `schema`, at any depth (`$defs`
+/// included), as the object that means the same: `true` as `{}`, `false`
+/// as `{"not": {}}`. JSON Schema allows both spellings, but MCP's own
+/// schema types every property schema as an object, and the TypeScript
+/// SDK (which most MCP hosts are built on) rejects a tool list with a
+/// bare `true` in it. Booleans that are not schemas (`uniqueItems`,
+/// `deprecated`, `readOnly`, ...) are left alone.
+pub(crate) fn no_boolean_subschemas(schema: &mut Map<String, Value>) {
+    for (keyword, value) in schema.iter_mut() {
+        let keyword = keyword.as_str();
+        if ONE_SUBSCHEMA.contains(&keyword) {
+            objectify(value);
+        }
+        match value {
+            Value::Array(items) if SUBSCHEMA_ARRAYS.contains(&keyword) => items.iter_mut().for_each(objectify),
+            Value::Object(members) if SUBSCHEMA_MAPS.contains(&keyword) => {
+                for member in members.values_mut() {
+                    if !member.is_array() {
+                        objectify(member);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// One subschema as an object, and its own subschemas likewise.
+fn objectify(value: &mut Value) {
+    match value {
+        Value::Bool(true) => *value = Value::Object(Map::new()),
+        Value::Bool(false) => *value = Value::Object(nothing()),
+        Value::Object(schema) => no_boolean_subschemas(schema),
+        // An `items` array (draft-07), handled by the caller.
+        _ => {}
+    }
 }
 
 #[cfg_attr(not(feature = "mcp"), allow(dead_code))]

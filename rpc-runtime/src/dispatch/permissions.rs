@@ -5,6 +5,7 @@
 use std::collections::BTreeSet;
 
 use crate::dispatch::context::Context;
+use crate::spec::Requirement;
 use crate::wire::error::{ErrorObject, PERMISSION_DENIED};
 
 /// The permissions a caller holds: attach them to the connection's
@@ -60,17 +61,15 @@ impl Permissions {
     }
 }
 
-/// -32003 for a caller of `method` without `permission`; the permission is
-/// named in `data` so that a client can say what is missing.
+/// -32003 for a caller of `method` who does not meet `requirement`; it is
+/// named in `data` (`"admin"`, or `{"anyOf": [...]}` / `{"allOf": [...]}`)
+/// so that a client can say what is missing.
 #[cold]
-pub(crate) fn denied(method: &str, permission: &str) -> ErrorObject {
+pub(crate) fn denied(method: &str, requirement: &Requirement) -> ErrorObject {
     #[derive(serde::Serialize)]
     struct Data<'a> {
-        requires: &'a str,
+        requires: &'a Requirement,
     }
-    ErrorObject::new(
-        PERMISSION_DENIED,
-        format!("Permission denied: method `{method}` requires the permission `{permission}`"),
-    )
-    .with_data(&Data { requires: permission })
+    ErrorObject::new(PERMISSION_DENIED, format!("Permission denied: method `{method}` requires {requirement}"))
+        .with_data(&Data { requires: requirement })
 }

@@ -219,9 +219,13 @@ impl Router {
             }
             return None;
         };
-        if let Some(permission) = method.spec.requires {
-            if !Permissions::of(cx).grants(permission) {
-                return Some(Called::Failed(denied(name, permission)));
+        if let Some(requirement) = &method.spec.requires {
+            let permissions = Permissions::of(cx);
+            if !requirement.is_met(|permission| permissions.grants(permission)) {
+                if notification {
+                    refused_notification(name, requirement);
+                }
+                return Some(Called::Failed(denied(name, requirement)));
             }
         }
         let start = out.len();
@@ -280,6 +284,23 @@ impl Router {
 impl fmt::Debug for Router {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Router").field("methods", &self.method_names()).finish()
+    }
+}
+
+/// A notification is never answered, so a caller refused one by
+/// `requires` cannot be told: the server log says so instead (once per
+/// method per interval, so a flood of them costs no log flood).
+#[cold]
+fn refused_notification(method: &str, requirement: &crate::spec::Requirement) {
+    static REFUSED: KeyedThrottle = KeyedThrottle::new(crate::log::INTERVAL, 1_024);
+    if let Some(seen) = REFUSED.hit(method) {
+        tracing::warn!(
+            method,
+            %requirement,
+            refused = seen.total,
+            unlogged = seen.unlogged,
+            "notification refused and dropped: the caller lacks what the method requires (notifications are never answered)"
+        );
     }
 }
 

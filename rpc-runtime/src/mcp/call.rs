@@ -48,6 +48,7 @@ pub(crate) fn call_tool(
     };
     let mut out = Vec::new();
     let name = tool.method.spec.name;
+    let tool_name = tool.name();
     let called = core.inner.call_into(name, params.as_deref(), false, cx, &mut out);
     let result = match called {
         Some(Called::Written) => RawValue::from_string(String::from_utf8(out).unwrap_or_default())
@@ -57,7 +58,7 @@ pub(crate) fn call_tool(
             let core = Arc::clone(core);
             return Ok(MethodOutcome::Pending(Box::pin(async move {
                 let result = future.await;
-                let Some(tool) = core.tools.get(name) else {
+                let Some(tool) = core.tools.get(tool_name) else {
                     return Err(ErrorObject::internal_error("Internal error: the tool disappeared"));
                 };
                 finish(&core, tool, revision, result)
@@ -85,7 +86,7 @@ fn params_of<'a>(tool: &Tool, arguments: Option<&'a RawValue>) -> Result<Option<
                 if !spec.allow_extra {
                     return Err(ErrorObject::invalid_params(format!(
                         "unknown argument `{unknown}` for tool `{}`; expected: {name}",
-                        spec.name
+                        tool.name()
                     )));
                 }
             }
@@ -94,7 +95,7 @@ fn params_of<'a>(tool: &Tool, arguments: Option<&'a RawValue>) -> Result<Option<
                 None if optional => Ok(None),
                 None => Err(ErrorObject::invalid_params(format!(
                     "missing required argument `{name}` of tool `{}`",
-                    spec.name
+                    tool.name()
                 ))),
             }
         }

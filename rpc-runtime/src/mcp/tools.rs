@@ -10,7 +10,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::revision::Revision;
-use crate::catalog::{Catalog, MethodInfo, Standalone};
+use crate::catalog::{nothing, Catalog, MethodInfo, Standalone};
 use crate::dispatch::router::Router;
 use crate::spec::ParamStructure;
 use crate::wire::ErrorObject;
@@ -104,7 +104,21 @@ impl Tools {
                 None => tracing::debug!(method = spec.name, "not offered as an MCP tool: no params schema"),
             }
         }
-        let by_name = tools.iter().enumerate().map(|(index, tool)| (tool.method.spec.name, index)).collect();
+        // Merged routers may bring two tools of one name: the first stays.
+        let mut by_name = HashMap::new();
+        tools.retain(|tool| {
+            let name = tool.name();
+            if by_name.contains_key(name) {
+                tracing::warn!(
+                    tool = name,
+                    method = tool.method.spec.name,
+                    "not offered as an MCP tool: another method has this tool name; give one `#[rpc(mcp(name = \"...\"))]`"
+                );
+                return false;
+            }
+            by_name.insert(name, by_name.len());
+            true
+        });
         Tools { tools, by_name, listings: Default::default() }
     }
 
@@ -181,6 +195,11 @@ impl Tool {
         Some(Tool { method, arguments, input_schema, output: Output::of(method.result_schema()) })
     }
 
+    /// The tool's name: `#[rpc(mcp(name = "..."))]`, else the method's.
+    pub(crate) fn name(&self) -> &'static str {
+        self.method.tool.name.unwrap_or(self.method.spec.name)
+    }
+
     /// How the result goes into `structuredContent` under `revision`.
     pub(crate) fn structured(&self, revision: Revision) -> Structured {
         if !revision.has_structured_output() {
@@ -214,7 +233,7 @@ impl Tool {
     fn describe(&self, revision: Revision) -> Box<RawValue> {
         let info = self.method;
         let mut tool = Map::new();
-        tool.insert("name".into(), info.spec.name.into());
+        tool.insert("name".into(), self.name().into());
         if let (true, Some(title)) = (revision.has_structured_output(), info.tool.title) {
             tool.insert("title".into(), title.into());
         }
@@ -277,7 +296,7 @@ fn wrap_schema(
     if required {
         root.insert("required".into(), vec![Value::from(name)].into());
     }
-    root.insert("additionalProperties".into(), false.into());
+    root.insert("additionalProperties".into(), Value::Object(nothing()));
     if let Some(defs) = defs {
         root.insert("$defs".into(), defs);
     }

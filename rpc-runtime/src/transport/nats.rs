@@ -408,7 +408,11 @@ fn refusal(subject: &Subject, message: &[u8], refused: &Refused) -> Vec<u8> {
 }
 
 /// An answer that stands in for one larger than the broker's
-/// `max_payload`: the same error for each id it answers.
+/// `max_payload`: the same error for each id it answers. When even that
+/// is too large (a batch of many invalid entries answers as many errors
+/// with id null), the errors nobody can match to a request (id null) are
+/// left out first, so each request id still gets its error; only when
+/// those alone do not fit is the answer one error with id null.
 fn too_large(answer: &[u8], limit: usize) -> Vec<u8> {
     tracing::warn!(size = answer.len(), limit, "an answer exceeds the NATS server's max_payload");
     let error = ErrorObject::new(
@@ -421,6 +425,13 @@ fn too_large(answer: &[u8], limit: usize) -> Vec<u8> {
     let replaced = error_answer(answer, &error);
     if replaced.len() <= limit {
         return replaced;
+    }
+    if let Some((true, ids)) = ids_of(answer) {
+        let mut matched = Vec::new();
+        write_errors(&mut matched, true, ids.iter().map(|id| id.get()).filter(|id| *id != "null"), &error);
+        if !matched.is_empty() && matched.len() <= limit {
+            return matched;
+        }
     }
     let mut single = Vec::new();
     write_error(&mut single, "null", &error);
@@ -823,6 +834,23 @@ mod tests {
         assert!(entries[0]["error"]["message"].as_str().unwrap().contains("max_payload of 1000 bytes"));
         let tiny: serde_json::Value = serde_json::from_slice(&too_large(answer, 10)).unwrap();
         assert_eq!(tiny["id"], serde_json::Value::Null);
+    }
+
+    #[test]
+    fn errors_with_id_null_are_dropped_before_the_ids_that_match_a_request() {
+        // One call and 999 invalid entries: 999 errors with id null.
+        let invalid = r#"{"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid Request"},"id":null}"#;
+        let mut answer = format!(r#"[{{"jsonrpc":"2.0","result":"{}","id":77}}"#, "x".repeat(100));
+        for _ in 0..999 {
+            answer.push(',');
+            answer.push_str(invalid);
+        }
+        answer.push(']');
+        let replaced: serde_json::Value = serde_json::from_slice(&too_large(answer.as_bytes(), 4096)).unwrap();
+        let entries = replaced.as_array().unwrap_or_else(|| panic!("a batch: {replaced}"));
+        assert_eq!(entries.len(), 1, "{replaced}");
+        assert_eq!(entries[0]["id"], 77);
+        assert_eq!(entries[0]["error"]["code"], INTERNAL_ERROR);
     }
 
     #[test]

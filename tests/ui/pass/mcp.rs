@@ -10,6 +10,9 @@ pub trait Tools {
     fn internal(&self);
 
     fn plain(&self);
+
+    #[rpc(name = "items.list", mcp(name = "list_items"))]
+    fn list(&self) -> Vec<u8>;
 }
 
 fn main() {
@@ -19,6 +22,7 @@ fn main() {
         tool(0),
         ToolInfo {
             hidden: false,
+            name: None,
             title: Some("Add"),
             read_only: Some(true),
             destructive: Some(false),
@@ -28,4 +32,6 @@ fn main() {
     );
     assert!(tool(1).hidden);
     assert_eq!(tool(2), ToolInfo::DEFAULT);
+    assert_eq!(tool(3).name, Some("list_items"));
+    assert_eq!(service.methods[3].spec.name, "items.list");
 }

@@ -40,9 +40,7 @@ use crate::dispatch::engine::write_error;
 use crate::dispatch::signal::Signal;
 use crate::transport::http::{status_response, HttpAddrs, HttpService, Inner};
 use crate::transport::server::Server;
-use crate::wire::{
-    ErrorObject, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, REQUEST_CANCELLED, SERVER_OVERLOADED,
-};
+use crate::wire::{ErrorObject, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, SERVER_OVERLOADED};
 use body::CancelOnDrop;
 use request::{Headers, Kind, Message, SESSION_ID};
 use sessions::{InUse, Sessions};
@@ -96,7 +94,12 @@ const EVENT_BACKLOG: usize = 64;
 /// call (a closed connection does not, as the handshake revisions say); a
 /// 2026-07-28 call is cancelled when the client closes its response
 /// (handlers see [`Context::cancelled`]). Ending a session cancels its
-/// running calls.
+/// running calls. A cancelled request is never answered, as MCP says: its
+/// event stream ends after the progress sent so far, and a POST waiting
+/// for a JSON answer gets 202 with no body. (The TypeScript SDK's own
+/// server sends nothing either, but keeps the POST open until the client
+/// goes away; ending it frees the connection, and that SDK's client takes
+/// both without a complaint.)
 ///
 /// Sessions are bounded: at most [`DEFAULT_MAX_SESSIONS`] at once, and a
 /// session with no request for [`DEFAULT_SESSION_IDLE_TIMEOUT`] ends (a
@@ -400,7 +403,6 @@ impl Answer<'_> {
         let mut out = Vec::new();
         let pending = inner.server.engine.process(body, &cx, &mut out);
         drop(cx);
-        let id = self.message.id.map(|raw| raw.get().to_owned());
         let status_from_error = self.modern && request;
         let (in_use, closed) = (self.in_use, self.closed);
         // A session's calls hold its places until they end, however the
@@ -428,7 +430,6 @@ impl Answer<'_> {
         match (pending, events, receiver) {
             (None, events, receiver) => {
                 drop(in_use);
-                let out = finished(out, request, id.as_deref());
                 match (events, receiver) {
                     (Some(events), Some(receiver)) if !out.is_empty() => {
                         let _ = events.try_send(out);
@@ -439,7 +440,7 @@ impl Answer<'_> {
             }
             (Some(pending), Some(events), Some(receiver)) => {
                 tokio::spawn(async move {
-                    let out = finished(pending.run().await, request, id.as_deref());
+                    let out = pending.run().await;
                     drop((in_use, place));
                     if !out.is_empty() {
                         // Fails only when the client closed the stream.
@@ -460,7 +461,7 @@ impl Answer<'_> {
                 });
                 let _closed = closed;
                 let out = answer.await.unwrap_or_default();
-                json_or_accepted(finished(out, request, id.as_deref()), status_from_error)
+                json_or_accepted(out, status_from_error)
             }
         }
     }
@@ -474,27 +475,16 @@ fn session_overloaded(limit: usize) -> ErrorObject {
     )
 }
 
-/// 202 when there is nothing to say, else the JSON answer (with the
-/// status its error calls for, when `status_from_error`).
+/// 202 when there is nothing to say (a notification, a response, or a
+/// request cancelled by `notifications/cancelled`, which MCP says is not
+/// answered), else the JSON answer (with the status its error calls for,
+/// when `status_from_error`).
 fn json_or_accepted(out: Vec<u8>, status_from_error: bool) -> Response<McpBody> {
     if out.is_empty() {
         return accepted();
     }
     let status = if status_from_error { status_of(&out) } else { StatusCode::OK };
     json(status, out)
-}
-
-/// The answer to a request whose call produced none: it was cancelled (in
-/// a JSON answer something must be said; an event stream just ends).
-fn finished(out: Vec<u8>, request: bool, id: Option<&str>) -> Vec<u8> {
-    match (out.is_empty(), request, id) {
-        (true, true, Some(id)) => {
-            let mut out = Vec::new();
-            write_error(&mut out, id, &ErrorObject::new(REQUEST_CANCELLED, "Request cancelled"));
-            out
-        }
-        _ => out,
-    }
 }
 
 /// The HTTP status of a 2026-07-28 answer: 404 for an unknown method, 400

@@ -1,10 +1,12 @@
 //! The serving side: the [`Sink`] a subscription method sends its items
 //! through, and the connection's table of open subscriptions.
 //!
-//! A subscribe call is answered with the subscription's id at once; its
-//! method starts only after that answer is queued (so that no item can
-//! overtake it), runs as a task of its own, and the subscription lasts as
-//! long as it runs. It ends when the method returns (the client gets a
+//! A subscribe call is answered with the subscription's id at once, but
+//! its method first runs up to its first `.await` (its setup, such as
+//! subscribing to a broadcast channel, is done before the client can learn
+//! the id and cause an event); items it sends before the answer is queued
+//! wait for it, so that none overtakes it. The rest runs as a task of its
+//! own, and the subscription lasts as long as it runs. It ends when the method returns (the client gets a
 //! last notification), when the client unsubscribes, when its reader
 //! falls behind a [`Sink::try_send`], or when the connection closes or its
 //! input ends; the method sees the last three through [`Sink::closed`] and
@@ -21,7 +23,7 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context as TaskContext, Poll};
 
 use serde::Serialize;
-use tokio::sync::{Semaphore, TryAcquireError};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, TryAcquireError};
 
 use crate::dispatch::context::Context;
 use crate::dispatch::params::Params;
@@ -29,7 +31,9 @@ use crate::dispatch::router::{panicked, IntoErrorObject};
 use crate::dispatch::signal::Signal;
 use crate::peer::{json_string, lock, Shared};
 use crate::spec::MethodSpec;
-use crate::wire::{ErrorObject, INTERNAL_ERROR, INVALID_REQUEST, SERVER_OVERLOADED, SUBSCRIPTION_LAGGED};
+use crate::wire::{
+    ErrorObject, INTERNAL_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, SERVER_OVERLOADED, SUBSCRIPTION_LAGGED,
+};
 
 /// Why an item could not be sent through a [`Sink`]; all but
 /// [`SinkError::Encode`] mean the subscription has ended.
@@ -135,6 +139,13 @@ struct Open {
     why: AtomicU8,
     /// The size of the last item, to size the next one's buffer.
     hint: AtomicUsize,
+    /// Raised once the subscribe call's answer is queued: items go out
+    /// only then.
+    answered: Signal,
+    /// What was sent before the answer was queued: items of
+    /// [`Sink::try_send`] with their room, and the last notification if
+    /// the subscription lagged already.
+    held: Mutex<Vec<(Vec<u8>, Option<OwnedSemaphorePermit>)>>,
 }
 
 impl Open {
@@ -232,6 +243,8 @@ impl Serving {
             ended: Signal::default(),
             why: AtomicU8::new(OPEN),
             hint: AtomicUsize::new(32),
+            answered: Signal::default(),
+            held: Mutex::default(),
         });
         let mut table = lock(&self.table);
         if table.closed {
@@ -314,6 +327,22 @@ pub(in crate::peer) fn start(shared: &Arc<Shared>, starts: Vec<Start>) {
 /// and tells the client (unless it had ended already).
 async fn run(shared: Arc<Shared>, start: Start) {
     let Start { open, method, run } = start;
+    // The answer is queued: what the method sent during its setup goes
+    // out first, in order, then everything else directly.
+    let held = {
+        let mut held = lock(&open.held);
+        open.answered.raise();
+        std::mem::take(&mut *held)
+    };
+    for (bytes, room) in held {
+        let sent = match room {
+            Some(room) => shared.send_item(bytes, room).await,
+            None => shared.send(bytes, None).await,
+        };
+        if sent.is_err() {
+            break;
+        }
+    }
     let error = match CatchUnwind(run).await {
         Ok(Ok(())) => None,
         Ok(Err(error)) => Some(error),
@@ -357,6 +386,17 @@ async fn run(shared: Arc<Shared>, start: Start) {
 /// }
 /// ```
 ///
+/// The method's setup comes before the client learns the id: the method
+/// runs up to its first `.await` while its call is being answered, and the
+/// answer (the id) is written only then. Do the setup there, such as
+/// `let mut events = bus.subscribe();` on a `tokio::sync::broadcast`
+/// channel, and no event the client causes once it has the id can be
+/// missed (jsonrpsee's `PendingSubscriptionSink::accept` serves the same
+/// end). Items sent during the setup go out right after the answer. Setup
+/// that has to await (a query, a remote subscription) is not covered:
+/// start it before the first `.await`, or let the client ask for what it
+/// missed.
+///
 /// Each subscription has room for [`Limits::subscription_buffer`](crate::Limits)
 /// items not yet written to the transport. [`Sink::send`] waits for room
 /// (the method runs at the pace its reader reads); [`Sink::try_send`] never
@@ -382,6 +422,14 @@ impl<T: Serialize> Sink<T> {
     pub async fn send(&self, item: T) -> Result<(), SinkError> {
         let bytes = self.encode(item)?;
         let open = &self.open;
+        if !open.answered.is_raised() {
+            // Sent during setup: after the subscribe call's answer.
+            tokio::select! {
+                biased;
+                () = open.ended.raised() => return Err(self.ended()),
+                () = open.answered.raised() => {}
+            }
+        }
         let room = Arc::clone(&open.room).acquire_owned().await.map_err(|_| self.ended())?;
         tokio::select! {
             biased;
@@ -406,6 +454,14 @@ impl<T: Serialize> Sink<T> {
             Err(TryAcquireError::NoPermits) => return Err(self.lagged()),
             Err(TryAcquireError::Closed) => return Err(self.ended()),
         };
+        {
+            let mut held = lock(&self.open.held);
+            if !self.open.answered.is_raised() {
+                // Sent during setup: it goes out right after the answer.
+                held.push((bytes, Some(room)));
+                return Ok(());
+            }
+        }
         match self.shared.try_send_item(bytes, room) {
             Ok(true) => Ok(()),
             Ok(false) => Err(self.lagged()),
@@ -470,7 +526,15 @@ impl<T> Sink<T> {
                     open.capacity
                 ),
             );
-            self.shared.push(open.last(Some(&error)));
+            let last = open.last(Some(&error));
+            let mut held = lock(&open.held);
+            if open.answered.is_raised() {
+                drop(held);
+                self.shared.push(last);
+            } else {
+                // Lagged during setup: after the answer and the items.
+                held.push((last, None));
+            }
         }
         self.ended()
     }
@@ -496,8 +560,30 @@ where
     let (open, shared) = open(params, cx, notification, unsubscribe)?;
     let sink = Sink { open: Arc::clone(&open), shared: Arc::clone(&shared), _item: PhantomData };
     let future = handler(sink);
-    accept(&shared, open, params.method(), out, Box::pin(async move { future.await.into_end() }));
+    let run = set_up(params.method(), Box::pin(async move { future.await.into_end() }));
+    accept(&shared, open, params.method(), out, run);
     Ok(None)
+}
+
+/// The method's setup: it runs now, up to its first `.await`, before its
+/// answer is written, so that what it sets up (a receiver of a broadcast
+/// channel, a listener) is in place before the client can learn the id.
+/// Polled once here with a waker that does nothing; the task that runs the
+/// rest polls it again at once, with its own. A method that finishes (or
+/// panics) in its setup gives its end as it is.
+fn set_up(
+    method: &'static str,
+    mut run: Pin<Box<dyn Future<Output = Result<(), ErrorObject>> + Send>>,
+) -> Pin<Box<dyn Future<Output = Result<(), ErrorObject>> + Send>> {
+    let mut setup = TaskContext::from_waker(std::task::Waker::noop());
+    match std::panic::catch_unwind(AssertUnwindSafe(|| run.as_mut().poll(&mut setup))) {
+        Ok(Poll::Pending) => run,
+        Ok(Poll::Ready(end)) => Box::pin(std::future::ready(end)),
+        Err(panic) => {
+            let error = panicked(method, &*panic);
+            Box::pin(std::future::ready(Err(error)))
+        }
+    }
 }
 
 /// The untyped first half of [`subscription`].
@@ -515,10 +601,13 @@ fn open(
         )));
     }
     let Some(peer) = cx.peer() else {
+        // The caller's choice of transport, not a fault of the server:
+        // -32601 ("not available"), as geth answers `eth_subscribe` over
+        // HTTP, with the reason in the message.
         return Err(ErrorObject::new(
-            INTERNAL_ERROR,
+            METHOD_NOT_FOUND,
             format!(
-                "`{}` opens a subscription, which needs a connection that carries notifications to the caller; this request came without one",
+                "Notifications not supported: `{}` opens a subscription, whose items arrive as notifications, and this request came over a transport that carries none to the caller (such as HTTP POST, one answer per request); subscribe over WebSocket, TCP or stdio",
                 params.method()
             ),
         ));

@@ -21,6 +21,24 @@ pub trait Admin {
 
     #[rpc(require = "admin")]
     fn misspelt(&self);
+
+    #[rpc(requires(any()))]
+    fn empty_list(&self);
+
+    #[rpc(requires(one_of("admin", "ops")))]
+    fn unknown_list(&self);
+
+    #[rpc(requires(any("admin"), all("ops")))]
+    fn two_lists(&self);
+
+    #[rpc(requires(all(admin, ops)))]
+    fn list_not_strings(&self);
+
+    #[rpc(requires(any("admin", "admin")))]
+    fn listed_twice(&self);
+
+    #[rpc(requires(all("read", "")))]
+    fn empty_in_list(&self);
 }
 
 fn main() {}
