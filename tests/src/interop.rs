@@ -110,3 +110,30 @@ pub fn npm_ci(dir: &std::path::Path) {
     assert!(status.success(), "`npm ci` in {} failed ({status})", dir.display());
     std::fs::write(&marker, lock).expect("write node_modules/.installed-lock.json");
 }
+
+/// Runs `node script args...` in `dir` (the calculator's log level unset)
+/// and checks what it printed: it exits 0, prints every line that starts
+/// with one of `checks` (the script's `ok ...` lines), and prints `last`.
+/// Panics with the script's output otherwise.
+pub fn node_checks<A: AsRef<std::ffi::OsStr>>(
+    dir: &std::path::Path,
+    script: &str,
+    args: &[A],
+    checks: &[&str],
+    last: &str,
+) {
+    let output = Command::new("node")
+        .arg(script)
+        .args(args)
+        .current_dir(dir)
+        .env_remove("RPC_LOG")
+        .output()
+        .unwrap_or_else(|err| panic!("node {script} could not start (install Node.js): {err}"));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{script} failed ({}):\n{stdout}\n{stderr}", output.status);
+    for check in checks {
+        assert!(stdout.lines().any(|line| line.starts_with(check)), "missing `{check}` in:\n{stdout}");
+    }
+    assert!(stdout.contains(last), "missing `{last}` in:\n{stdout}");
+}

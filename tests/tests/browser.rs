@@ -14,7 +14,6 @@
 mod client_support;
 
 use std::path::PathBuf;
-use std::process::Command;
 
 #[test]
 fn a_web_page_on_an_allowed_origin_calls_the_calculator_and_others_are_refused() {
@@ -25,18 +24,7 @@ fn a_web_page_on_an_allowed_origin_calls_the_calculator_and_others_are_refused()
     }
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("js").join("browser");
     tests::interop::npm_ci(&dir);
-    let output = Command::new("node")
-        .arg("run.js")
-        .arg(client_support::calculator())
-        .arg(&chromium)
-        .current_dir(&dir)
-        .env_remove("RPC_LOG")
-        .output()
-        .expect("run node run.js");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "run.js failed ({}):\n{stdout}\n{stderr}", output.status);
-    for check in [
+    let checks = [
         "ok fetch with a JSON body (after a CORS preflight) is answered",
         "ok a batch: its calls answered in one array, its notification not",
         "ok an error arrives with its data",
@@ -45,8 +33,7 @@ fn a_web_page_on_an_allowed_origin_calls_the_calculator_and_others_are_refused()
         "ok a subscription over the WebSocket: its items, then its end",
         "ok the server calls the page, which answers",
         "ok a page from another origin is refused over fetch and WebSocket",
-    ] {
-        assert!(stdout.lines().any(|line| line == check), "missing `{check}` in:\n{stdout}");
-    }
-    assert!(stdout.contains("all checks passed"), "{stdout}");
+    ];
+    let args = [client_support::calculator().into_os_string(), chromium.into()];
+    tests::interop::node_checks(&dir, "run.js", &args, &checks, "all checks passed");
 }

@@ -300,17 +300,7 @@ fn the_openrpc_generators_typescript_client_calls_the_calculator_over_http() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("js").join("openrpc-client");
     tests::interop::npm_ci(&dir.join("generator"));
     tests::interop::npm_ci(&dir);
-    let output = std::process::Command::new("node")
-        .arg("run.js")
-        .arg(client_support::calculator())
-        .current_dir(&dir)
-        .env_remove("RPC_LOG")
-        .output()
-        .expect("run node run.js");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "run.js failed ({}):\n{stdout}\n{stderr}", output.status);
-    for check in [
+    let checks = [
         "ok the generated client compiles (strict)",
         "ok calls with integer params pass the client's own ajv check and are answered",
         "ok errors arrive with their code, message and data",
@@ -318,8 +308,7 @@ fn the_openrpc_generators_typescript_client_calls_the_calculator_over_http() {
         "ok a notification is sent as one (no answer awaited)",
         "ok a batch through startBatch/stopBatch",
         "ok sum (whole_params list): the generated method is refused as documented, client.rpc.request works",
-    ] {
-        assert!(stdout.lines().any(|line| line == check), "missing `{check}` in:\n{stdout}");
-    }
-    assert!(stdout.contains("all checks passed"), "{stdout}");
+    ];
+    let args = [client_support::calculator()];
+    tests::interop::node_checks(&dir, "run.js", &args, &checks, "all checks passed");
 }

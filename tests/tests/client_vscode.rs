@@ -9,42 +9,15 @@
 mod client_support;
 
 use std::path::PathBuf;
-use std::process::Command;
-
-fn script_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("js").join("vscode")
-}
-
-fn install_once(dir: &PathBuf) {
-    if dir.join("node_modules").join("vscode-jsonrpc").is_dir() {
-        return;
-    }
-    let status = Command::new("npm")
-        .args(["ci", "--no-audit", "--no-fund"])
-        .current_dir(dir)
-        .status()
-        .expect("npm is needed for the vscode-jsonrpc interop test (install Node.js)");
-    assert!(status.success(), "`npm ci` in {} failed", dir.display());
-}
 
 #[test]
 fn vscode_jsonrpc_drives_the_calculator() {
     if !tests::interop::require(&["node", "npm"], "vscode_jsonrpc_drives_the_calculator") {
         return;
     }
-    let dir = script_dir();
-    install_once(&dir);
-    let calculator = client_support::calculator();
-    let output = Command::new("node")
-        .arg("interop.js")
-        .arg(&calculator)
-        .current_dir(&dir)
-        .output()
-        .expect("node is needed for the vscode-jsonrpc interop test (install Node.js)");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "interop.js failed ({}):\n{stdout}\n{stderr}", output.status);
-    for check in [
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("js").join("vscode");
+    tests::interop::npm_ci(&dir);
+    let checks = [
         "ok request by position",
         "ok request by name",
         "ok notifications are not answered",
@@ -52,8 +25,6 @@ fn vscode_jsonrpc_drives_the_calculator() {
         "ok server-to-client request answered by vscode-jsonrpc",
         "ok server-to-client notification arrives before the answer",
         "ok concurrent server-to-client requests",
-    ] {
-        assert!(stdout.lines().any(|line| line == check), "missing `{check}` in:\n{stdout}");
-    }
-    assert!(stdout.contains("all 13 checks passed"), "{stdout}");
+    ];
+    tests::interop::node_checks(&dir, "interop.js", &[client_support::calculator()], &checks, "all 13 checks passed");
 }

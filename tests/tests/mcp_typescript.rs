@@ -16,7 +16,6 @@
 mod client_support;
 
 use std::path::PathBuf;
-use std::process::Command;
 
 #[test]
 fn the_typescript_sdk_drives_the_calculator_and_notes_over_stdio_and_http() {
@@ -26,17 +25,6 @@ fn the_typescript_sdk_drives_the_calculator_and_notes_over_stdio_and_http() {
     }
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("js").join("mcp");
     tests::interop::npm_ci(&dir);
-    let output = Command::new("node")
-        .arg("interop.mjs")
-        .arg(client_support::calculator())
-        .arg(client_support::example("notes"))
-        .current_dir(&dir)
-        .env_remove("RPC_LOG")
-        .output()
-        .expect("run node interop.mjs");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "interop.mjs failed ({}):\n{stdout}\n{stderr}", output.status);
     let mut checks = Vec::new();
     for transport in ["stdio", "Streamable HTTP"] {
         for check in [
@@ -54,8 +42,7 @@ fn the_typescript_sdk_drives_the_calculator_and_notes_over_stdio_and_http() {
     checks.push("ok stdio calculator: close ends the server cleanly (exit 0)".to_owned());
     checks
         .push("ok Streamable HTTP calculator: terminateSession ends the session (then 404), close is clean".to_owned());
-    for check in &checks {
-        assert!(stdout.lines().any(|line| line.starts_with(check.as_str())), "missing `{check}` in:\n{stdout}");
-    }
-    assert!(stdout.contains("all checks passed"), "{stdout}");
+    let checks: Vec<&str> = checks.iter().map(String::as_str).collect();
+    let examples = [client_support::calculator(), client_support::example("notes")];
+    tests::interop::node_checks(&dir, "interop.mjs", &examples, &checks, "all checks passed");
 }
