@@ -1,16 +1,23 @@
 //! The serving side: the [`Sink`] a subscription method sends its items
-//! through, and the connection's table of open subscriptions.
+//! through, the [`PendingSink`] of a method that answers the subscribe call
+//! itself, and the connection's table of open subscriptions.
 //!
-//! A subscribe call is answered with the subscription's id at once, but
-//! its method first runs up to its first `.await` (its setup, such as
-//! subscribing to a broadcast channel, is done before the client can learn
-//! the id and cause an event); items it sends before the answer is queued
-//! wait for it, so that none overtakes it. The rest runs as a task of its
-//! own, and the subscription lasts as long as it runs. It ends when the method returns (the client gets a
-//! last notification), when the client unsubscribes, when its reader
-//! falls behind a [`Sink::try_send`], or when the connection closes or its
-//! input ends; the method sees the last three through [`Sink::closed`] and
-//! the errors of [`Sink::send`].
+//! A subscribe call to a method taking a [`Sink`] is answered with the
+//! subscription's id at once, but its method first runs up to its first
+//! `.await` (its setup, such as subscribing to a broadcast channel, is done
+//! before the client can learn the id and cause an event); items it sends
+//! before the answer is queued wait for it, so that none overtakes it. The
+//! rest runs as a task of its own. A method taking a [`PendingSink`] runs
+//! as the call's future until it accepts (the answer is the id), rejects
+//! (the answer is its error) or returns; the rest of it then runs as a
+//! task of its own, and [`PendingSink::accept`] gives the [`Sink`] once
+//! the answer is queued.
+//!
+//! The subscription lasts as long as its method runs. It ends when the
+//! method returns (the client gets a last notification), when the client
+//! unsubscribes, when its reader falls behind a [`Sink::try_send`], or when
+//! the connection closes or its input ends; the method sees the last three
+//! through [`Sink::closed`] and the errors of [`Sink::send`].
 
 use std::collections::HashMap;
 use std::fmt;
@@ -421,11 +428,9 @@ async fn finish(shared: &Shared, open: &Open, method: &'static str, run: Run) {
 /// answer (the id) is written only then. Do the setup there, such as
 /// `let mut events = bus.subscribe();` on a `tokio::sync::broadcast`
 /// channel, and no event the client causes once it has the id can be
-/// missed (jsonrpsee's `PendingSubscriptionSink::accept` serves the same
-/// end). Items sent during the setup go out right after the answer. Setup
-/// that has to await (a query, a remote subscription) is not covered:
-/// start it before the first `.await`, or let the client ask for what it
-/// missed.
+/// missed. Items sent during the setup go out right after the answer.
+/// Setup that has to await (a query, a remote subscription) takes a
+/// [`PendingSink`] instead, and accepts when it is done.
 ///
 /// Each subscription has room for [`Limits::subscription_buffer`](crate::Limits)
 /// items not yet written to the transport. [`Sink::send`] waits for room
@@ -843,19 +848,24 @@ async fn answer(
     decision: Arc<Decision>,
     mut run: Run,
 ) -> crate::dispatch::router::MethodResult {
+    // Until the answer is given, dropping this future (the call was
+    // cancelled, or the method panicked) leaves no subscription behind,
+    // even one the method had accepted.
+    let unanswered = Unanswered(Some((Arc::clone(&shared), Arc::clone(&open))));
     let returned = tokio::select! {
         biased;
         end = &mut run => Some(end),
         () = decision.signal.raised() => None,
     };
     let decided = decision.take();
-    let answer = match (&decided, &returned) {
+    let accepted = matches!(decided, Some(Decided::Accepted));
+    let answer = match (decided, returned.as_ref()) {
         (Some(Decided::Accepted), _) => crate::dispatch::router::encode(&open.id),
-        (Some(Decided::Rejected(error)), _) => Err(error.clone()),
+        (Some(Decided::Rejected(error)), _) => Err(error),
         (_, Some(Err(error))) => Err(error.clone()),
         (_, _) => Err(never_accepted(method)),
     };
-    let accepted = matches!(decided, Some(Decided::Accepted));
+    unanswered.disarm();
     match returned {
         // The method ended with its answer; an accepted subscription ends
         // at once, after the answer.
@@ -863,16 +873,34 @@ async fn answer(
             tokio::spawn(async move { finish(&shared, &open, method, Box::pin(std::future::ready(end))).await });
         }
         Some(_) => {}
-        None if accepted => {
-            tokio::spawn(async move { finish(&shared, &open, method, run).await });
-        }
-        // Rejected, or its `PendingSink` dropped: no subscription to end,
-        // and what the method does next is nobody's to see.
+        // Accepted: the subscription lasts while the rest runs. Rejected,
+        // or its `PendingSink` dropped: no subscription to end, and what
+        // the method does next is nobody's to see.
         None => {
             tokio::spawn(async move { finish(&shared, &open, method, run).await });
         }
     }
     answer
+}
+
+/// Ends a pending subscription whose call's future was dropped before it
+/// answered.
+struct Unanswered(Option<(Arc<Shared>, Arc<Open>)>);
+
+impl Unanswered {
+    fn disarm(mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for Unanswered {
+    fn drop(&mut self) {
+        if let Some((shared, open)) = self.0.take() {
+            if open.end(ENDED) {
+                shared.serving.remove(open.id);
+            }
+        }
+    }
 }
 
 /// -32603: a pending subscription's method neither accepted nor rejected
