@@ -65,8 +65,8 @@ use no_prelude::Bare;
 
 fn main() {
     let router = Exchange.into_rpc();
-    assert!(router.spec("prices.watch").is_some());
-    assert!(router.spec("prices.unsubscribe").is_some());
+    assert!(router.spec("prices_watch").is_some());
+    assert!(router.spec("prices_unsubscribe").is_some());
     let methods = PricesCatalog::catalog().document().methods.len();
     assert_eq!(methods, 3);
     let router = no_prelude::Impl.into_rpc();
