@@ -189,7 +189,8 @@ pub mod __private {
     pub use crate::peer::client::{Batch, BatchReply, Call, ClientError, Notification};
     pub use crate::peer::subscription::client::Subscribe;
     pub use crate::peer::subscription::server::{
-        pending_subscription, register_unsubscribe, subscription, subscription_end, PendingSink, Sink, UNSUBSCRIBE_PARAMS,
+        pending_subscription, register_unsubscribe, subscription, subscription_end, PendingSink, Sink,
+        UNSUBSCRIBE_PARAMS,
     };
     pub use crate::peer::Peer;
     pub use crate::spec::{MethodSpec, ParamSpec, ParamStructure};

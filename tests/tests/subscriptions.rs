@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use rpc_runtime::serde_json::{self, json, Value};
 use rpc_runtime::{
-    memory_pair, rpc, ClientError, ErrorObject, Limits, MemorySink, MemorySource, MessageSink, MessageSource,
-    PendingSink, Peer, Received, RpcError, Server, Sink, SinkError, Subscription, SUBSCRIPTION_LAGGED,
+    memory_pair, rpc, ClientError, ErrorObject, Limits, MemorySink, MemorySource, MessageSink, MessageSource, Peer,
+    PendingSink, Received, RpcError, Server, Sink, SinkError, Subscription, SUBSCRIPTION_LAGGED,
 };
 use tokio::sync::mpsc;
 
