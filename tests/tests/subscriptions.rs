@@ -596,9 +596,9 @@ async fn an_event_fired_right_after_subscribing_is_not_lost() {
 #[rpc]
 pub trait Watch {
     /// After an awaited setup: with `decide` "accept", accepts and sends
-    /// every event; "reject" rejects; "never" returns without deciding;
-    /// "fail" returns an error without deciding; "drop" drops the pending
-    /// sink and goes on.
+    /// every event ("slow": after a longer setup); "reject" rejects;
+    /// "never" returns without deciding; "fail" returns an error without
+    /// deciding; "drop" drops the pending sink and goes on.
     #[rpc(unsubscribe = "unsubscribe_watch")]
     async fn watch(&self, decide: String, pending: PendingSink<u64>) -> Result<(), ErrorObject>;
 
@@ -610,9 +610,9 @@ pub trait Watch {
 #[rpc]
 pub trait SinkWatch {
     /// After an awaited setup: with `decide` "accept", accepts and sends
-    /// every event; "reject" rejects; "never" returns without deciding;
-    /// "fail" returns an error without deciding; "drop" drops the pending
-    /// sink and goes on.
+    /// every event ("slow": after a longer setup); "reject" rejects;
+    /// "never" returns without deciding; "fail" returns an error without
+    /// deciding; "drop" drops the pending sink and goes on.
     #[rpc(unsubscribe = "unsubscribe_watch")]
     async fn watch(&self, decide: String, sink: Sink<u64>) -> Result<(), ErrorObject>;
 
@@ -642,6 +642,7 @@ impl Watch for WatchImpl {
         tokio::task::yield_now().await;
         match decide.as_str() {
             "accept" => {}
+            "slow" => tokio::time::sleep(Duration::from_millis(100)).await,
             "reject" => {
                 pending.reject(ErrorObject::invalid_params("no such feed")).await;
                 let _ = self.seen.send("went on after reject".to_owned());
@@ -656,7 +657,13 @@ impl Watch for WatchImpl {
                 return Ok(());
             }
         }
-        let sink = pending.accept().await?;
+        let sink = match pending.accept().await {
+            Ok(sink) => sink,
+            Err(why) => {
+                let _ = self.seen.send(why.to_string());
+                return Err(why.into());
+            }
+        };
         loop {
             tokio::select! {
                 why = sink.closed() => {
@@ -785,6 +792,18 @@ async fn unsubscribing_ends_an_accepted_pending_subscription() {
     assert_eq!(recv(&mut source).await, json!({"jsonrpc": "2.0", "result": false, "id": 3}));
     send(&mut sink, r#"{"jsonrpc":"2.0","method":"fire","params":[9],"id":4}"#).await;
     assert_eq!(recv(&mut source).await, json!({"jsonrpc": "2.0", "result": 0, "id": 4}), "nobody listens");
+}
+
+/// The client leaves during a pending subscription's setup: the method
+/// learns it, from `accept` or from its sink, and ends.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pending_sink_whose_client_left_during_setup_ends() {
+    let (server, mut seen) = watch();
+    let (source, mut sink) = raw_client(server).await;
+    send(&mut sink, r#"{"jsonrpc":"2.0","method":"watch","params":["slow"],"id":1}"#).await;
+    drop((source, sink));
+    let why = tokio::time::timeout(WAIT, seen.recv()).await.expect("in time");
+    assert_eq!(why, Some(SinkError::Closed.to_string()));
 }
 
 /// The typed client is the same for a `PendingSink` method: a stream of
