@@ -70,9 +70,12 @@ pub struct Param {
     pub optional: bool,
     /// `Context`: injected by the runtime, not decoded.
     pub context: bool,
-    /// `Sink<T>`: the item type `T`; the method is a subscription, and the
-    /// sink is injected by the runtime, not decoded.
+    /// `Sink<T>` or `PendingSink<T>`: the item type `T`; the method is a
+    /// subscription, and the sink is injected by the runtime, not decoded.
     pub sink: Option<Type>,
+    /// The sink is a `PendingSink<T>`: the method answers the subscribe
+    /// call itself (accept or reject), after any setup.
+    pub pending: bool,
     /// Doc comments on the parameter (removed from the emitted trait).
     pub docs: Vec<String>,
 }
@@ -168,7 +171,7 @@ fn parse_method(cx: &Ctxt, service: &ServiceAttrs, method: &mut TraitItemFn) -> 
             match parse_param(cx, service, typed, param_attrs) {
                 Some(mut param) => {
                     param.docs = docs;
-                    if matches!(sink_item(&param.ty), Some(None)) {
+                    if matches!(sink_item(&param.ty), Some((_, None))) {
                         // Reported already: emit `Sink<()>`, so that the
                         // compiler does not report it again.
                         complete_sink(&mut typed.ty);
@@ -306,6 +309,13 @@ fn parse_param(cx: &Ctxt, service: &ServiceAttrs, typed: &syn::PatType, attrs: a
             reference,
             "take the `Sink` by value, `sink: Sink<Item>`: the subscription's method owns it while it runs",
         );
+    } else if let Some(reference) =
+        reference.as_ref().filter(|reference| last_segment_is(&reference.elem, "PendingSink"))
+    {
+        cx.error_spanned_by(
+            reference,
+            "take the `PendingSink` by value, `pending: PendingSink<Item>`: `accept` consumes it to answer the subscribe call",
+        );
     } else if let Some(reference) = reference {
         cx.error_spanned_by(
             reference,
@@ -323,22 +333,30 @@ fn parse_param(cx: &Ctxt, service: &ServiceAttrs, typed: &syn::PatType, attrs: a
         Some(name) => (name.value(), name.span()),
         None => (service.rename_all.map_or(plain.clone(), |rule| rule.apply(&plain)), ident.span()),
     };
-    let sink = match sink_item(&ty) {
-        Some(Some(item)) => Some(item),
-        Some(None) => {
+    let (sink, pending) = match sink_item(&ty) {
+        Some((kind, Some(item))) => (Some(item), kind == SinkKind::Pending),
+        Some((SinkKind::Open, None)) => {
             cx.error_spanned_by(
                 &ty,
                 "a `Sink` parameter names the type of the items it sends: write `sink: Sink<Item>` (the item type must be `Serialize`)",
             );
-            None
+            (None, false)
         }
-        None => None,
+        Some((SinkKind::Pending, None)) => {
+            cx.error_spanned_by(
+                &ty,
+                "a `PendingSink` parameter names the type of the items its subscription sends: write `pending: PendingSink<Item>` (the item type must be `Serialize`)",
+            );
+            (None, false)
+        }
+        None => (None, false),
     };
     Some(Param {
         name_span,
         optional: last_segment_is(&ty, "Option"),
         context: last_segment_is(&ty, "Context"),
         sink,
+        pending,
         ident,
         ty,
         wire_name,
@@ -366,30 +384,45 @@ fn is_result_segment(segment: &syn::PathSegment) -> bool {
     segment.ident.to_string().ends_with("Result") && matches!(segment.arguments, syn::PathArguments::AngleBracketed(_))
 }
 
-/// For `Sink<T>` (any path ending in `Sink`): `Some(Some(T))`; `Some(None)`
-/// when it does not have exactly one type argument; `None` for other types.
-fn sink_item(ty: &Type) -> Option<Option<Type>> {
+/// Which sink a subscription method takes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum SinkKind {
+    /// `Sink<T>`: answered with the id once the method's setup ran up to
+    /// its first `.await`.
+    Open,
+    /// `PendingSink<T>`: answered when the method accepts.
+    Pending,
+}
+
+/// For `Sink<T>` or `PendingSink<T>` (any path ending so): which, with
+/// `Some(T)`, or `None` when it does not have exactly one type argument;
+/// `None` for other types.
+fn sink_item(ty: &Type) -> Option<(SinkKind, Option<Type>)> {
     let segment = match ty {
         Type::Path(path) if path.qself.is_none() => path.path.segments.last()?,
         Type::Group(group) => return sink_item(&group.elem),
         Type::Paren(paren) => return sink_item(&paren.elem),
         _ => return None,
     };
-    if segment.ident != "Sink" {
+    let kind = if segment.ident == "Sink" {
+        SinkKind::Open
+    } else if segment.ident == "PendingSink" {
+        SinkKind::Pending
+    } else {
         return None;
-    }
-    let syn::PathArguments::AngleBracketed(args) = &segment.arguments else { return Some(None) };
+    };
+    let syn::PathArguments::AngleBracketed(args) = &segment.arguments else { return Some((kind, None)) };
     let mut types = args.args.iter().map(|arg| match arg {
         syn::GenericArgument::Type(ty) => Some(ty.clone()),
         _ => None,
     });
     match (types.next(), types.next()) {
-        (Some(Some(item)), None) => Some(Some(item)),
-        _ => Some(None),
+        (Some(Some(item)), None) => Some((kind, Some(item))),
+        _ => Some((kind, None)),
     }
 }
 
-/// `Sink` or `Sink<A, B>` becomes `Sink<()>`.
+/// `Sink` or `Sink<A, B>` becomes `Sink<()>` (and so for `PendingSink`).
 fn complete_sink(ty: &mut Type) {
     if let Type::Path(path) = ty {
         if let Some(last) = path.path.segments.last_mut() {

@@ -378,8 +378,10 @@ fn sink_needs_unsubscribe(cx: &Ctxt, method: &Method) {
         cx.error_spanned_by(
             &sink.ty,
             format!(
-                "`{}` opens a subscription (it takes a `Sink`): name the method that ends it with `#[rpc(unsubscribe = \"unsubscribe_{}\")]`",
-                method.ident, method.ident
+                "`{}` opens a subscription (it takes a `{}`): name the method that ends it with `#[rpc(unsubscribe = \"unsubscribe_{}\")]`",
+                method.ident,
+                if sink.pending { "PendingSink" } else { "Sink" },
+                method.ident
             ),
         );
     }
@@ -400,13 +402,24 @@ fn unsubscribe_needs_sink(cx: &Ctxt, method: &Method) {
 
 /// ```ignore
 /// async fn ticks(&self, a: Sink<u64>, b: Sink<u64>);   // one subscription per call
+/// async fn feed(&self, a: PendingSink<u64>, b: Sink<u64>);   // answered how?
 /// ```
 fn one_sink(cx: &Ctxt, method: &Method) {
-    for extra in method.params.iter().filter(|param| param.sink.is_some()).skip(1) {
-        cx.error_spanned_by(
-            &extra.ty,
-            "a subscription method takes one `Sink`: each call opens one subscription with one stream of items",
-        );
+    let mut sinks = method.params.iter().filter(|param| param.sink.is_some());
+    let Some(first) = sinks.next() else { return };
+    for extra in sinks {
+        let message = match (first.pending, extra.pending) {
+            (false, false) => {
+                "a subscription method takes one `Sink`: each call opens one subscription with one stream of items"
+            }
+            (true, true) => {
+                "a subscription method takes one `PendingSink`: each call opens one subscription with one stream of items"
+            }
+            _ => {
+                "a subscription method takes a `Sink` (answered with the id before the method's first `.await`) or a `PendingSink` (answered when the method accepts), not both"
+            }
+        };
+        cx.error_spanned_by(&extra.ty, message);
     }
 }
 

@@ -83,7 +83,11 @@ use proc_macro::TokenStream;
 ///   `Context`, and returning `()` or `Result<(), E>`), the method that
 ///   ends its subscriptions (the namespace applies; several subscription
 ///   methods may share one). The subscribe call answers with the
-///   subscription id; the client method returns a typed stream.
+///   subscription id; the client method returns a typed stream. A method
+///   whose setup must await takes a `pending: PendingSink<Item>` instead
+///   and answers the call itself with `pending.accept().await` (which
+///   gives the `Sink`) or `pending.reject(error).await`; its catalog entry
+///   and client method are the same.
 ///
 /// Options on a parameter: `name = "..."`; `///` doc comments on a
 /// parameter become its description in the catalog.

@@ -82,7 +82,7 @@ pub use mcp::McpHttpService;
 pub use mcp::McpServer;
 pub use peer::client::{Batch, BatchReply, Call, ClientError, FromErrorObject, Notification};
 pub use peer::subscription::client::{Subscribe, Subscription};
-pub use peer::subscription::server::{IntoSubscriptionEnd, Sink, SinkError};
+pub use peer::subscription::server::{IntoSubscriptionEnd, PendingSink, Sink, SinkError};
 pub use peer::{Cancellation, MessageSink, MessageSource, Peer, PeerBuilder, Received};
 pub use rpc_macros::{rpc, RpcError};
 pub use spec::{MethodSpec, ParamSpec, ParamStructure, Requirement};
@@ -189,7 +189,8 @@ pub mod __private {
     pub use crate::peer::client::{Batch, BatchReply, Call, ClientError, Notification};
     pub use crate::peer::subscription::client::Subscribe;
     pub use crate::peer::subscription::server::{
-        register_unsubscribe, subscription, subscription_end, Sink, UNSUBSCRIBE_PARAMS,
+        pending_subscription, register_unsubscribe, subscription, subscription_end, PendingSink, Sink,
+        UNSUBSCRIBE_PARAMS,
     };
     pub use crate::peer::Peer;
     pub use crate::spec::{MethodSpec, ParamSpec, ParamStructure};

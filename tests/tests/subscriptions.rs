@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use rpc_runtime::serde_json::{self, json, Value};
 use rpc_runtime::{
-    memory_pair, rpc, ClientError, Limits, MemorySink, MemorySource, MessageSink, MessageSource, Peer, Received,
-    RpcError, Server, Sink, SinkError, Subscription, SUBSCRIPTION_LAGGED,
+    memory_pair, rpc, ClientError, ErrorObject, Limits, MemorySink, MemorySource, MessageSink, MessageSource, Peer,
+    PendingSink, Received, RpcError, Server, Sink, SinkError, Subscription, SUBSCRIPTION_LAGGED,
 };
 use tokio::sync::mpsc;
 
@@ -589,4 +589,245 @@ async fn an_event_fired_right_after_subscribing_is_not_lost() {
         assert_eq!(rest.remove(fired), json!({"jsonrpc": "2.0", "result": 1, "id": "f"}), "one listener");
         assert_eq!(rest, [event(1, 0), event(1, round)]);
     }
+}
+
+/// A watch whose setup must await before it can listen (a query, a remote
+/// subscription): the case `PendingSink` is for.
+#[rpc]
+pub trait Watch {
+    /// After an awaited setup: with `decide` "accept", accepts and sends
+    /// every event ("slow": after a longer setup); "reject" rejects;
+    /// "never" returns without deciding; "fail" returns an error without
+    /// deciding; "drop" drops the pending sink and goes on.
+    #[rpc(unsubscribe = "unsubscribe_watch")]
+    async fn watch(&self, decide: String, pending: PendingSink<u64>) -> Result<(), ErrorObject>;
+
+    /// Fires `value`; answers how many subscriptions were listening.
+    fn fire(&self, value: u64) -> usize;
+}
+
+/// The same subscription through a `Sink`: its catalog must be the same.
+#[rpc]
+pub trait SinkWatch {
+    /// After an awaited setup: with `decide` "accept", accepts and sends
+    /// every event ("slow": after a longer setup); "reject" rejects;
+    /// "never" returns without deciding; "fail" returns an error without
+    /// deciding; "drop" drops the pending sink and goes on.
+    #[rpc(unsubscribe = "unsubscribe_watch")]
+    async fn watch(&self, decide: String, sink: Sink<u64>) -> Result<(), ErrorObject>;
+
+    /// Fires `value`; answers how many subscriptions were listening.
+    fn fire(&self, value: u64) -> usize;
+}
+
+struct WatchImpl {
+    events: tokio::sync::broadcast::Sender<u64>,
+    /// Why each accepted sink closed, and what the handler did after it
+    /// stopped being seen.
+    seen: mpsc::UnboundedSender<String>,
+}
+
+/// Code of the error a "fail" watch returns.
+const WATCH_FAILED: i64 = -32099;
+
+impl Watch for WatchImpl {
+    async fn watch(&self, decide: String, pending: PendingSink<u64>) -> Result<(), ErrorObject> {
+        // Setup that awaits, then listens: a `Sink` would have had its id
+        // sent at the first `.await`, before the receiver exists.
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        let mut events = self.events.subscribe();
+        // Another producer fires right after the setup, before the
+        // handler's first send.
+        let _ = self.events.send(1);
+        tokio::task::yield_now().await;
+        match decide.as_str() {
+            "accept" => {}
+            "slow" => tokio::time::sleep(Duration::from_millis(100)).await,
+            "reject" => {
+                pending.reject(ErrorObject::invalid_params("no such feed")).await;
+                let _ = self.seen.send("went on after reject".to_owned());
+                return Err(ErrorObject::new(WATCH_FAILED, "not seen by anyone"));
+            }
+            "never" => return Ok(()),
+            "fail" => return Err(ErrorObject::new(WATCH_FAILED, "the feed is down")),
+            _ => {
+                drop(pending);
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                let _ = self.seen.send("went on after drop".to_owned());
+                return Ok(());
+            }
+        }
+        let sink = match pending.accept().await {
+            Ok(sink) => sink,
+            Err(why) => {
+                let _ = self.seen.send(why.to_string());
+                return Err(why.into());
+            }
+        };
+        loop {
+            tokio::select! {
+                why = sink.closed() => {
+                    let _ = self.seen.send(why.to_string());
+                    return Ok(());
+                }
+                event = events.recv() => match event {
+                    Ok(event) => sink.send(event).await?,
+                    Err(_) => return Ok(()),
+                },
+            }
+        }
+    }
+
+    fn fire(&self, value: u64) -> usize {
+        self.events.send(value).unwrap_or(0)
+    }
+}
+
+fn watch() -> (Server, mpsc::UnboundedReceiver<String>) {
+    let (seen, rx) = mpsc::unbounded_channel();
+    let service = WatchImpl { events: tokio::sync::broadcast::channel(16).0, seen };
+    (Server::new(service.into_rpc()), rx)
+}
+
+/// With a `PendingSink`, setup that awaits is covered too: the id goes out
+/// when the method accepts, so the event fired right after its setup (by
+/// another producer, before the method's first send) and an event the
+/// client fires as soon as it holds the id both arrive, after the id.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pending_sink_answers_when_accepted_so_no_event_after_an_awaited_setup_is_lost() {
+    for round in 0..10 {
+        let (server, _seen) = watch();
+        let (mut source, mut sink) = raw_client(server).await;
+        send(&mut sink, r#"{"jsonrpc":"2.0","method":"watch","params":["accept"],"id":"w"}"#).await;
+        assert_eq!(recv(&mut source).await, json!({"jsonrpc": "2.0", "result": 1, "id": "w"}), "the id comes first");
+        send(&mut sink, &format!(r#"{{"jsonrpc":"2.0","method":"fire","params":[{round}],"id":"f"}}"#)).await;
+        let mut rest = vec![recv(&mut source).await, recv(&mut source).await, recv(&mut source).await];
+        let fired = rest.iter().position(|message| message["id"] == "f").expect("fire is answered");
+        assert_eq!(rest.remove(fired), json!({"jsonrpc": "2.0", "result": 1, "id": "f"}), "the receiver was in place");
+        assert_eq!(rest, [event(1, 1), event(1, round)]);
+    }
+}
+
+/// In a batch, the accepted subscription's first item waits for the whole
+/// batch's answer, which carries the id.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pending_sink_in_a_batch_sends_nothing_before_the_batch_answer() {
+    let (server, _seen) = watch();
+    let (mut source, mut sink) = raw_client(server).await;
+    send(
+        &mut sink,
+        r#"[{"jsonrpc":"2.0","method":"watch","params":{"decide":"accept"},"id":1},{"jsonrpc":"2.0","method":"fire","params":[5],"id":2}]"#,
+    )
+    .await;
+    let answer = recv(&mut source).await;
+    assert_eq!(answer[0], json!({"jsonrpc": "2.0", "result": 1, "id": 1}), "{answer}");
+    assert_eq!(answer[1]["id"], 2, "{answer}");
+    assert_eq!(recv(&mut source).await, event(1, 1));
+}
+
+/// `reject` answers with its error object; no subscription opens, and the
+/// method runs to its end unseen.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rejected_pending_sink_answers_with_the_error() {
+    let (server, mut seen) = watch();
+    let (mut source, mut sink) = raw_client(server).await;
+    send(&mut sink, r#"{"jsonrpc":"2.0","method":"watch","params":["reject"],"id":1}"#).await;
+    let answer = recv(&mut source).await;
+    assert_eq!(answer["error"]["code"], -32602, "{answer}");
+    assert_eq!(answer["error"]["message"], "no such feed", "{answer}");
+    assert_eq!(answer.get("result"), None, "{answer}");
+    let went_on = tokio::time::timeout(WAIT, seen.recv()).await.expect("in time");
+    assert_eq!(went_on.as_deref(), Some("went on after reject"));
+    send(&mut sink, r#"{"jsonrpc":"2.0","method":"unsubscribe_watch","params":[1],"id":2}"#).await;
+    assert_eq!(recv(&mut source).await, json!({"jsonrpc": "2.0", "result": false, "id": 2}), "nothing was open");
+    send(&mut sink, r#"{"jsonrpc":"2.0","method":"fire","params":[3],"id":3}"#).await;
+    assert_eq!(recv(&mut source).await["id"], 3, "no notification of the rejected subscription");
+}
+
+/// A method that returns (or drops its `PendingSink`) without deciding has
+/// its call answered with its own error, or with one saying why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pending_sink_never_accepted_answers_with_an_error() {
+    let (server, mut seen) = watch();
+    let (mut source, mut sink) = raw_client(server).await;
+    send(&mut sink, r#"{"jsonrpc":"2.0","method":"watch","params":["never"],"id":1}"#).await;
+    let answer = recv(&mut source).await;
+    assert_eq!(answer["error"]["code"], -32603, "{answer}");
+    let message = answer["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("`watch` was never accepted"), "{message}");
+
+    send(&mut sink, r#"{"jsonrpc":"2.0","method":"watch","params":["fail"],"id":2}"#).await;
+    assert_eq!(
+        recv(&mut source).await,
+        json!({"jsonrpc": "2.0", "error": {"code": WATCH_FAILED, "message": "the feed is down"}, "id": 2})
+    );
+
+    send(&mut sink, r#"{"jsonrpc":"2.0","method":"watch","params":["drop"],"id":3}"#).await;
+    let answer = recv(&mut source).await;
+    assert_eq!((answer["id"].clone(), answer["error"]["code"].clone()), (json!(3), json!(-32603)), "{answer}");
+    let went_on = tokio::time::timeout(WAIT, seen.recv()).await.expect("in time");
+    assert_eq!(went_on.as_deref(), Some("went on after drop"));
+
+    // None of them left a subscription open (the limit would count it).
+    for id in 1..=3 {
+        send(&mut sink, &format!(r#"{{"jsonrpc":"2.0","method":"unsubscribe_watch","params":[{id}],"id":"u"}}"#)).await;
+        assert_eq!(recv(&mut source).await, json!({"jsonrpc": "2.0", "result": false, "id": "u"}));
+    }
+}
+
+/// An accepted subscription is ended by its unsubscribe method like any
+/// other; the method sees why, and the client gets no last notification.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unsubscribing_ends_an_accepted_pending_subscription() {
+    let (server, mut seen) = watch();
+    let (mut source, mut sink) = raw_client(server).await;
+    send(&mut sink, r#"{"jsonrpc":"2.0","method":"watch","params":["accept"],"id":1}"#).await;
+    assert_eq!(recv(&mut source).await, json!({"jsonrpc": "2.0", "result": 1, "id": 1}));
+    assert_eq!(recv(&mut source).await, event(1, 1));
+    send(&mut sink, r#"{"jsonrpc":"2.0","method":"unsubscribe_watch","params":{"subscription":1},"id":2}"#).await;
+    assert_eq!(recv(&mut source).await, json!({"jsonrpc": "2.0", "result": true, "id": 2}));
+    let why = tokio::time::timeout(WAIT, seen.recv()).await.expect("in time");
+    assert_eq!(why, Some(SinkError::Unsubscribed.to_string()));
+    send(&mut sink, r#"{"jsonrpc":"2.0","method":"unsubscribe_watch","params":[1],"id":3}"#).await;
+    assert_eq!(recv(&mut source).await, json!({"jsonrpc": "2.0", "result": false, "id": 3}));
+    send(&mut sink, r#"{"jsonrpc":"2.0","method":"fire","params":[9],"id":4}"#).await;
+    assert_eq!(recv(&mut source).await, json!({"jsonrpc": "2.0", "result": 0, "id": 4}), "nobody listens");
+}
+
+/// The client leaves during a pending subscription's setup: the method
+/// learns it, from `accept` or from its sink, and ends.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pending_sink_whose_client_left_during_setup_ends() {
+    let (server, mut seen) = watch();
+    let (source, mut sink) = raw_client(server).await;
+    send(&mut sink, r#"{"jsonrpc":"2.0","method":"watch","params":["slow"],"id":1}"#).await;
+    drop((source, sink));
+    let why = tokio::time::timeout(WAIT, seen.recv()).await.expect("in time");
+    assert_eq!(why, Some(SinkError::Closed.to_string()));
+}
+
+/// The typed client is the same for a `PendingSink` method: a stream of
+/// items, and the error of a rejected call.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_typed_client_of_a_pending_sink_method() {
+    let (server, _seen) = watch();
+    let client = WatchClient::new(Peer::builder().in_process(server));
+    let mut events = client.watch("accept".to_owned()).await.unwrap();
+    assert_eq!(next(&mut events).await.map(Result::unwrap), Some(1));
+    assert_eq!(client.fire(8).await.unwrap(), 1);
+    assert_eq!(next(&mut events).await.map(Result::unwrap), Some(8));
+    let refused = client.watch("reject".to_owned()).await.unwrap_err();
+    assert!(refused.to_string().contains("no such feed"), "{refused}");
+}
+
+/// A `PendingSink` method is catalogued exactly as the same method with a
+/// `Sink`: the result is the subscription id, with the same `x-` fields.
+#[test]
+fn a_pending_sink_method_has_the_catalog_of_a_sink_method() {
+    let pending = serde_json::to_value(WatchCatalog::catalog().document()).unwrap();
+    let plain = serde_json::to_value(SinkWatchCatalog::catalog().document()).unwrap();
+    assert_eq!(pending["methods"], plain["methods"]);
+    assert_eq!(pending["components"], plain["components"]);
+    let watch = &pending["methods"][0];
+    assert!(watch.get("x-subscription").is_some(), "{watch}");
 }

@@ -150,7 +150,8 @@ fn register(service: &Service, index: usize, aliases: std::ops::Range<usize>, me
 
 /// The outcome of a subscription method whose `Sink` is parameter `index`:
 /// the runtime opens the subscription, answers with its id and runs the
-/// method with the sink once that answer is queued.
+/// method with the sink once that answer is queued. With a `PendingSink`,
+/// the method runs at once and the answer waits for its decision.
 fn subscription(method: &Method, index: usize, call: &TokenStream, output_span: Span) -> TokenStream {
     let var = format_ident!("__arg{}", index);
     let ty = &method.params[index].ty;
@@ -160,8 +161,13 @@ fn subscription(method: &Method, index: usize, call: &TokenStream, output_span: 
     // object is reported on the return type...
     let end = respan(quote!(__rpc::subscription_end(#call.await)), output_span);
     // ...and an item type that is not Serialize on the `Sink` parameter.
-    let open =
-        respan(quote!(__rpc::subscription(&__params, __cx, __out, #notification, #unsubscribe, __run)), ty.span());
+    let open = if method.params[index].pending {
+        // The method answers the call itself, through its `PendingSink`.
+        quote!(__rpc::pending_subscription(&__params, __cx, #notification, #unsubscribe, __run))
+    } else {
+        quote!(__rpc::subscription(&__params, __cx, __out, #notification, #unsubscribe, __run))
+    };
+    let open = respan(open, ty.span());
     quote! {{
         let __this = ::core::clone::Clone::clone(__this);
         let __run = move |#var: #ty| async move { #end };

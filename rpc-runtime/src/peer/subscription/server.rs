@@ -1,16 +1,23 @@
 //! The serving side: the [`Sink`] a subscription method sends its items
-//! through, and the connection's table of open subscriptions.
+//! through, the [`PendingSink`] of a method that answers the subscribe call
+//! itself, and the connection's table of open subscriptions.
 //!
-//! A subscribe call is answered with the subscription's id at once, but
-//! its method first runs up to its first `.await` (its setup, such as
-//! subscribing to a broadcast channel, is done before the client can learn
-//! the id and cause an event); items it sends before the answer is queued
-//! wait for it, so that none overtakes it. The rest runs as a task of its
-//! own, and the subscription lasts as long as it runs. It ends when the method returns (the client gets a
-//! last notification), when the client unsubscribes, when its reader
-//! falls behind a [`Sink::try_send`], or when the connection closes or its
-//! input ends; the method sees the last three through [`Sink::closed`] and
-//! the errors of [`Sink::send`].
+//! A subscribe call to a method taking a [`Sink`] is answered with the
+//! subscription's id at once, but its method first runs up to its first
+//! `.await` (its setup, such as subscribing to a broadcast channel, is done
+//! before the client can learn the id and cause an event); items it sends
+//! before the answer is queued wait for it, so that none overtakes it. The
+//! rest runs as a task of its own. A method taking a [`PendingSink`] runs
+//! as the call's future until it accepts (the answer is the id), rejects
+//! (the answer is its error) or returns; the rest of it then runs as a
+//! task of its own, and [`PendingSink::accept`] gives the [`Sink`] once
+//! the answer is queued.
+//!
+//! The subscription lasts as long as its method runs. It ends when the
+//! method returns (the client gets a last notification), when the client
+//! unsubscribes, when its reader falls behind a [`Sink::try_send`], or when
+//! the connection closes or its input ends; the method sees the last three
+//! through [`Sink::closed`] and the errors of [`Sink::send`].
 
 use std::collections::HashMap;
 use std::fmt;
@@ -188,11 +195,18 @@ impl Open {
     }
 }
 
-/// A subscription's method, answered and waiting to start.
+/// A subscription method's future, its end as an error object.
+type Run = Pin<Box<dyn Future<Output = Result<(), ErrorObject>> + Send>>;
+
+/// A subscription whose answer is on its way: what to do once it is
+/// queued.
 pub(in crate::peer) struct Start {
     open: Arc<Open>,
     method: &'static str,
-    run: Pin<Box<dyn Future<Output = Result<(), ErrorObject>> + Send>>,
+    /// The method of a [`Sink`], to start; `None` for a [`PendingSink`],
+    /// whose method runs already: its answer being queued is what
+    /// [`PendingSink::accept`] waits for.
+    run: Option<Run>,
 }
 
 /// The subscriptions a connection serves.
@@ -318,15 +332,22 @@ impl Serving {
 /// Starts the methods of subscriptions whose answers are queued, each on a
 /// task of its own.
 pub(in crate::peer) fn start(shared: &Arc<Shared>, starts: Vec<Start>) {
-    for start in starts {
-        tokio::spawn(run(Arc::clone(shared), start));
+    for Start { open, method, run } in starts {
+        match run {
+            Some(run) => {
+                tokio::spawn(self::run(Arc::clone(shared), open, method, run));
+            }
+            // Whatever the pending method decided is in the answer now.
+            None => {
+                open.answered.raise();
+            }
+        }
     }
 }
 
 /// Runs a subscription's method; when it returns, ends the subscription
 /// and tells the client (unless it had ended already).
-async fn run(shared: Arc<Shared>, start: Start) {
-    let Start { open, method, run } = start;
+async fn run(shared: Arc<Shared>, open: Arc<Open>, method: &'static str, run: Run) {
     // The answer is queued: what the method sent during its setup goes
     // out first, in order, then everything else directly.
     let held = {
@@ -343,11 +364,27 @@ async fn run(shared: Arc<Shared>, start: Start) {
             break;
         }
     }
+    finish(&shared, &open, method, run).await;
+}
+
+/// Runs the rest of a subscription's method; when it returns, ends the
+/// subscription and tells the client (unless it had ended already, or was
+/// never accepted: a rejected or dropped [`PendingSink`] ended it).
+async fn finish(shared: &Shared, open: &Open, method: &'static str, run: Run) {
     let error = match CatchUnwind(run).await {
         Ok(Ok(())) => None,
         Ok(Err(error)) => Some(error),
         Err(panic) => Some(panicked(method, &*panic)),
     };
+    if !open.answered.is_raised() {
+        // A pending subscription's method may return without awaiting
+        // `accept` to its end: its last notification follows the answer.
+        tokio::select! {
+            biased;
+            () = open.ended.raised() => {}
+            () = open.answered.raised() => {}
+        }
+    }
     if open.end(ENDED) {
         shared.serving.remove(open.id);
         let _ = shared.send(open.last(error.as_ref()), None).await;
@@ -391,11 +428,9 @@ async fn run(shared: Arc<Shared>, start: Start) {
 /// answer (the id) is written only then. Do the setup there, such as
 /// `let mut events = bus.subscribe();` on a `tokio::sync::broadcast`
 /// channel, and no event the client causes once it has the id can be
-/// missed (jsonrpsee's `PendingSubscriptionSink::accept` serves the same
-/// end). Items sent during the setup go out right after the answer. Setup
-/// that has to await (a query, a remote subscription) is not covered:
-/// start it before the first `.await`, or let the client ask for what it
-/// missed.
+/// missed. Items sent during the setup go out right after the answer.
+/// Setup that has to await (a query, a remote subscription) takes a
+/// [`PendingSink`] instead, and accepts when it is done.
 ///
 /// Each subscription has room for [`Limits::subscription_buffer`](crate::Limits)
 /// items not yet written to the transport. [`Sink::send`] waits for room
@@ -561,7 +596,8 @@ where
     let sink = Sink { open: Arc::clone(&open), shared: Arc::clone(&shared), _item: PhantomData };
     let future = handler(sink);
     let run = set_up(params.method(), Box::pin(async move { future.await.into_end() }));
-    accept(&shared, open, params.method(), out, run);
+    out.extend_from_slice(open.id.to_string().as_bytes());
+    shared.serving.defer(Start { open, method: params.method(), run: Some(run) });
     Ok(None)
 }
 
@@ -571,10 +607,7 @@ where
 /// Polled once here with a waker that does nothing; the task that runs the
 /// rest polls it again at once, with its own. A method that finishes (or
 /// panics) in its setup gives its end as it is.
-fn set_up(
-    method: &'static str,
-    mut run: Pin<Box<dyn Future<Output = Result<(), ErrorObject>> + Send>>,
-) -> Pin<Box<dyn Future<Output = Result<(), ErrorObject>> + Send>> {
+fn set_up(method: &'static str, mut run: Run) -> Run {
     let mut setup = TaskContext::from_waker(std::task::Waker::noop());
     match std::panic::catch_unwind(AssertUnwindSafe(|| run.as_mut().poll(&mut setup))) {
         Ok(Poll::Pending) => run,
@@ -617,17 +650,269 @@ fn open(
     Ok((open, shared))
 }
 
-/// The untyped second half of [`subscription`]: answers with the id and
-/// holds the method until that answer is queued.
-fn accept(
-    shared: &Shared,
+/// A subscription not answered yet, handed to its method: the method does
+/// its setup, however long it awaits, then answers the subscribe call with
+/// [`PendingSink::accept`] (the id, and a [`Sink`] to send items through)
+/// or [`PendingSink::reject`] (an error object). It has no way to send an
+/// item: items exist only once the client holds the id.
+///
+/// A method declares it by taking a `PendingSink<Item>` parameter in place
+/// of a `Sink<Item>` (injected likewise; the catalog and the client are
+/// the same for both):
+///
+/// ```
+/// use rpc_runtime::{rpc, ErrorObject, PendingSink};
+/// use tokio::sync::broadcast;
+///
+/// #[rpc]
+/// pub trait Prices {
+///     /// Every new price of `symbol`.
+///     #[rpc(unsubscribe = "unsubscribe_prices")]
+///     async fn prices(&self, symbol: String, pending: PendingSink<f64>) -> Result<(), ErrorObject>;
+/// }
+///
+/// struct Exchange {
+///     feed: broadcast::Sender<(String, f64)>,
+/// }
+///
+/// impl Prices for Exchange {
+///     async fn prices(&self, symbol: String, pending: PendingSink<f64>) -> Result<(), ErrorObject> {
+///         // Setup that awaits (a query, a remote subscription); the
+///         // client has no id yet, so it cannot miss what follows.
+///         let mut feed = self.feed.subscribe();
+///         let known = lookup(&symbol).await;
+///         if !known {
+///             // The subscribe call is answered with this error object.
+///             pending.reject(ErrorObject::invalid_params(format!("unknown symbol `{symbol}`"))).await;
+///             return Ok(());
+///         }
+///         // Answers with the id now; fails if the connection went away.
+///         let sink = pending.accept().await?;
+///         while let Ok((name, price)) = feed.recv().await {
+///             if name == symbol {
+///                 sink.send(price).await?;
+///             }
+///         }
+///         Ok(())
+///     }
+/// }
+///
+/// async fn lookup(symbol: &str) -> bool {
+///     symbol.len() <= 5
+/// }
+/// ```
+///
+/// A method that returns without deciding (or drops its `PendingSink`) has
+/// its call answered with its own error, or with -32603 saying the
+/// subscription was never accepted. A method that goes on after
+/// [`PendingSink::reject`] runs to its end unseen: there is no
+/// subscription to end. Until the answer the method holds one of the
+/// connection's [`Limits::max_concurrent_requests`](crate::Limits) like
+/// any `async` method, and counts against `max_subscriptions`.
+pub struct PendingSink<T> {
+    open: Arc<Open>,
+    shared: Arc<Shared>,
+    decision: Arc<Decision>,
+    /// Set by `accept` just before it drops `self`.
+    accepted: bool,
+    _item: PhantomData<fn(T)>,
+}
+
+/// What a pending subscription's method decided, read by the future that
+/// answers the subscribe call.
+#[derive(Default)]
+struct Decision {
+    made: Mutex<Option<Decided>>,
+    /// Raised once `made` is set: a method may decide from another task.
+    signal: Signal,
+}
+
+enum Decided {
+    Accepted,
+    Rejected(ErrorObject),
+    /// The [`PendingSink`] was dropped undecided.
+    Dropped,
+}
+
+impl Decision {
+    /// Records the first decision; later ones are ignored.
+    fn decide(&self, decided: Decided) {
+        let mut made = lock(&self.made);
+        if made.is_none() {
+            *made = Some(decided);
+            drop(made);
+            self.signal.raise();
+        }
+    }
+
+    fn take(&self) -> Option<Decided> {
+        lock(&self.made).take()
+    }
+}
+
+impl<T> fmt::Debug for PendingSink<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PendingSink").field("subscription", &self.open.id).field("ended", &self.open.error()).finish()
+    }
+}
+
+impl<T> PendingSink<T> {
+    /// Answers the subscribe call with the subscription's id and returns,
+    /// once that answer is queued (ahead of every item), the [`Sink`] for
+    /// the items. Fails if the subscription ended first: the connection
+    /// closed, or the client unsubscribed by guessing the id.
+    pub async fn accept(mut self) -> Result<Sink<T>, SinkError> {
+        let open = Arc::clone(&self.open);
+        let shared = Arc::clone(&self.shared);
+        self.decision.decide(Decided::Accepted);
+        // Its drop leaves the subscription open.
+        self.accepted = true;
+        drop(self);
+        tokio::select! {
+            biased;
+            () = open.ended.raised() => {}
+            () = open.answered.raised() => {}
+        }
+        match open.error() {
+            Some(err) => Err(err),
+            None => Ok(Sink { open, shared, _item: PhantomData }),
+        }
+    }
+
+    /// Answers the subscribe call with `error` instead of an id: no
+    /// subscription opens, and no item is ever sent.
+    pub async fn reject(self, error: impl Into<ErrorObject>) {
+        self.decision.decide(Decided::Rejected(error.into()));
+    }
+
+    /// Whether the subscription has ended before being accepted (the
+    /// connection closed): setup can stop early.
+    pub fn is_closed(&self) -> bool {
+        self.open.error().is_some()
+    }
+}
+
+impl<T> Drop for PendingSink<T> {
+    fn drop(&mut self) {
+        if self.accepted {
+            return;
+        }
+        self.decision.decide(Decided::Dropped);
+        if self.open.end(ENDED) {
+            // Never opened for the client: no last notification.
+            self.shared.serving.remove(self.open.id);
+        }
+    }
+}
+
+/// Opens a subscription for the request whose params are `params`, and
+/// runs `handler` with a [`PendingSink`]: the call is answered when the
+/// handler accepts or rejects it, or returns. What `#[rpc]` generates for
+/// a method with a `PendingSink` parameter.
+pub fn pending_subscription<T, F, Fut>(
+    params: &Params<'_>,
+    cx: &Context,
+    notification: &'static str,
+    unsubscribe: &'static str,
+    handler: F,
+) -> Result<Option<crate::dispatch::router::MethodFuture>, ErrorObject>
+where
+    T: Serialize,
+    F: FnOnce(PendingSink<T>) -> Fut,
+    Fut: Future + Send + 'static,
+    Fut::Output: IntoSubscriptionEnd,
+{
+    let (open, shared) = open(params, cx, notification, unsubscribe)?;
+    let decision = Arc::new(Decision::default());
+    let pending = PendingSink {
+        open: Arc::clone(&open),
+        shared: Arc::clone(&shared),
+        decision: Arc::clone(&decision),
+        accepted: false,
+        _item: PhantomData,
+    };
+    let future = handler(pending);
+    let run: Run = Box::pin(async move { future.await.into_end() });
+    let method = params.method();
+    // Once the answer (whichever it is) is queued, `accept` may return.
+    shared.serving.defer(Start { open: Arc::clone(&open), method, run: None });
+    Ok(Some(Box::pin(answer(shared, open, method, decision, run))))
+}
+
+/// The answer to a pending subscription's call: runs its method until it
+/// decides or returns; the rest of the method runs on a task of its own.
+async fn answer(
+    shared: Arc<Shared>,
     open: Arc<Open>,
     method: &'static str,
-    out: &mut Vec<u8>,
-    run: Pin<Box<dyn Future<Output = Result<(), ErrorObject>> + Send>>,
-) {
-    out.extend_from_slice(open.id.to_string().as_bytes());
-    shared.serving.defer(Start { open, method, run });
+    decision: Arc<Decision>,
+    mut run: Run,
+) -> crate::dispatch::router::MethodResult {
+    // Until the answer is given, dropping this future (the call was
+    // cancelled, or the method panicked) leaves no subscription behind,
+    // even one the method had accepted.
+    let unanswered = Unanswered(Some((Arc::clone(&shared), Arc::clone(&open))));
+    let returned = tokio::select! {
+        biased;
+        end = &mut run => Some(end),
+        () = decision.signal.raised() => None,
+    };
+    let decided = decision.take();
+    let accepted = matches!(decided, Some(Decided::Accepted));
+    let answer = match (decided, returned.as_ref()) {
+        (Some(Decided::Accepted), _) => crate::dispatch::router::encode(&open.id),
+        (Some(Decided::Rejected(error)), _) => Err(error),
+        (_, Some(Err(error))) => Err(error.clone()),
+        (_, _) => Err(never_accepted(method)),
+    };
+    unanswered.disarm();
+    match returned {
+        // The method ended with its answer; an accepted subscription ends
+        // at once, after the answer.
+        Some(end) if accepted => {
+            tokio::spawn(async move { finish(&shared, &open, method, Box::pin(std::future::ready(end))).await });
+        }
+        Some(_) => {}
+        // Accepted: the subscription lasts while the rest runs. Rejected,
+        // or its `PendingSink` dropped: no subscription to end, and what
+        // the method does next is nobody's to see.
+        None => {
+            tokio::spawn(async move { finish(&shared, &open, method, run).await });
+        }
+    }
+    answer
+}
+
+/// Ends a pending subscription whose call's future was dropped before it
+/// answered.
+struct Unanswered(Option<(Arc<Shared>, Arc<Open>)>);
+
+impl Unanswered {
+    fn disarm(mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for Unanswered {
+    fn drop(&mut self) {
+        if let Some((shared, open)) = self.0.take() {
+            if open.end(ENDED) {
+                shared.serving.remove(open.id);
+            }
+        }
+    }
+}
+
+/// -32603: a pending subscription's method neither accepted nor rejected
+/// it, and returned no error to answer with.
+#[cold]
+fn never_accepted(method: &str) -> ErrorObject {
+    ErrorObject::new(
+        INTERNAL_ERROR,
+        format!(
+            "Internal error: the subscription of `{method}` was never accepted: its method returned, or dropped its PendingSink, without calling accept or reject"
+        ),
+    )
 }
 
 /// -32000: the connection has as many subscriptions as it may.

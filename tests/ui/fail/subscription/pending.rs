@@ -1,0 +1,28 @@
+// Every misuse of a `PendingSink` is reported, each on its own code.
+use rpc_runtime::{rpc, PendingSink, Sink};
+
+#[rpc]
+pub trait Service {
+    // No way for the client to stop it.
+    async fn no_unsubscribe(&self, pending: PendingSink<u64>);
+
+    // One call opens one subscription, answered one way.
+    #[rpc(unsubscribe = "unsubscribe_two")]
+    async fn two_pending(&self, a: PendingSink<u64>, b: PendingSink<u64>);
+    #[rpc(unsubscribe = "unsubscribe_both")]
+    async fn both(&self, a: PendingSink<u64>, b: Sink<u64>);
+
+    // The item type is missing.
+    #[rpc(unsubscribe = "unsubscribe_bare")]
+    async fn bare(&self, pending: PendingSink);
+
+    // By reference: `accept` consumes it.
+    #[rpc(unsubscribe = "unsubscribe_borrowed")]
+    async fn borrowed(&self, pending: &PendingSink<u64>);
+
+    // The answer is the subscription id.
+    #[rpc(unsubscribe = "unsubscribe_valued")]
+    async fn valued(&self, pending: PendingSink<u64>) -> u64;
+}
+
+fn main() {}
