@@ -221,6 +221,10 @@ fn render(ident: &syn::Ident, krate: &syn::Path, variants: &[Variant]) -> TokenS
         #[allow(clippy::all, non_local_definitions)]
         const _: () = {
             use #krate::__private as __rpc;
+            // `json!` calls `.into()` on object keys: in scope even where
+            // the prelude is not (`#![no_implicit_prelude]`).
+            #[allow(unused_imports)]
+            use ::core::convert::Into as _;
             #(#code_defs)*
 
             #[automatically_derived]

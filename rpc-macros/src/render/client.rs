@@ -140,8 +140,10 @@ fn types(method: &Method) -> Types {
         Output::Plain(ty) => Types { ok: owned(ty), ok_span: ty.span(), err: server_error },
         Output::Result(ty) => match result_args(ty) {
             Some((ok, err)) => Types { ok: owned(ok), ok_span: ok.span(), err: quote!(#err) },
+            // Spanned at the alias, so that an error about the success
+            // type points there rather than at the attribute.
             None => Types {
-                ok: quote!(<#ty as #private::ResultTypes>::Ok),
+                ok: quote_spanned!(ty.span()=> <#ty as #private::ResultTypes>::Ok),
                 ok_span: ty.span(),
                 err: quote!(<#ty as #private::ResultTypes>::Err),
             },
