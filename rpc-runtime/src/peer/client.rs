@@ -24,6 +24,11 @@ use crate::wire::error::ErrorObject;
 /// an error object the server sent is turned into an `E` when `E`
 /// implements [`FromErrorObject`] and recognises it ([`ClientError::App`]),
 /// and kept as is otherwise ([`ClientError::Server`]).
+///
+/// It is a [`std::error::Error`] whenever `E` is `Debug + Display` (every
+/// `#[derive(RpcError)]` type is, and so is [`ErrorObject`]), so `?` moves
+/// it into a `Box<dyn Error + Send + Sync>` or an `anyhow::Error`. Its
+/// `Display` includes the inner error's, so it reports no `source`.
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum ClientError<E = ErrorObject> {
