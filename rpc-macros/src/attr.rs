@@ -22,6 +22,7 @@ const VERSION: &str = "version";
 const CATALOG: &str = "catalog";
 const STRICT_SCHEMAS: &str = "strict_schemas";
 const SUBSCRIPTION_NOTIFICATION: &str = "subscription_notification";
+const SERVER_ONLY: &str = "server_only";
 const TRAIT_KEYS: &[&str] = &[
     NAMESPACE,
     NAMESPACE_SEPARATOR,
@@ -32,6 +33,7 @@ const TRAIT_KEYS: &[&str] = &[
     CATALOG,
     STRICT_SCHEMAS,
     SUBSCRIPTION_NOTIFICATION,
+    SERVER_ONLY,
 ];
 
 // Method-level keys.
@@ -87,6 +89,9 @@ pub struct ServiceAttrs {
     /// notifications that carry subscription items (default `subscription`,
     /// after the namespace).
     pub subscription_notification: Option<LitStr>,
+    /// `server_only`: no client, so params need not be `Serialize` nor
+    /// results `DeserializeOwned`.
+    pub server_only: bool,
 }
 
 impl Default for ServiceAttrs {
@@ -101,6 +106,7 @@ impl Default for ServiceAttrs {
             catalog: true,
             strict_schemas: false,
             subscription_notification: None,
+            server_only: false,
         }
     }
 }
@@ -213,6 +219,9 @@ pub fn parse_service_attrs(cx: &Ctxt, args: proc_macro2::TokenStream) -> Service
                 ));
             }
             attrs.subscription_notification = Some(value);
+        } else if meta.path.is_ident(SERVER_ONLY) {
+            flag(&meta, SERVER_ONLY)?;
+            attrs.server_only = true;
         } else {
             return Err(unknown_key(&meta, "on an #[rpc] trait", TRAIT_KEYS));
         }

@@ -39,7 +39,8 @@ use proc_macro::TokenStream;
 ///   turned into `fn .. -> impl Future<Output = T> + Send`, and a provided
 ///   `fn into_rpc(self) -> Router` that serves every method;
 /// - `FooClient`, a typed client over a `Peer` (one method per trait method,
-///   returning a future), and `FooBatch` for typed batches;
+///   returning a future), and `FooBatch` for typed batches (not with
+///   `server_only`);
 /// - `FooCatalog`, whose `catalog()` is the trait's OpenRPC 1.3 description,
 ///   with no instance needed (`catalog().document()`).
 ///
@@ -63,6 +64,18 @@ use proc_macro::TokenStream;
 /// - `subscription_notification = "eth_subscription"`: the method of the
 ///   notifications carrying subscription items (default `subscription`,
 ///   after the namespace).
+/// - `server_only`: no `FooClient` nor `FooBatch`. Without it, every param
+///   type must implement `Serialize` and every result (and subscription
+///   item) type `DeserializeOwned`, since the client encodes and decodes
+///   them; a type that does not is a compile error at that type. A trait
+///   served but never called through its generated client says so:
+///
+/// ```rust,ignore
+/// #[rpc(server_only)]
+/// pub trait Index {
+///     fn search(&self, query: Query) -> Report; // `Query`: Deserialize only; `Report`: Serialize only
+/// }
+/// ```
 ///
 /// Options on a method:
 /// - `name = "textDocument/didOpen"`: the wire name (the namespace applies);
@@ -142,8 +155,36 @@ pub fn rpc(args: TokenStream, input: TokenStream) -> TokenStream {
 /// `ClientError::App(StoreError::NotFound { .. })`) and `RpcError`, whose
 /// errors the catalog lists for every method returning
 /// `Result<_, StoreError>`. Field types need `Serialize` and
-/// `Deserialize`. `#[rpc(crate = "path")]` on the enum names the runtime
-/// crate if it is renamed.
+/// `Deserialize`.
+///
+/// It also derives `Display`, which writes the variant's message
+/// (`StoreError::NotFound { .. }` displays as `Key not found`; the data is
+/// not part of it), and `std::error::Error` (with no `source`: fields are
+/// data, not wrapped errors), so `ClientError<StoreError>` is an error
+/// too and `?` turns it into a `Box<dyn Error>`. `Error` needs `Debug`:
+/// derive it beside `RpcError`.
+///
+/// Options on the enum, `#[rpc(...)]`:
+/// - `crate = "path"`: where `rpc_runtime` is, if renamed or re-exported;
+/// - `display = false`: the enum implements `Display` itself (say, to
+///   show its data); the derive still implements `std::error::Error`.
+///
+/// ```rust,ignore
+/// #[derive(Debug, RpcError)]
+/// #[rpc(display = false)]
+/// pub enum QuotaError {
+///     #[rpc(code = -32010, message = "Quota exceeded")]
+///     Exceeded { limit: u64 },
+/// }
+///
+/// impl std::fmt::Display for QuotaError {
+///     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+///         match self {
+///             QuotaError::Exceeded { limit } => write!(f, "quota of {limit} calls exceeded"),
+///         }
+///     }
+/// }
+/// ```
 #[proc_macro_derive(RpcError, attributes(rpc))]
 pub fn derive_rpc_error(input: TokenStream) -> TokenStream {
     match syn::parse::<syn::DeriveInput>(input) {

@@ -1,18 +1,20 @@
 //! `#[derive(RpcError)]`: one declaration of a typed error, on the error
 //! enum. Each variant says its code and message; its fields are the
 //! error's `data`. Parse and check first (all errors collected), then
-//! render `From<E> for ErrorObject`, `FromErrorObject for E` and
-//! `RpcError for E` (the catalog's `errors`).
+//! render `From<E> for ErrorObject`, `FromErrorObject for E`,
+//! `RpcError for E` (the catalog's `errors`), `Display` (each variant's
+//! message, unless `#[rpc(display = false)]`) and `std::error::Error`.
 
 use proc_macro2::TokenStream;
-use quote::{format_ident, quote};
+use quote::{format_ident, quote, quote_spanned};
 use syn::{Data, DeriveInput, Fields, LitStr};
 
 use crate::attr;
 use crate::ctxt::Ctxt;
 
 const CRATE: &str = "crate";
-const ENUM_KEYS: &[&str] = &[CRATE];
+const DISPLAY: &str = "display";
+const ENUM_KEYS: &[&str] = &[CRATE, DISPLAY];
 const CODE: &str = "code";
 const MESSAGE: &str = "message";
 const VARIANT_KEYS: &[&str] = &[CODE, MESSAGE];
@@ -25,25 +27,52 @@ struct Variant {
     fields: Fields,
 }
 
+/// Options on the enum: `#[rpc(crate = "path", display = false)]`.
+struct EnumAttrs {
+    /// Where the runtime crate is.
+    krate: syn::Path,
+    /// Whether the derive writes `Display` (each variant's message); with
+    /// `display = false` the user's own `Display` is used.
+    display: bool,
+}
+
 /// Expands the derive; on errors, only the errors.
 pub fn derive(input: DeriveInput) -> TokenStream {
     let cx = Ctxt::default();
-    let krate = parse_enum_attrs(&cx, &input);
+    let attrs = parse_enum_attrs(&cx, &input);
     let variants = parse_variants(&cx, &input);
     if let Err(errors) = cx.check() {
         return errors.to_compile_error();
     }
-    render(&input.ident, &krate, &variants)
+    let mut tokens = render(&input.ident, &attrs.krate, &variants);
+    if attrs.display {
+        tokens.extend(render_display(&input.ident, &variants));
+    }
+    tokens.extend(render_error(&input.ident));
+    tokens
 }
 
-/// `#[rpc(crate = "path")]` on the enum, if given.
-fn parse_enum_attrs(cx: &Ctxt, input: &DeriveInput) -> syn::Path {
-    let mut krate: syn::Path = syn::parse_quote!(::rpc_runtime);
+/// `#[rpc(crate = "path", display = false)]` on the enum, if given.
+fn parse_enum_attrs(cx: &Ctxt, input: &DeriveInput) -> EnumAttrs {
+    let mut attrs = EnumAttrs { krate: syn::parse_quote!(::rpc_runtime), display: true };
     for attr in input.attrs.iter().filter(|attr| attr.path().is_ident(attr::RPC)) {
         let result = attr.parse_nested_meta(|meta| {
             if meta.path.is_ident(CRATE) {
                 let value: LitStr = meta.value()?.parse()?;
-                krate = value.parse()?;
+                attrs.krate = value.parse()?;
+                Ok(())
+            } else if meta.path.is_ident(DISPLAY) {
+                // ```ignore
+                // #[rpc(display)]           // a bool: `display = false`
+                // ```
+                let value = meta.value()?;
+                let lit: syn::LitBool = value.parse().map_err(|err| {
+                    syn::Error::new(
+                        err.span(),
+                        "`display` takes a bool: `#[rpc(display = false)]` when the enum implements `Display` itself",
+                    )
+                })?;
+                attrs.display = lit.value;
                 Ok(())
             } else {
                 Err(attr::unknown_key(&meta, "on a #[derive(RpcError)] enum", ENUM_KEYS))
@@ -53,7 +82,7 @@ fn parse_enum_attrs(cx: &Ctxt, input: &DeriveInput) -> syn::Path {
             cx.syn_error(err);
         }
     }
-    krate
+    attrs
 }
 
 fn parse_variants(cx: &Ctxt, input: &DeriveInput) -> Vec<Variant> {
@@ -192,6 +221,10 @@ fn render(ident: &syn::Ident, krate: &syn::Path, variants: &[Variant]) -> TokenS
         #[allow(clippy::all, non_local_definitions)]
         const _: () = {
             use #krate::__private as __rpc;
+            // `json!` calls `.into()` on object keys: in scope even where
+            // the prelude is not (`#![no_implicit_prelude]`).
+            #[allow(unused_imports)]
+            use ::core::convert::Into as _;
             #(#code_defs)*
 
             #[automatically_derived]
@@ -216,6 +249,40 @@ fn render(ident: &syn::Ident, krate: &syn::Path, variants: &[Variant]) -> TokenS
                 const ERRORS: &'static [__rpc::ErrorInfo] = &[#(#infos),*];
             }
         };
+    }
+}
+
+/// `Display`: the variant's message, as the server sends it (the data
+/// is not part of it).
+fn render_display(ident: &syn::Ident, variants: &[Variant]) -> TokenStream {
+    let arms = variants.iter().map(|Variant { ident: name, message, fields, .. }| {
+        let pattern = match fields {
+            Fields::Unit => quote!(#ident::#name),
+            Fields::Named(_) => quote!(#ident::#name { .. }),
+            Fields::Unnamed(_) => quote!(#ident::#name(..)),
+        };
+        quote!(#pattern => #message,)
+    });
+    quote! {
+        #[automatically_derived]
+        impl ::core::fmt::Display for #ident {
+            fn fmt(&self, __f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                __f.write_str(match *self {
+                    #(#arms)*
+                })
+            }
+        }
+    }
+}
+
+/// `std::error::Error`, with no `source`: a variant's fields are the
+/// error's JSON data, not a wrapped error. It needs `Debug` and `Display`;
+/// a missing `Debug` is reported at the enum's name.
+fn render_error(ident: &syn::Ident) -> TokenStream {
+    let error = quote_spanned!(ident.span()=> ::std::error::Error);
+    quote! {
+        #[automatically_derived]
+        impl #error for #ident {}
     }
 }
 

@@ -182,8 +182,8 @@ pub mod __private {
     pub use crate::dispatch::params::Params;
     pub use crate::dispatch::router::{IntoMethodResult, MethodFuture, MethodOutcome, Router};
     pub use crate::peer::client::support::{
-        encode_params, param, AppError, ClientCore, Codec, ParamMode, ResultTypes, ViaDeserialize, ViaFromErrorObject,
-        ViaNoDeserialize, ViaNoSerialize, ViaSerialize, ViaServerError,
+        decoder, encode_param, encode_params, param, AppError, ClientCore, ParamMode, ResultTypes, ViaFromErrorObject,
+        ViaServerError,
     };
     pub use crate::peer::client::FromErrorObject;
     pub use crate::peer::client::{Batch, BatchReply, Call, ClientError, Notification};

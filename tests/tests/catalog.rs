@@ -141,7 +141,7 @@ pub struct Opaque {
     pub blob: String,
 }
 
-#[rpc(catalog = false)]
+#[rpc(catalog = false, server_only)]
 pub trait Hidden {
     fn open(&self, value: Opaque) -> usize;
 }

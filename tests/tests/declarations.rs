@@ -2,7 +2,8 @@
 //! `#[derive(RpcError)]` (the server's answer, the client's decoding, the
 //! catalog's `errors`), method aliases (served, and listed as deprecated),
 //! param and result types without `JsonSchema` (an "any value" schema with
-//! a note), and results that borrow inside a container (decoded owned).
+//! a note), results that borrow inside a container (decoded owned), and the
+//! error type as a `std::error::Error` (`?` into a boxed error).
 
 use rpc_runtime::serde_json::{self, json, Value};
 use rpc_runtime::{rpc, ClientError, Context, Engine, ErrorObject, Limits, Peer, RpcError, Server};
@@ -28,8 +29,8 @@ pub enum StoreError {
     Conflict(String, u32),
 }
 
-/// Not `JsonSchema`, not even `Serialize` for the client side.
-#[derive(serde::Deserialize)]
+/// Not `JsonSchema`.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct Foreign {
     pub blob: String,
 }
@@ -231,4 +232,55 @@ fn a_type_without_json_schema_is_any_value_with_a_note() {
 async fn a_result_borrowing_inside_a_container_decodes_owned() {
     let (text, number): (String, i64) = client().pair().await.unwrap();
     assert_eq!((text.as_str(), number), ("hello", 5));
+}
+
+#[test]
+fn each_variant_displays_its_message_and_is_an_error() {
+    assert_eq!(StoreError::NotFound { key: "k".into(), nearest: None }.to_string(), "Key not found");
+    assert_eq!(StoreError::ReadOnly.to_string(), "Store is read-only");
+    assert_eq!(StoreError::TooLarge(7).to_string(), "Value too large");
+    assert_eq!(StoreError::Conflict("w".into(), 1).to_string(), "Conflict");
+    let error: &dyn std::error::Error = &StoreError::ReadOnly;
+    assert!(error.source().is_none(), "a variant's fields are data, not a wrapped error");
+}
+
+/// An error enum that writes its own `Display`.
+#[derive(Debug, RpcError)]
+#[rpc(display = false)]
+pub enum QuotaError {
+    #[rpc(code = -32010, message = "Quota exceeded")]
+    Exceeded { limit: u64 },
+}
+
+impl std::fmt::Display for QuotaError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            QuotaError::Exceeded { limit } => write!(f, "quota of {limit} calls exceeded"),
+        }
+    }
+}
+
+#[test]
+fn display_false_keeps_the_users_display_and_still_derives_error() {
+    let error: Box<dyn std::error::Error + Send + Sync> = Box::new(QuotaError::Exceeded { limit: 3 });
+    assert_eq!(error.to_string(), "quota of 3 calls exceeded");
+    // The wire message is still the declared one.
+    assert_eq!(ErrorObject::from(QuotaError::Exceeded { limit: 3 }).message(), "Quota exceeded");
+}
+
+/// What a caller writes: `?` on a typed call, in a function that returns a
+/// boxed error (as `anyhow::Result` would).
+async fn read(store: &StoreClient, key: &str) -> Result<i64, Box<dyn std::error::Error + Send + Sync>> {
+    let value = store.get_value(key.to_owned()).await?;
+    Ok(value)
+}
+
+#[tokio::test]
+async fn a_client_error_moves_into_a_boxed_error_with_the_question_mark() {
+    let store = client();
+    assert_eq!(read(&store, "answer").await.unwrap(), 42);
+    let err = read(&store, "nope").await.unwrap_err();
+    assert_eq!(err.to_string(), "the method failed: Key not found");
+    let err = err.downcast::<ClientError<StoreError>>().expect("the typed client error");
+    assert!(matches!(err.app_error(), Some(StoreError::NotFound { .. })), "{err:?}");
 }

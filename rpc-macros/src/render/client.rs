@@ -2,10 +2,14 @@
 //! (a plain `fn` returning the runtime's `Call` future, so that no method
 //! adds a state machine of its own), and `<Trait>Batch` with one queueing method per trait method.
 //! The logic lives in the runtime (`__private`); each generated method only
-//! names its types and encodes its params.
+//! names its types and encodes its params. The runtime helpers that encode
+//! and decode carry the serde bounds, called with the user's type and spanned
+//! at it, so a type the client cannot send or read is a compile error there
+//! (`#[rpc(server_only)]` generates no client).
 
-use proc_macro2::TokenStream;
-use quote::{format_ident, quote};
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
 use syn::{GenericArgument, PathArguments, Type};
 
 use crate::ast::{Method, Output, Service};
@@ -59,10 +63,7 @@ pub fn client(service: &Service) -> TokenStream {
         #[allow(unused_imports)]
         use #krate::__private as __rpc;
         #[allow(unused_imports)]
-        use __rpc::{
-            ViaDeserialize as _, ViaFromErrorObject as _, ViaNoDeserialize as _, ViaNoSerialize as _,
-            ViaSerialize as _, ViaServerError as _,
-        };
+        use __rpc::{ViaFromErrorObject as _, ViaServerError as _};
 
         #[automatically_derived]
         #[allow(clippy::all, deprecated)]
@@ -123,25 +124,37 @@ fn helper(service: &Service, name: &str) -> syn::Ident {
     }
 }
 
-/// The success and error types a client method returns.
+/// The success and error types a client method returns, and where the
+/// user wrote the success type (for errors about it).
 struct Types {
     ok: TokenStream,
+    ok_span: Span,
     err: TokenStream,
 }
 
 fn types(method: &Method) -> Types {
     let private = quote!(__rpc);
+    let server_error = quote!(#private::ErrorObject);
     match &method.output {
-        Output::Unit => Types { ok: quote!(()), err: quote!(#private::ErrorObject) },
-        Output::Plain(ty) => Types { ok: owned(ty), err: quote!(#private::ErrorObject) },
+        Output::Unit => Types { ok: quote!(()), ok_span: Span::call_site(), err: server_error },
+        Output::Plain(ty) => Types { ok: owned(ty), ok_span: ty.span(), err: server_error },
         Output::Result(ty) => match result_args(ty) {
-            Some((ok, err)) => Types { ok: owned(ok), err: quote!(#err) },
+            Some((ok, err)) => Types { ok: owned(ok), ok_span: ok.span(), err: quote!(#err) },
+            // Spanned at the alias, so that an error about the success
+            // type points there rather than at the attribute.
             None => Types {
-                ok: quote!(<#ty as #private::ResultTypes>::Ok),
+                ok: quote_spanned!(ty.span()=> <#ty as #private::ResultTypes>::Ok),
+                ok_span: ty.span(),
                 err: quote!(<#ty as #private::ResultTypes>::Err),
             },
         },
     }
+}
+
+/// The decoder of `ty`, spanned at the user's type: `ty` not
+/// `DeserializeOwned` is an error there.
+fn decoder(ty: &TokenStream, span: Span) -> TokenStream {
+    quote_spanned!(span=> __rpc::decoder::<#ty>())
 }
 
 /// What the client decodes a result into: the type itself, or for a
@@ -195,9 +208,9 @@ fn params(method: &Method) -> (Vec<TokenStream>, TokenStream) {
         let name = &param.wire_name;
         let optional = param.optional;
         args.push(quote!(#ident: #ty));
-        values.push(quote! {
-            #private::param(#name, #optional, (&#private::Codec::<#ty>::new()).encode(&#ident))
-        });
+        // Spanned at the type: `ty` not `Serialize` is an error there.
+        let encode = quote_spanned!(ty.span()=> #private::encode_param::<#ty>(&#ident));
+        values.push(quote!(#private::param(#name, #optional, #encode)));
     }
     let mode = if method.whole_params {
         quote!(Whole)
@@ -234,6 +247,7 @@ fn client_method(service: &Service, method: &Method) -> TokenStream {
         };
     }
     if let Some(item) = method.item() {
+        let decode_item = decoder(&owned(item), item.span());
         let item = owned(item);
         let Types { err, .. } = types(method);
         let notification = &method.item_notification;
@@ -249,13 +263,14 @@ fn client_method(service: &Service, method: &Method) -> TokenStream {
                     #encode,
                     #notification,
                     #unsubscribe,
-                    (&#private::Codec::<#item>::new()).decoder(),
+                    #decode_item,
                     (&#private::AppError::<#err>::new()).converter(),
                 )
             }
         };
     }
-    let Types { ok, err } = types(method);
+    let Types { ok, ok_span, err } = types(method);
+    let decode = decoder(&ok, ok_span);
     quote! {
         #docs
         #[inline]
@@ -263,7 +278,7 @@ fn client_method(service: &Service, method: &Method) -> TokenStream {
             self.__core.call(
                 #name,
                 #encode,
-                (&#private::Codec::<#ok>::new()).decoder(),
+                #decode,
                 (&#private::AppError::<#err>::new()).converter(),
             )
         }
@@ -288,7 +303,8 @@ fn batch_method(service: &Service, method: &Method) -> TokenStream {
             }
         };
     }
-    let Types { ok, err } = types(method);
+    let Types { ok, ok_span, err } = types(method);
+    let decode = decoder(&ok, ok_span);
     quote! {
         #docs
         ///
@@ -298,7 +314,7 @@ fn batch_method(service: &Service, method: &Method) -> TokenStream {
             self.__batch.typed_call(
                 #name,
                 #encode,
-                (&#private::Codec::<#ok>::new()).decoder(),
+                #decode,
                 (&#private::AppError::<#err>::new()).converter(),
             )
         }

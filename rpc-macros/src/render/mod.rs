@@ -18,7 +18,9 @@ pub fn expand(service: &Service) -> TokenStream {
     let mut tokens = emit_trait(service, into_rpc);
     tokens.extend(server::specs(service));
     tokens.extend(catalog::catalog(service));
-    tokens.extend(client::client(service));
+    if !service.attrs.server_only {
+        tokens.extend(client::client(service));
+    }
     tokens
 }
 

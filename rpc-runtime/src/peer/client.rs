@@ -24,6 +24,11 @@ use crate::wire::error::ErrorObject;
 /// an error object the server sent is turned into an `E` when `E`
 /// implements [`FromErrorObject`] and recognises it ([`ClientError::App`]),
 /// and kept as is otherwise ([`ClientError::Server`]).
+///
+/// It is a [`std::error::Error`] whenever `E` is `Debug + Display` (every
+/// `#[derive(RpcError)]` type is, and so is [`ErrorObject`]), so `?` moves
+/// it into a `Box<dyn Error + Send + Sync>` or an `anyhow::Error`. Its
+/// `Display` includes the inner error's, so it reports no `source`.
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum ClientError<E = ErrorObject> {
@@ -503,7 +508,7 @@ pub mod support {
         value: Result<Box<RawValue>, serde_json::Error>,
     }
 
-    /// One param of a generated call, encoded by [`Codec::encode`].
+    /// One param of a generated call, encoded by [`encode_param`].
     #[inline]
     pub fn param(name: &'static str, optional: bool, value: Result<Box<RawValue>, serde_json::Error>) -> ParamValue {
         ParamValue { name, optional, value }
@@ -720,81 +725,20 @@ pub mod support {
         }
     }
 
-    /// Picks, at the call site, how a param or result type is encoded and
-    /// decoded: with serde when it implements `Serialize` /
-    /// `DeserializeOwned`, or with an error that says it cannot be
-    /// otherwise. The server only needs the other half of each (it decodes
-    /// params and encodes results), so a trait that serves fine never fails
-    /// to compile because of its client.
-    pub struct Codec<T: ?Sized>(PhantomData<fn() -> PhantomData<T>>);
-
-    impl<T: ?Sized> Codec<T> {
-        /// The selector for `T`.
-        pub fn new() -> Self {
-            Codec(PhantomData)
-        }
+    /// Encodes a param of a generated call. The bound is the check that
+    /// the client can send `T`: generated code names the param's type, so a
+    /// type without `Serialize` is a compile error at the user's type.
+    #[inline]
+    pub fn encode_param<T: Serialize>(value: &T) -> Result<Box<RawValue>, serde_json::Error> {
+        serde_json::value::to_raw_value(value)
     }
 
-    impl<T: ?Sized> Default for Codec<T> {
-        fn default() -> Self {
-            Self::new()
-        }
-    }
-
-    /// Chosen when `T: Serialize`.
-    pub trait ViaSerialize<T: ?Sized> {
-        /// Encodes a param.
-        fn encode(&self, value: &T) -> Result<Box<RawValue>, serde_json::Error>;
-    }
-
-    impl<T: Serialize + ?Sized> ViaSerialize<T> for Codec<T> {
-        fn encode(&self, value: &T) -> Result<Box<RawValue>, serde_json::Error> {
-            serde_json::value::to_raw_value(value)
-        }
-    }
-
-    /// Chosen otherwise.
-    pub trait ViaNoSerialize<T: ?Sized> {
-        /// Fails: the type cannot be encoded.
-        fn encode(&self, value: &T) -> Result<Box<RawValue>, serde_json::Error>;
-    }
-
-    impl<T: ?Sized> ViaNoSerialize<T> for &Codec<T> {
-        fn encode(&self, _: &T) -> Result<Box<RawValue>, serde_json::Error> {
-            Err(cannot::<T>("encode a param of type", "Serialize"))
-        }
-    }
-
-    /// Chosen when `T: DeserializeOwned`.
-    pub trait ViaDeserialize<T> {
-        /// The decoder of results.
-        fn decoder(&self) -> Decoder<T>;
-    }
-
-    impl<T: DeserializeOwned> ViaDeserialize<T> for Codec<T> {
-        fn decoder(&self) -> Decoder<T> {
-            from_json::<T>
-        }
-    }
-
-    /// Chosen otherwise.
-    pub trait ViaNoDeserialize<T> {
-        /// A decoder that always fails: the type cannot be decoded.
-        fn decoder(&self) -> Decoder<T>;
-    }
-
-    impl<T> ViaNoDeserialize<T> for &Codec<T> {
-        fn decoder(&self) -> Decoder<T> {
-            |_| Err(cannot::<T>("decode a result of type", "DeserializeOwned"))
-        }
-    }
-
-    #[cold]
-    fn cannot<T: ?Sized>(what: &str, bound: &str) -> serde_json::Error {
-        serde::de::Error::custom(format!(
-            "the client cannot {what} `{}`: it does not implement `{bound}`",
-            std::any::type_name::<T>()
-        ))
+    /// The decoder of a generated call's result (or a subscription's
+    /// items). The bound is the check that the client can read `T`, at the
+    /// user's type as [`encode_param`]'s is.
+    #[inline]
+    pub fn decoder<T: DeserializeOwned>() -> Decoder<T> {
+        from_json::<T>
     }
 
     /// The `Ok` and `Err` types of a method returning a `Result` (or an

@@ -70,7 +70,7 @@ mod versions {
     pub trait Removed {
         fn f(&self, a: i64) -> i64;
     }
-    #[rpc]
+    #[rpc(server_only)] // param types are Deserialize only
     pub trait WholeStruct {
         #[rpc(whole_params)]
         fn f(&self, params: FParams) -> i64;
@@ -89,19 +89,19 @@ mod versions {
         pub b: Option<String>,
     }
 
-    #[rpc]
+    #[rpc(server_only)] // param types are Deserialize only
     pub trait Shapes {
         fn h(&self, p: Point) -> i64;
     }
-    #[rpc]
+    #[rpc(server_only)] // param types are Deserialize only
     pub trait ShapesOptionalField {
         fn h(&self, p: PointZ) -> i64;
     }
-    #[rpc]
+    #[rpc(server_only)] // param types are Deserialize only
     pub trait ShapesRequiredField {
         fn h(&self, p: PointRequiredZ) -> i64;
     }
-    #[rpc]
+    #[rpc(server_only)] // param types are Deserialize only
     pub trait ShapesClosed {
         fn h(&self, p: PointClosed) -> i64;
     }
@@ -140,15 +140,15 @@ mod versions {
         pub y: i64,
     }
 
-    #[rpc]
+    #[rpc(server_only)] // param types are Deserialize only
     pub trait Paint {
         fn k(&self, color: Color) -> i64;
     }
-    #[rpc]
+    #[rpc(server_only)] // param types are Deserialize only
     pub trait PaintFewer {
         fn k(&self, color: ColorFewer) -> i64;
     }
-    #[rpc]
+    #[rpc(server_only)] // param types are Deserialize only
     pub trait PaintMore {
         fn k(&self, color: ColorMore) -> i64;
     }

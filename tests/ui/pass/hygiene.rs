@@ -69,7 +69,11 @@ mod shadowed {
         async fn ticks(&self, n: u8, sink: ::rpc_runtime::Sink<u8>) -> ::rpc_runtime::RpcResult<()>;
     }
 
-    #[derive(::rpc_runtime::serde::Serialize, ::rpc_runtime::schemars::JsonSchema)]
+    #[derive(
+        ::rpc_runtime::serde::Serialize,
+        ::rpc_runtime::serde::Deserialize,
+        ::rpc_runtime::schemars::JsonSchema
+    )]
     #[serde(crate = "::rpc_runtime::serde")]
     #[schemars(crate = "::rpc_runtime::schemars")]
     pub struct SearchResult {
@@ -136,6 +140,18 @@ mod no_prelude {
         async fn ticks(&self, sink: ::rpc_runtime::Sink<u8>);
     }
 
+    /// An error declared without the prelude: its `Display` and `Error`
+    /// too name everything by absolute path.
+    #[derive(::std::fmt::Debug, ::rpc_runtime::RpcError)]
+    pub enum BareError {
+        #[rpc(code = -32001, message = "Named")]
+        Named { code: u8 },
+        #[rpc(code = -32002, message = "Tuple")]
+        Tuple(u8),
+        #[rpc(code = -32003, message = "Unit")]
+        Unit,
+    }
+
     pub struct Impl;
 
     impl Bare for Impl {
@@ -170,6 +186,10 @@ fn main() {
     assert_eq!(router.method_names().len(), 11);
     assert!(router.spec("h_unsubscribe_ticks").is_some());
     assert!(router.spec("h_plain").unwrap().params[1].optional);
+
+    let errors = [no_prelude::BareError::Named { code: 1 }, no_prelude::BareError::Tuple(2), no_prelude::BareError::Unit];
+    let shown: Vec<String> = errors.iter().map(|error| (error as &dyn std::error::Error).to_string()).collect();
+    assert_eq!(shown, ["Named", "Tuple", "Unit"]);
 
     let router = no_prelude::Impl.into_rpc();
     assert_eq!(

@@ -36,4 +36,9 @@ pub trait DuplicateKey {
     fn a(&self);
 }
 
+#[rpc(server_only = true)]
+pub trait ServerOnlyWithValue {
+    fn a(&self);
+}
+
 fn main() {}

@@ -3,7 +3,7 @@ use rpc_runtime::RpcError;
 
 pub const NOT_FOUND: &str = "not found";
 
-#[derive(RpcError)]
+#[derive(Debug, RpcError)]
 pub enum StoreError {
     #[rpc(code = NOT_FOUND, message = "Not found")]
     NotFound,

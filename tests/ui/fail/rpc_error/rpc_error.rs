@@ -30,4 +30,11 @@ pub enum UnknownEnumKey {
     A,
 }
 
+#[derive(RpcError)]
+#[rpc(display = "no")]
+pub enum DisplayNotABool {
+    #[rpc(code = 1, message = "x")]
+    A,
+}
+
 fn main() {}

@@ -3,7 +3,7 @@ use rpc_runtime::{rpc, Sink};
 
 pub struct Opaque;
 
-#[rpc(catalog = false)] // only the serde bound is under test here
+#[rpc(catalog = false, server_only)] // only the server's serde bound is under test here
 pub trait Service {
     #[rpc(unsubscribe = "unsubscribe_ticks")]
     async fn ticks(&self, sink: Sink<Opaque>);

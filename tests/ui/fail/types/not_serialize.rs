@@ -3,7 +3,7 @@ use rpc_runtime::{rpc, RpcResult};
 
 pub struct Opaque;
 
-#[rpc(catalog = false)] // only the serde bounds are under test here
+#[rpc(catalog = false, server_only)] // only the server's serde bounds are under test here
 pub trait Service {
     fn plain(&self) -> Opaque;
     async fn plain_async(&self) -> Opaque;
