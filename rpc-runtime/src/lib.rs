@@ -50,7 +50,6 @@
 //!   and the [`Server`] with its connection hook ([`Server::on_connect`]),
 //!   connection limit, idle timeout and graceful shutdown.
 
-#![warn(missing_docs)]
 #![forbid(unsafe_code)]
 
 mod catalog;

@@ -29,7 +29,7 @@ pub enum StoreError {
 }
 
 /// Not `JsonSchema`, not even `Serialize` for the client side.
-#[derive(serde::Deserialize)]
+#[derive(Debug, serde::Deserialize)]
 pub struct Foreign {
     pub blob: String,
 }

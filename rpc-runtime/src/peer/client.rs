@@ -196,6 +196,12 @@ pub struct Batch {
     entries: Vec<BatchEntry>,
 }
 
+impl fmt::Debug for Batch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Batch").field("timeout", &self.timeout).field("entries", &self.entries.len()).finish()
+    }
+}
+
 struct BatchEntry {
     method: Box<str>,
     params: Option<Box<RawValue>>,
@@ -324,6 +330,12 @@ pub struct BatchReply<T, E = ErrorObject> {
     timeout: Option<Duration>,
     sleep: Option<Pin<Box<tokio::time::Sleep>>>,
     done: bool,
+}
+
+impl<T, E> fmt::Debug for BatchReply<T, E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BatchReply").field("done", &self.done).finish_non_exhaustive()
+    }
 }
 
 impl<T, E> Future for BatchReply<T, E> {
@@ -497,6 +509,7 @@ pub mod support {
     }
 
     /// One encoded param: wire name, whether it may be omitted, its JSON.
+    #[derive(Debug)]
     pub struct ParamValue {
         name: &'static str,
         optional: bool,
@@ -680,6 +693,12 @@ pub mod support {
     /// specialization: the generated code names a concrete `E`).
     pub struct AppError<E>(PhantomData<fn() -> E>);
 
+    impl<E> fmt::Debug for AppError<E> {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.debug_tuple("AppError").field(&std::any::type_name::<E>()).finish()
+        }
+    }
+
     impl<E> AppError<E> {
         /// The selector for `E`.
         pub fn new() -> Self {
@@ -727,6 +746,12 @@ pub mod support {
     /// params and encodes results), so a trait that serves fine never fails
     /// to compile because of its client.
     pub struct Codec<T: ?Sized>(PhantomData<fn() -> PhantomData<T>>);
+
+    impl<T: ?Sized> fmt::Debug for Codec<T> {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.debug_tuple("Codec").field(&std::any::type_name::<T>()).finish()
+        }
+    }
 
     impl<T: ?Sized> Codec<T> {
         /// The selector for `T`.

@@ -72,7 +72,7 @@ enum HostCheck {
     Only(Vec<String>),
 }
 
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub(crate) struct HttpConfig {
     hosts: HostCheck,
     origins: Vec<String>,
@@ -127,6 +127,12 @@ pub(crate) struct HttpConfig {
 #[derive(Clone)]
 pub struct HttpService {
     inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for HttpService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpService").field("server", &self.inner.server).field("config", &self.inner.config).finish()
+    }
 }
 
 pub(crate) struct Inner {
