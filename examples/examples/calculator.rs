@@ -139,7 +139,7 @@ pub trait Calculator {
 }
 
 /// One item of [`Calculator::ticks`].
-#[derive(Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(crate = "rpc_runtime::serde")]
 #[schemars(crate = "rpc_runtime::schemars")]
 pub struct Tick {
@@ -159,12 +159,17 @@ pub enum CalcError {
     DivisionByZero,
     /// The quotient does not fit in an `i64` (`i64::MIN / -1`).
     #[rpc(code = -32011, message = "Overflow")]
-    Overflow { dividend: i64, divisor: i64 },
+    Overflow {
+        /// The number divided.
+        dividend: i64,
+        /// The number it was divided by.
+        divisor: i64,
+    },
 }
 
 /// Params for a call back to the client: JSON-RPC allows only an array or
 /// an object, so the schema and the decoder both reject anything else.
-#[derive(Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(crate = "rpc_runtime::serde", untagged)]
 #[schemars(crate = "rpc_runtime::schemars")]
 pub enum CallbackParams {

@@ -55,7 +55,7 @@ pub trait Notes {
 }
 
 /// One note.
-#[derive(Clone, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(crate = "rpc_runtime::serde")]
 #[schemars(crate = "rpc_runtime::schemars")]
 pub struct Note {
@@ -70,7 +70,7 @@ pub struct Note {
 }
 
 /// What a search found.
-#[derive(Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(crate = "rpc_runtime::serde")]
 #[schemars(crate = "rpc_runtime::schemars")]
 pub struct Matches {
@@ -81,7 +81,7 @@ pub struct Matches {
 }
 
 /// What a rebuild of the index did.
-#[derive(Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(crate = "rpc_runtime::serde")]
 #[schemars(crate = "rpc_runtime::schemars")]
 pub struct IndexReport {
@@ -94,7 +94,10 @@ pub struct IndexReport {
 pub enum NotesError {
     /// No note has this id.
     #[rpc(code = 1001, message = "No such note")]
-    NotFound { id: u64 },
+    NotFound {
+        /// The id asked for.
+        id: u64,
+    },
 }
 
 struct Notebook {

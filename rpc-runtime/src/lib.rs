@@ -49,9 +49,31 @@
 //!   any `AsyncRead`/`AsyncWrite`), the in-memory pair ([`memory_pair`]),
 //!   and the [`Server`] with its connection hook ([`Server::on_connect`]),
 //!   connection limit, idle timeout and graceful shutdown.
+//!
+//! # Features
+//!
+//! The core above is always there. Transports with big dependencies are
+//! cargo features, all off by default (the documentation marks what each
+//! one enables):
+//!
+//! - `http`: the HTTP server (`HttpService`, a tower service that mounts
+//!   in axum, or a listener of its own) and the HTTP client
+//!   (`PeerBuilder::connect_http`), on hyper;
+//! - `cors`: CORS for the HTTP server, when configured (`HttpService::cors`,
+//!   on tower-http); turns on `http`;
+//! - `ws`: WebSocket, served on the HTTP server's port by upgrade, and the
+//!   WebSocket client (`PeerBuilder::connect_ws`), on tungstenite; turns on
+//!   `http`;
+//! - `nats`: serve a router on a NATS subject in a queue group
+//!   (`Server::serve_nats`) and call it (`PeerBuilder::connect_nats`), on
+//!   async-nats;
+//! - `mcp`: serve a router as a Model Context Protocol server (`McpServer`),
+//!   with `http` also over Streamable HTTP (`McpHttpService`).
 
-#![warn(missing_docs)]
 #![forbid(unsafe_code)]
+// docs.rs (see Cargo.toml) builds with `--cfg docsrs` on nightly, where
+// `doc_cfg` marks each feature-gated item with its feature.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod catalog;
 mod dispatch;

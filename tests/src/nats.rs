@@ -10,6 +10,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 /// A running `nats-server`, killed on drop.
+#[derive(Debug)]
 pub struct NatsServer {
     child: Child,
     url: String,

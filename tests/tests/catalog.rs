@@ -101,7 +101,7 @@ impl Geometry for Geo {
 mod shop {
     pub mod a {
         /// An item of the catalogue.
-        #[derive(serde::Serialize, serde::Deserialize, rpc_runtime::schemars::JsonSchema)]
+        #[derive(Debug, serde::Serialize, serde::Deserialize, rpc_runtime::schemars::JsonSchema)]
         #[schemars(crate = "rpc_runtime::schemars")]
         pub struct Item {
             pub sku: String,
@@ -109,7 +109,7 @@ mod shop {
     }
     pub mod b {
         /// An item of an order.
-        #[derive(serde::Serialize, serde::Deserialize, rpc_runtime::schemars::JsonSchema)]
+        #[derive(Debug, serde::Serialize, serde::Deserialize, rpc_runtime::schemars::JsonSchema)]
         #[schemars(crate = "rpc_runtime::schemars")]
         pub struct Item {
             pub quantity: u32,
@@ -136,7 +136,7 @@ impl Shop for ShopImpl {
 }
 
 /// Not `JsonSchema`: its trait opts out of the catalog.
-#[derive(Deserialize)]
+#[derive(Debug, Deserialize)]
 pub struct Opaque {
     pub blob: String,
 }
@@ -651,7 +651,7 @@ fn generated_catalog_is_hygienic() {
 }
 
 /// `level` may be omitted on input but is always written on output.
-#[derive(Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[schemars(crate = "rpc_runtime::schemars")]
 pub struct Settings {
     pub name: String,
@@ -660,7 +660,7 @@ pub struct Settings {
 }
 
 /// Symmetric itself, but holds `Settings`.
-#[derive(Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[schemars(crate = "rpc_runtime::schemars")]
 pub struct Wrapper {
     pub inner: Settings,

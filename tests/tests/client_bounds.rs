@@ -14,7 +14,7 @@ use rpc_runtime::{rpc, ClientError, Peer, Server};
 use tokio::io::{AsyncRead, ReadBuf};
 
 /// Decodable only: a server-side param type.
-#[derive(Deserialize, JsonSchema)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(crate = "rpc_runtime::serde")]
 #[schemars(crate = "rpc_runtime::schemars")]
 pub struct Query {

@@ -30,7 +30,7 @@ pub enum StoreError {
 }
 
 /// Not `JsonSchema`.
-#[derive(serde::Serialize, serde::Deserialize)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub struct Foreign {
     pub blob: String,
 }

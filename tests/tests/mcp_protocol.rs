@@ -316,7 +316,7 @@ async fn invalid_arguments_follow_the_revision() {
 // --- a service of our own, in-process ---
 
 /// A point.
-#[derive(Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(crate = "rpc_runtime::serde")]
 #[schemars(crate = "rpc_runtime::schemars")]
 pub struct Point {

@@ -813,6 +813,12 @@ impl<T: ?Sized> SchemaOf<T> {
     }
 }
 
+impl<T: ?Sized> std::fmt::Debug for SchemaOf<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("SchemaOf").field(&std::any::type_name::<T>()).finish()
+    }
+}
+
 impl<T: ?Sized> Default for SchemaOf<T> {
     fn default() -> Self {
         Self::new()
@@ -870,6 +876,12 @@ impl<E: ?Sized> ErrorsOf<E> {
     /// The selector for `E`.
     pub const fn new() -> Self {
         ErrorsOf(std::marker::PhantomData)
+    }
+}
+
+impl<E: ?Sized> std::fmt::Debug for ErrorsOf<E> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("ErrorsOf").field(&std::any::type_name::<E>()).finish()
     }
 }
 

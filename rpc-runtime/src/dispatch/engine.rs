@@ -79,6 +79,17 @@ pub struct Engine {
     dialect: Option<Arc<dyn Dialect>>,
 }
 
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine")
+            .field("router", &self.router)
+            .field("limits", &self.limits)
+            .field("middleware", &self.middleware.as_ref().map_or(0, |stack| stack.len()))
+            .field("dialect", &self.dialect.is_some())
+            .finish()
+    }
+}
+
 /// The rules of a protocol built on JSON-RPC 2.0 that narrow what the
 /// engine accepts (MCP: no `null` ids, batches only on some revisions).
 /// Checked before a request runs; an error is answered as is and the
@@ -108,6 +119,18 @@ pub struct PendingResponse {
     /// For a batch, the responses already written, back to back; its done
     /// entries point into it.
     body: Vec<u8>,
+}
+
+impl std::fmt::Debug for PendingResponse {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.shape {
+            PendingShape::Single { method, .. } => f.debug_struct("PendingResponse").field("method", method).finish(),
+            PendingShape::Batch(entries) => {
+                let pending = entries.iter().filter(|entry| matches!(entry, BatchEntry::Pending { .. })).count();
+                f.debug_struct("PendingResponse").field("batch", &entries.len()).field("pending", &pending).finish()
+            }
+        }
+    }
 }
 
 enum PendingShape {

@@ -60,6 +60,12 @@ pub struct Next<'a> {
     router: &'a Router,
 }
 
+impl std::fmt::Debug for Next<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Next").field("call", &self.call).field("middleware_left", &self.rest.len()).finish()
+    }
+}
+
 impl Next<'_> {
     /// Runs the rest of the chain: the method's outcome, ready or pending.
     /// An unknown method is -32601, as without middleware.

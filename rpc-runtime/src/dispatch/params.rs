@@ -20,6 +20,12 @@ pub struct Params<'a> {
     pub(crate) notification: bool,
 }
 
+impl fmt::Debug for Params<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Params").field("method", &self.spec.name).field("raw", &self.raw).finish()
+    }
+}
+
 enum Slots<'a> {
     Whole,
     /// One entry per declared parameter (its JSON text); `None` when absent.

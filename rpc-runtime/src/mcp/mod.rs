@@ -96,6 +96,7 @@ pub const DEFAULT_PAGE_SIZE: usize = 100;
 /// 2025-06-18, `structuredContent`. The method's own errors, and from
 /// 2025-11-25 invalid arguments, are results with `isError: true` (the
 /// model can read them); an unknown tool is a protocol error (-32602).
+#[derive(Debug)]
 pub struct McpServer {
     router: Router,
     name: Option<String>,

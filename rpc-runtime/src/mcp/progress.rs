@@ -13,8 +13,9 @@ const PROGRESS_METHOD: &str = "notifications/progress";
 
 /// Where the notifications about one request go when that request has a
 /// stream of its own (an SSE response over Streamable HTTP) rather than a
-/// connection: whole JSON-RPC messages, in order.
-#[cfg_attr(not(feature = "http"), allow(dead_code))]
+/// connection: whole JSON-RPC messages, in order. Only Streamable HTTP
+/// (feature `http`) has such streams.
+#[cfg(feature = "http")]
 pub(crate) struct RequestStream(pub(crate) tokio::sync::mpsc::Sender<Vec<u8>>);
 
 /// The progress token of the tool call a context belongs to, and the last
@@ -31,6 +32,7 @@ impl ProgressToken {
 }
 
 /// A notification as it goes on a request's own stream.
+#[cfg(feature = "http")]
 #[derive(Serialize)]
 struct Notification<'a> {
     jsonrpc: &'static str,
@@ -96,6 +98,7 @@ impl Context {
         }
         let params = ProgressParams { progress_token: &state.token, progress, total, message };
         let Ok(params) = serde_json::value::to_raw_value(&params) else { return false };
+        #[cfg(feature = "http")]
         if let Some(stream) = self.extension::<RequestStream>() {
             // A request with its own response stream: the notification goes
             // before the response on it, and is dropped when the client

@@ -119,8 +119,9 @@ impl<'a> Meta<'a> {
         self.version.is_some()
     }
 
-    /// The revision a modern request names, as raw JSON (any type).
-    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    /// The revision a modern request names, as raw JSON (any type); read
+    /// by Streamable HTTP to check its protocol-version header against it.
+    #[cfg(feature = "http")]
     pub(crate) fn requested_version(&self) -> Option<&'a RawValue> {
         self.version
     }

@@ -201,6 +201,12 @@ pub struct Batch {
     entries: Vec<BatchEntry>,
 }
 
+impl fmt::Debug for Batch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Batch").field("timeout", &self.timeout).field("entries", &self.entries.len()).finish()
+    }
+}
+
 struct BatchEntry {
     method: Box<str>,
     params: Option<Box<RawValue>>,
@@ -329,6 +335,12 @@ pub struct BatchReply<T, E = ErrorObject> {
     timeout: Option<Duration>,
     sleep: Option<Pin<Box<tokio::time::Sleep>>>,
     done: bool,
+}
+
+impl<T, E> fmt::Debug for BatchReply<T, E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BatchReply").field("done", &self.done).finish_non_exhaustive()
+    }
 }
 
 impl<T, E> Future for BatchReply<T, E> {
@@ -502,6 +514,7 @@ pub mod support {
     }
 
     /// One encoded param: wire name, whether it may be omitted, its JSON.
+    #[derive(Debug)]
     pub struct ParamValue {
         name: &'static str,
         optional: bool,
@@ -684,6 +697,12 @@ pub mod support {
     /// it, or kept as [`ClientError::Server`] otherwise (autoref
     /// specialization: the generated code names a concrete `E`).
     pub struct AppError<E>(PhantomData<fn() -> E>);
+
+    impl<E> fmt::Debug for AppError<E> {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.debug_tuple("AppError").field(&std::any::type_name::<E>()).finish()
+        }
+    }
 
     impl<E> AppError<E> {
         /// The selector for `E`.

@@ -656,7 +656,7 @@ impl Context {
 /// pair), [`PeerBuilder::connect_tcp`], [`PeerBuilder::spawn_child`],
 /// [`PeerBuilder::in_process`], and [`PeerBuilder::connect_transport`] for
 /// any [`MessageSource`]/[`MessageSink`] pair.
-#[derive(Default)]
+#[derive(Default, Debug)]
 pub struct PeerBuilder {
     pub(crate) router: Router,
     pub(crate) limits: Limits,

@@ -19,12 +19,24 @@ pub struct MemorySource {
     current: Vec<u8>,
 }
 
+impl std::fmt::Debug for MemorySource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MemorySource").finish_non_exhaustive()
+    }
+}
+
 /// One end of an in-memory connection: its sending half.
 pub struct MemorySink {
     tx: Option<mpsc::Sender<Vec<u8>>>,
     scratch: Vec<u8>,
     queue: VecDeque<Vec<u8>>,
     queued: usize,
+}
+
+impl std::fmt::Debug for MemorySink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MemorySink").finish_non_exhaustive()
+    }
 }
 
 /// Two connected ends: what one sink sends, the other source receives.

@@ -51,6 +51,21 @@ pub struct Server {
     pub(crate) half_close: Option<Duration>,
 }
 
+impl std::fmt::Debug for Server {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Server")
+            .field("engine", &self.engine)
+            .field("framing", &self.framing)
+            .field("peer", &self.peer)
+            .field("hook", &self.hook.is_some())
+            .field("max_connections", &self.max_connections)
+            .field("idle_timeout", &self.idle_timeout)
+            .field("write_timeout", &self.write_timeout)
+            .field("half_close", &self.half_close)
+            .finish()
+    }
+}
+
 impl Server {
     /// A server for `router` with default limits and newline-delimited framing.
     pub fn new(router: Router) -> Self {

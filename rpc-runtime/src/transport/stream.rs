@@ -54,6 +54,15 @@ pub struct StreamSink<W> {
     scratch: Vec<u8>,
 }
 
+impl<W> std::fmt::Debug for StreamSink<W> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StreamSink")
+            .field("framing", &self.framing)
+            .field("buffered", &(self.buf.len() - self.written))
+            .finish_non_exhaustive()
+    }
+}
+
 impl<W: AsyncWrite + Unpin + Send> StreamSink<W> {
     /// A sink that frames messages with `framing` onto `writer`.
     pub fn new(writer: W, framing: Framing) -> Self {

@@ -267,6 +267,15 @@ pub struct WsSource<S> {
     reopen: Option<(Reopen<S>, Reconnect)>,
 }
 
+impl<S> std::fmt::Debug for WsSource<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WsSource")
+            .field("keepalive", &self.keepalive.is_some())
+            .field("reconnect", &self.reopen.as_ref().map(|(_, reconnect)| reconnect))
+            .finish_non_exhaustive()
+    }
+}
+
 /// The sending half of a WebSocket transport: each message one text frame.
 ///
 /// Messages are written back to back into `scratch`; a flush checks the
@@ -286,6 +295,12 @@ pub struct WsSink<S> {
     /// The length of every message queued, staged ones first.
     lengths: VecDeque<usize>,
     queued: usize,
+}
+
+impl<S> std::fmt::Debug for WsSink<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WsSink").field("queued", &self.lengths.len()).finish_non_exhaustive()
+    }
 }
 
 fn build<S>(

@@ -137,6 +137,17 @@ pub struct FrameReader<R> {
     skip_pending: usize,
 }
 
+impl<R> std::fmt::Debug for FrameReader<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FrameReader")
+            .field("framing", &self.framing)
+            .field("max_message_size", &self.max_message_size)
+            .field("buffered", &(self.buf.len() - self.pos))
+            .field("eof", &self.eof)
+            .finish_non_exhaustive()
+    }
+}
+
 /// A line found in the buffer.
 enum Line {
     /// `buf[start..end]`, without the terminator.

@@ -21,6 +21,16 @@ pub struct McpBody {
     kind: Kind,
 }
 
+impl std::fmt::Debug for McpBody {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let kind = match self.kind {
+            Kind::Full(_) => "json",
+            Kind::Events { .. } => "event-stream",
+        };
+        f.debug_struct("McpBody").field("kind", &kind).finish()
+    }
+}
+
 enum Kind {
     Full(Full<Bytes>),
     Events {

@@ -115,6 +115,12 @@ pub struct McpHttpService {
     cors: Option<tower_http::cors::CorsLayer>,
 }
 
+impl std::fmt::Debug for McpHttpService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpHttpService").field("http", &self.http).finish_non_exhaustive()
+    }
+}
+
 impl McpServer {
     /// This MCP server's Streamable HTTP endpoint, with the HTTP
     /// transport's default settings (see [`McpHttpService`]).

@@ -82,6 +82,12 @@ pub struct HttpSource {
     current: Vec<u8>,
 }
 
+impl std::fmt::Debug for HttpSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpSource").finish_non_exhaustive()
+    }
+}
+
 /// The sending half of the HTTP client: each message is one `POST`, sent
 /// on its own task (calls run concurrently over a pool of kept-alive
 /// connections).
@@ -92,6 +98,12 @@ pub struct HttpSink {
     queued: usize,
     /// Dropped on close: the source ends once every answer is in.
     replies: Option<mpsc::UnboundedSender<Vec<u8>>>,
+}
+
+impl std::fmt::Debug for HttpSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpSink").finish_non_exhaustive()
+    }
 }
 
 impl HttpConnect {

@@ -72,7 +72,7 @@ enum HostCheck {
     Only(Vec<String>),
 }
 
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub(crate) struct HttpConfig {
     hosts: HostCheck,
     origins: Vec<String>,
@@ -127,6 +127,12 @@ pub(crate) struct HttpConfig {
 #[derive(Clone)]
 pub struct HttpService {
     inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for HttpService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpService").field("server", &self.inner.server).field("config", &self.inner.config).finish()
+    }
 }
 
 pub(crate) struct Inner {
@@ -538,6 +544,19 @@ impl Inner {
         })
     }
 
+    /// [`Inner::check_host_of`], reading the headers of `request`: for
+    /// MCP's Streamable HTTP endpoint, which checks the host before it
+    /// hands a request on (the HTTP service reads the headers once for all
+    /// its checks).
+    #[cfg(feature = "mcp")]
+    pub(crate) fn check_host<B>(
+        &self,
+        request: &Request<B>,
+        addrs: Option<HttpAddrs>,
+    ) -> Option<Response<Full<Bytes>>> {
+        self.check_host_of(&Heads::of(request.headers()), request.uri(), request.version(), addrs)
+    }
+
     /// 400 unless the request names one valid host (RFC 9112 §3.2), 403
     /// unless that host is allowed (see [`HostCheck`]); `None` when it is.
     ///
@@ -548,15 +567,8 @@ impl Inner {
     /// port that is not digits, text after an IPv6 literal), or an
     /// HTTP/1.1 request without any host are refused before anything else
     /// reads them, so no malformed value can pass for a loopback name.
-    pub(crate) fn check_host<B>(
-        &self,
-        request: &Request<B>,
-        addrs: Option<HttpAddrs>,
-    ) -> Option<Response<Full<Bytes>>> {
-        self.check_host_of(&Heads::of(request.headers()), request.uri(), request.version(), addrs)
-    }
-
-    /// [`Inner::check_host`] with the request's headers already read.
+    ///
+    /// `heads` are the headers of the request, already read.
     fn check_host_of(
         &self,
         heads: &Heads<'_>,
@@ -682,7 +694,7 @@ pub(super) fn plain_context(addrs: Option<HttpAddrs>) -> Context {
     }
 }
 
-/// The host a request is for (see [`Inner::check_host`]), or why it
+/// The host a request is for (see [`Inner::check_host_of`]), or why it
 /// names none that can be served.
 fn request_host<'a>(
     heads: &Heads<'a>,
