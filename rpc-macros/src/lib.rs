@@ -91,6 +91,16 @@ use proc_macro::TokenStream;
 ///   catalog (repeatable; the code may be a constant). An error type with
 ///   `#[derive(RpcError)]` declares its errors for every method returning
 ///   it, so this is rarely needed;
+/// - `requires = "admin"`, `requires(any("admin", "ops"))` or
+///   `requires(all("read", "write"))`: only callers whose `Context` holds
+///   `Permissions` granting that permission (one of the list, every one of
+///   the list) may call the method; others get -32003 before their params
+///   are decoded, and the catalog shows `"x-requires"`. On a notification a
+///   refusal cannot be answered: it is dropped with a logged warning;
+/// - `mcp(hidden)`, or `mcp(name = "list_items", title = "List items",
+///   read_only, destructive = false, idempotent, open_world = false)`: the
+///   method's MCP tool is left out, or gets that name (`[a-zA-Z0-9_-]`, at
+///   most 64 characters, as model APIs accept), title and hints;
 /// - `unsubscribe = "unsubscribe_ticks"`: on a subscription method (an
 ///   `async fn` taking a `sink: Sink<Item>` parameter, injected like
 ///   `Context`, and returning `()` or `Result<(), E>`), the method that
