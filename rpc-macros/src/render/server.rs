@@ -53,9 +53,11 @@ pub fn into_rpc(service: &Service) -> Vec<TraitItem> {
 }
 
 /// The name of the static holding the trait's method specs:
-/// `Calculator` -> `__CALCULATOR_RPC_SPECS`.
+/// `Calculator` -> `__Calculator_RPC_SPECS`. The trait's own spelling, not
+/// upper-cased: traits `FooBar` and `Foobar` in one module must not share
+/// the name.
 pub fn specs_ident(service: &Service) -> syn::Ident {
-    format_ident!("__{}_RPC_SPECS", service.item.ident.to_string().to_uppercase())
+    format_ident!("__{}_RPC_SPECS", service.item.ident)
 }
 
 /// One `static` with every method's spec, shared by the dispatch and the
@@ -76,7 +78,7 @@ pub fn specs(service: &Service) -> TokenStream {
     let specs = service.methods.iter().map(method_spec).chain(aliases).chain(unsubscribes);
     quote! {
         #[doc(hidden)]
-        #[allow(deprecated, clippy::all)]
+        #[allow(deprecated, non_upper_case_globals, clippy::all)]
         static #ident: [#krate::__private::MethodSpec; #count] = {
             use #krate::__private as __rpc;
             [#(#specs),*]

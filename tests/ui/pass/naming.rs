@@ -4,6 +4,18 @@
 
 use rpc_runtime::{rpc, Router};
 
+/// Regression: the generated spec table was named after the upper-cased
+/// trait name, so these two traits in one module collided.
+#[rpc]
+pub trait FooBar {
+    fn one(&self) -> u8;
+}
+
+#[rpc]
+pub trait Foobar {
+    fn two(&self) -> u8;
+}
+
 #[rpc(rename_all = "camelCase")]
 pub trait Camel {
     fn get_block_by_hash(&self, block_hash: String, full_tx: Option<bool>) -> u8;
