@@ -24,7 +24,7 @@ use super::{preview, subscription, Closed, Outgoing, Peer, PeerOptions, Shared};
 use crate::dispatch::context::Context;
 use crate::dispatch::engine::{write_error, Engine, Envelope, Incoming};
 use crate::dispatch::signal::Signal;
-use crate::wire::{ErrorObject, INVALID_REQUEST, PARSE_ERROR, SERVER_OVERLOADED};
+use crate::wire::{ErrorObject, INVALID_REQUEST, PARSE_ERROR};
 
 /// Answers are handed to the transport once this much is queued, even if
 /// more input is at hand.
@@ -290,7 +290,7 @@ impl Connection {
             }
             _ => {
                 tracing::debug!(calls = pending.calls(), limit = permits, "refused: too many requests running");
-                let rejected = pending.reject(&overloaded(permits));
+                let rejected = pending.reject(&ErrorObject::overloaded(permits, "on this connection"));
                 if !rejected.is_empty() {
                     sink.send(&rejected);
                 }
@@ -586,13 +586,6 @@ fn probe_keys(message: &[u8], cancel_method: Option<&str>) -> (bool, bool) {
         }
     }
     (response, cancel)
-}
-
-fn overloaded(limit: usize) -> ErrorObject {
-    ErrorObject::new(
-        SERVER_OVERLOADED,
-        format!("Server overloaded: at most {limit} requests may run at once on this connection (max_concurrent_requests); retry later"),
-    )
 }
 
 /// Queues an error answer to a message whose id could not be read.

@@ -36,7 +36,7 @@ use super::server::Server;
 use crate::dispatch::context::Context;
 use crate::dispatch::engine::{write_error, Engine, PendingResponse};
 use crate::peer::{MessageSink, MessageSource, Peer, PeerBuilder, Received};
-use crate::wire::{ErrorObject, INTERNAL_ERROR, INVALID_REQUEST, SERVER_OVERLOADED};
+use crate::wire::{ErrorObject, INTERNAL_ERROR, INVALID_REQUEST};
 
 /// The code of the error a call over NATS fails with at once when nothing
 /// is subscribed to its subject (the broker's "no responders"): no server
@@ -52,6 +52,8 @@ pub const REFUSED: i64 = -32002;
 /// many more messages, or as many as arrived in the last quarter second
 /// if more (see [`Replica::drain`]).
 const MIN_DRAIN_WINDOW: u64 = 1024;
+/// Where `max_concurrent_requests` holds over NATS, for its refusal.
+const REPLICA: &str = "in this replica";
 
 /// Serving: how long a rate bucket lasts (see [`Traffic`]).
 const RATE_BUCKET: Duration = Duration::from_millis(250);
@@ -312,7 +314,7 @@ impl Responder {
             }
             _ => {
                 tracing::debug!(calls = pending.calls(), limit = self.permits, "refused: too many requests running");
-                Err(pending.reject(&overloaded(self.permits)))
+                Err(pending.reject(&ErrorObject::overloaded(self.permits, REPLICA)))
             }
         }
     }
@@ -320,7 +322,7 @@ impl Responder {
     /// Finishes a message whose hook has to wait, on a task of its own.
     fn spawn_admission(&self, admitted: HookFuture, subject: Subject, reply: Option<Subject>, payload: Bytes) {
         let Ok(slot) = Arc::clone(&self.running).try_acquire_owned() else {
-            let answer = error_answer(&payload, &overloaded(self.permits));
+            let answer = error_answer(&payload, &ErrorObject::overloaded(self.permits, REPLICA));
             let responder = self.clone();
             tokio::spawn(async move { responder.publish(reply, answer).await });
             return;
@@ -337,7 +339,7 @@ impl Responder {
                             let wanted = u32::try_from(pending.calls()).ok();
                             match wanted.map(|n| Arc::clone(&responder.running).try_acquire_many_owned(n)) {
                                 Some(Ok(_more)) => pending.run().await,
-                                _ => pending.reject(&overloaded(responder.permits)),
+                                _ => pending.reject(&ErrorObject::overloaded(responder.permits, REPLICA)),
                             }
                         }
                     }
@@ -391,13 +393,6 @@ impl Traffic {
     fn window(&self) -> u64 {
         MIN_DRAIN_WINDOW.max(self.current).max(self.previous)
     }
-}
-
-fn overloaded(limit: usize) -> ErrorObject {
-    ErrorObject::new(
-        SERVER_OVERLOADED,
-        format!("Server overloaded: at most {limit} requests may run at once in this replica (max_concurrent_requests); retry later"),
-    )
 }
 
 /// The answer to a message refused by the connection hook.

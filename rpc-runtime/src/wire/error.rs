@@ -57,6 +57,16 @@ pub struct ErrorObject {
 }
 
 impl ErrorObject {
+    /// The refusal of requests past `max_concurrent_requests` (-32000):
+    /// at most `limit` may run at once `scope` ("on this connection", "in
+    /// this replica", "in one MCP session").
+    pub(crate) fn overloaded(limit: usize, scope: &str) -> Self {
+        Self::new(
+            SERVER_OVERLOADED,
+            format!("Server overloaded: at most {limit} requests may run at once {scope} (max_concurrent_requests); retry later"),
+        )
+    }
+
     /// An error with `code` and `message` and no `data`.
     pub fn new(code: i64, message: impl Into<Cow<'static, str>>) -> Self {
         Self { code, message: message.into(), data: None }

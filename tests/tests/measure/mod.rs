@@ -114,9 +114,7 @@ impl TcpCalculator {
     /// Like [`TcpCalculator::spawn`], also serving HTTP (`--http`) on
     /// another ephemeral port, [`TcpCalculator::http`].
     pub async fn spawn_with_http(stderr: Stderr) -> Self {
-        let mut command = Command::new(crate::common::calculator_path());
-        command.args(["--http", "127.0.0.1:0"]);
-        Self::start(command, "ndjson", &[], stderr).await
+        Self::spawn_with_args("ndjson", &["--http", "127.0.0.1:0"], stderr).await
     }
 
     /// Like [`TcpCalculator::spawn`], with at most `fds` open file

@@ -40,7 +40,7 @@ use crate::dispatch::engine::write_error;
 use crate::dispatch::signal::Signal;
 use crate::transport::http::{status_response, HttpAddrs, HttpService, Inner};
 use crate::transport::server::Server;
-use crate::wire::{ErrorObject, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, SERVER_OVERLOADED};
+use crate::wire::{ErrorObject, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR};
 use body::CancelOnDrop;
 use request::{Headers, Kind, Message, SESSION_ID};
 use sessions::{InUse, Sessions};
@@ -426,7 +426,7 @@ impl Answer<'_> {
                             "MCP call refused: too many running in its session"
                         );
                         drop(in_use);
-                        let out = pending.reject(&session_overloaded(limit));
+                        let out = pending.reject(&ErrorObject::overloaded(limit, "in one MCP session"));
                         return json_or_accepted(out, status_from_error);
                     }
                 }
@@ -471,14 +471,6 @@ impl Answer<'_> {
             }
         }
     }
-}
-
-/// The refusal of a call over its session's limit.
-fn session_overloaded(limit: usize) -> ErrorObject {
-    ErrorObject::new(
-        SERVER_OVERLOADED,
-        format!("Server overloaded: at most {limit} requests may run at once in one MCP session (max_concurrent_requests); retry later"),
-    )
 }
 
 /// 202 when there is nothing to say (a notification, a response, or a
