@@ -92,7 +92,7 @@ pub use catalog::{
 };
 pub use dispatch::context::Context;
 pub use dispatch::engine::{Engine, Limits, PendingResponse};
-pub use dispatch::middleware::{MethodCall, Middleware, Next};
+pub use dispatch::middleware::{MethodCall, MethodResponse, MethodService, MethodServiceFuture};
 pub use dispatch::params::Params;
 pub use dispatch::permissions::Permissions;
 pub use dispatch::router::{
