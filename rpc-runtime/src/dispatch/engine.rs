@@ -457,11 +457,7 @@ impl Engine {
         let (cx, inflight) = cx.for_request(id);
         let called = match &self.layers {
             None => self.router.call_into(&method, envelope.params, id.is_none(), &cx, out),
-            Some(layers) => {
-                let params = envelope.params.map(ToOwned::to_owned);
-                let call = MethodCall::new(&*method, params, cx.into_owned(), id.map(Into::into));
-                Some(layers.call(call, out))
-            }
+            Some(layers) => Some(layers.call(&method, envelope.params, cx.into_owned(), id, out)),
         };
         match (called, id) {
             (Some(Called::Written), Some(id)) => write_response_tail(out, id),

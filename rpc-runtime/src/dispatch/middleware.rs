@@ -92,6 +92,7 @@ type BoxError = Box<dyn StdError + Send + Sync>;
 ///     }
 /// }
 /// ```
+#[derive(Clone)]
 pub struct MethodCall {
     method: Box<str>,
     params: Option<Box<RawValue>>,
@@ -407,12 +408,20 @@ impl Stack {
         self.service.lock().unwrap_or_else(PoisonError::into_inner).clone()
     }
 
-    /// Runs `call` through the layers to the router. A call every layer
-    /// lets through at once (and a plain method) is answered now, its
-    /// result appended to `out`; one that waits (for a layer's readiness
-    /// or an `async` method) becomes a future.
-    pub(crate) fn call(&self, call: MethodCall, out: &mut Vec<u8>) -> Called {
-        let method: Box<str> = call.method.clone();
+    /// Runs a call of `method` through the layers to the router (`id` is
+    /// the request's raw id, `None` for a notification). A call every
+    /// layer lets through at once (and a plain method) is answered now,
+    /// its result appended to `out`; one that waits (for a layer's
+    /// readiness or an `async` method) becomes a future.
+    pub(crate) fn call(
+        &self,
+        method: &str,
+        params: Option<&RawValue>,
+        cx: Context,
+        id: Option<&str>,
+        out: &mut Vec<u8>,
+    ) -> Called {
+        let call = MethodCall::new(method, params.map(ToOwned::to_owned), cx, id.map(Into::into));
         let mut service = self.service();
         let mut future: MethodServiceFuture = Box::pin(async move {
             poll_fn(|cx| service.poll_ready(cx)).await?;
@@ -421,12 +430,11 @@ impl Stack {
         // One poll with a waker that does nothing: a future still pending
         // is polled again by its task, with the task's waker.
         let mut cx = TaskContext::from_waker(Waker::noop());
-        let polled = catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(&mut cx)));
-        match polled {
+        match catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(&mut cx))) {
             Ok(Poll::Ready(Ok(response))) => response.write_into(out),
             Ok(Poll::Ready(Err(error))) => Called::Failed(error),
             Ok(Poll::Pending) => Called::Pending(into_method_future(future)),
-            Err(panic) => Called::Failed(panicked(&method, &*panic)),
+            Err(panic) => Called::Failed(panicked(method, &*panic)),
         }
     }
 }

@@ -102,7 +102,7 @@ impl Server {
     /// Adds a tower [`Layer`](tower_layer::Layer) around every call on
     /// every connection and transport: tower's `TimeoutLayer`,
     /// `ConcurrencyLimitLayer`, `RateLimitLayer`, `LoadShedLayer`, or a
-    /// layer of one's own (see [`MethodCall`](crate::MethodCall)). Each
+    /// layer of one's own (see [`MethodCall`](crate::dispatch::middleware::MethodCall)). Each
     /// call of a batch goes through the layers on its own. The last added
     /// is outermost, as with axum's `Router::layer`; to add several in
     /// reading order, add one `tower::ServiceBuilder`.
@@ -110,18 +110,22 @@ impl Server {
     /// A layer's service must be `Clone + Send`; each call runs on a clone,
     /// after waiting for [`poll_ready`](tower_service::Service::poll_ready).
     /// Its errors become JSON-RPC errors as
-    /// [`MethodService::new`](crate::MethodService::new) says. Without any
+    /// [`MethodService::new`](crate::dispatch::middleware::MethodService::new) says. Without any
     /// layer, calls take the direct path and pay nothing. For example,
     /// with `tower` as a dependency:
     /// `server.layer(tower::timeout::TimeoutLayer::new(Duration::from_secs(30)))`.
     pub fn layer<L>(self, layer: L) -> Self
     where
-        L: tower_layer::Layer<crate::MethodService>,
-        L::Service:
-            tower_service::Service<crate::MethodCall, Response = crate::MethodResponse> + Clone + Send + 'static,
-        <L::Service as tower_service::Service<crate::MethodCall>>::Error:
+        L: tower_layer::Layer<crate::dispatch::middleware::MethodService>,
+        L::Service: tower_service::Service<
+                crate::dispatch::middleware::MethodCall,
+                Response = crate::dispatch::middleware::MethodResponse,
+            > + Clone
+            + Send
+            + 'static,
+        <L::Service as tower_service::Service<crate::dispatch::middleware::MethodCall>>::Error:
             Into<Box<dyn std::error::Error + Send + Sync>>,
-        <L::Service as tower_service::Service<crate::MethodCall>>::Future: Send + 'static,
+        <L::Service as tower_service::Service<crate::dispatch::middleware::MethodCall>>::Future: Send + 'static,
     {
         Server { engine: self.engine.layer(layer), ..self }
     }
