@@ -334,3 +334,40 @@ async fn a_layers_error_object_is_answered_as_is_and_other_errors_are_internal()
         assert_eq!(reply, json!({"jsonrpc": "2.0", "error": {"code": code, "message": message}, "id": 1}));
     }
 }
+
+/// A service that panics in `call`, or (`later`) in its future.
+#[derive(Clone)]
+struct Panicking {
+    later: bool,
+}
+
+impl Service<MethodCall> for Panicking {
+    type Response = MethodResponse;
+    type Error = ErrorObject;
+    type Future = Pin<Box<dyn Future<Output = Result<MethodResponse, ErrorObject>> + Send>>;
+
+    fn poll_ready(&mut self, _: &mut TaskContext<'_>) -> Poll<Result<(), ErrorObject>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, _: MethodCall) -> Self::Future {
+        assert!(self.later, "a layer's bug, in call");
+        Box::pin(async {
+            tokio::task::yield_now().await;
+            panic!("a layer's bug, in its future")
+        })
+    }
+}
+
+#[tokio::test]
+async fn a_panicking_layer_answers_internal_error_and_the_engine_goes_on() {
+    for later in [false, true] {
+        let (router, _, _, _) = held();
+        let engine = Engine::new(router, Limits::default()).layer(tower::layer::layer_fn(move |_| Panicking { later }));
+        let reply = answer(&engine, &request("quick", json!([1]), 1), &Context::new()).await;
+        assert_eq!(reply["id"], 1, "later = {later}: {reply}");
+        assert_eq!(reply["error"]["code"], -32603, "later = {later}: {reply}");
+        let again = answer(&engine, &request("quick", json!([2]), 2), &Context::new()).await;
+        assert_eq!(again["error"]["code"], -32603, "later = {later}: {again}");
+    }
+}
