@@ -371,3 +371,17 @@ async fn a_panicking_layer_answers_internal_error_and_the_engine_goes_on() {
         assert_eq!(again["error"]["code"], -32603, "later = {later}: {again}");
     }
 }
+
+#[tokio::test]
+async fn a_rate_limit_shared_through_a_buffer_sheds_the_call_over_the_rate() {
+    let (router, _, _, _) = held();
+    // tower's `RateLimit` counts per instance and is not `Clone`; a
+    // `Buffer` in front of it makes every call share one.
+    let engine = Engine::new(router, Limits::default())
+        .layer(ServiceBuilder::new().buffer(8).load_shed().rate_limit(1, Duration::from_secs(3600)));
+    let reply = answer(&engine, &request("quick", json!([1]), 1), &Context::new()).await;
+    assert_eq!(reply, json!({"jsonrpc": "2.0", "result": 1, "id": 1}));
+    let refused = answer(&engine, &request("quick", json!([2]), 2), &Context::new()).await;
+    assert_eq!(refused["id"], 2);
+    assert_eq!(refused["error"]["code"], SERVER_OVERLOADED, "{refused}");
+}

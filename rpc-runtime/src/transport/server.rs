@@ -109,6 +109,8 @@ impl Server {
     ///
     /// A layer's service must be `Clone + Send`; each call runs on a clone,
     /// after waiting for [`poll_ready`](tower_service::Service::poll_ready).
+    /// (tower's `RateLimit` counts per instance and is not `Clone`: put a
+    /// `BufferLayer` in front of it, so that every call shares one.)
     /// Its errors become JSON-RPC errors as
     /// [`MethodService::new`](crate::dispatch::middleware::MethodService::new) says. Without any
     /// layer, calls take the direct path and pay nothing. For example,
