@@ -12,8 +12,8 @@
 //! cargo test --release -p tests --test load -- --ignored --nocapture
 //! ```
 
-mod common;
-mod measure;
+use crate::common;
+use crate::measure;
 
 use std::collections::HashMap;
 use std::net::SocketAddr;

@@ -1,7 +1,7 @@
 //! Both directions on one connection: a server method that notifies and
 //! calls back its caller during a request, and per-connection data.
 
-mod client_support;
+use crate::client_support;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

@@ -2,7 +2,7 @@
 //! example over its stdin/stdout, both framings), TCP (both framings) and
 //! in-process.
 
-mod client_support;
+use crate::client_support;
 
 use std::time::Duration;
 

@@ -15,7 +15,7 @@
 //! `tests::interop`); the SDK goes into a virtual environment at
 //! `target/mcp-venv`, made on first use (`.ci/run` makes it up front).
 
-mod client_support;
+use crate::client_support;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -6,7 +6,7 @@
 //! Concurrency is proven by ordering, never by timing: handlers wait on
 //! gates and barriers that only another request can open.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

@@ -3,8 +3,8 @@
 //! cancellation, end of input), and a service of the test's own served
 //! in-process (tools, schemas per revision, arguments, progress, pages).
 
-mod client_support;
-mod common;
+use crate::client_support;
+use crate::common;
 
 use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, Ordering};

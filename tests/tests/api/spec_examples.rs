@@ -10,7 +10,7 @@
 //! thing on stdout. After every example, the same follow-up request proves
 //! that nothing else was written.
 
-mod common;
+use crate::common;
 
 use common::{compact, Calculator, Wire};
 

@@ -2,8 +2,7 @@
 //! the examples' real catalogs, property tests, the committed-file helper
 //! and the `catalog_diff` example's exit codes.
 
-#[path = "../common/mod.rs"]
-mod common;
+use crate::common;
 mod corpus;
 mod diff_tool;
 mod file;

@@ -5,7 +5,7 @@
 //! cancellation by closing the stream (2026-07-28) or by
 //! `notifications/cancelled` (in a session).
 
-mod web_support;
+use crate::web_support;
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};

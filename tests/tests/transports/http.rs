@@ -2,7 +2,7 @@
 //! server answers, its security checks and limits, graceful shutdown, the
 //! tower service mounted in axum, and the HTTP client under a typed client.
 
-mod web_support;
+use crate::web_support;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};

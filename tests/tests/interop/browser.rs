@@ -11,7 +11,7 @@
 //! `RPC_REQUIRE_INTEROP=1`, see `tests::interop`; `.ci/run` installs
 //! them). `RPC_CHROMIUM` names another Chromium binary.
 
-mod client_support;
+use crate::client_support;
 
 use std::path::PathBuf;
 

@@ -2,7 +2,7 @@
 //! request running when the signal came is still answered, exit status 0),
 //! and quietly when its client closes while an answer is on its way.
 
-mod client_support;
+use crate::client_support;
 
 use std::process::Stdio;
 use std::time::Duration;

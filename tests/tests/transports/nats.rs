@@ -6,7 +6,7 @@
 //! (load sharing, a rolling restart, a replica killed); no responders; the
 //! broker's `max_payload`.
 
-mod client_support;
+use crate::client_support;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};

@@ -14,8 +14,8 @@
 //! checks the server's peak against connections x (limit + one message),
 //! with room for the allocator and the runtime.
 
-mod common;
-mod measure;
+use crate::common;
+use crate::measure;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;

@@ -7,7 +7,7 @@
 //! parses every request, and where an answer is hyper's own choice, a
 //! comment says so.
 
-mod web_support;
+use crate::web_support;
 
 use std::net::SocketAddr;
 use std::time::Duration;

@@ -12,7 +12,7 @@
 //! a hand-written client's would. Whitespace is spaces and tabs only: a
 //! raw line break would be blanked by newline-delimited framing.
 
-mod common;
+use crate::common;
 
 use std::sync::OnceLock;
 

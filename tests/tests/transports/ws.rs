@@ -3,7 +3,7 @@
 //! Origin check at the handshake, binary frames, keep-alive pings, the
 //! close handshake, the size limit, and a client that reconnects.
 
-mod web_support;
+use crate::web_support;
 
 use std::time::Duration;
 

@@ -4,8 +4,8 @@
 //!
 //! Regenerate the snapshot with `UPDATE_SNAPSHOTS=1 cargo test --test catalog_calculator`.
 
-mod catalog_util;
-mod client_support;
+use crate::catalog_util;
+use crate::client_support;
 
 use std::collections::HashMap;
 use std::path::Path;

@@ -1,7 +1,7 @@
 //! Regression tests for the quirks a hostile-client review found (issue 14,
 //! finding 5), end to end over an in-process byte stream in both framings.
 
-mod common;
+use crate::common;
 
 use common::{result, serve_in_process, Wire};
 use rpc_runtime::{rpc, ErrorObject, Server};

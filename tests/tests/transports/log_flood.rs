@@ -8,8 +8,8 @@
 //! failures at the descriptor limit are logged once per interval, not 20
 //! times a second.
 
-mod common;
-mod measure;
+use crate::common;
+use crate::measure;
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};

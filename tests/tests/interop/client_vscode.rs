@@ -6,7 +6,7 @@
 //! `tests::interop`); installs the locked packages with `npm ci` when they
 //! are missing.
 
-mod client_support;
+use crate::client_support;
 
 use std::path::PathBuf;
 

@@ -13,7 +13,7 @@
 //! `RPC_REQUIRE_INTEROP=1`, see `tests::interop`); `.ci/run` installs the
 //! locked packages, and this test does too when they are missing.
 
-mod client_support;
+use crate::client_support;
 
 use std::path::PathBuf;
 

@@ -4,8 +4,8 @@
 //! is measured from outside where it matters (open file descriptors from
 //! `/proc/<pid>/fd`, running handlers through the calculator's `waiting`).
 
-mod common;
-mod measure;
+use crate::common;
+use crate::measure;
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};

@@ -3,7 +3,7 @@
 //! merged documents, `rpc.discover`, the `catalog = false` opt-out and the
 //! MCP-style `inputSchema`.
 
-mod catalog_util;
+use crate::catalog_util;
 
 use rpc_runtime::schemars::JsonSchema;
 use rpc_runtime::{rpc, Context, Draft, Engine, ErrorObject, Limits, Router};

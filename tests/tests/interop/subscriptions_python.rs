@@ -3,7 +3,7 @@
 //! Skipped, saying so, without `python3`; mandatory with
 //! `RPC_REQUIRE_INTEROP=1` (as `.ci/run` sets it).
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 
