@@ -2,7 +2,7 @@
 //! misuse in `ui/fail/<category>` must fail with exactly its `.stderr`.
 //!
 //! After changing a message on purpose, regenerate the snapshots with
-//! `TRYBUILD=overwrite cargo test -p tests --test ui` and review the diff.
+//! `TRYBUILD=overwrite cargo test -p tests --test ui_tests ui::` and review the diff.
 
 #[test]
 fn ui() {
