@@ -76,7 +76,7 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod catalog;
-mod dispatch;
+pub mod dispatch;
 mod log;
 #[cfg(feature = "mcp")]
 pub mod mcp;
@@ -87,8 +87,8 @@ mod wire;
 
 pub use catalog::{
     Catalog, Components, ContentDescriptor, Draft, ErrorDescriptor, ErrorInfo, Info, MethodInfo, MethodObject, OpenRpc,
-    ParamInfo, RpcError, SchemaFn, ServiceInfo, SubscriptionInfo, SubscriptionObject, ToolInfo, DISCOVER_METHOD,
-    OPENRPC_VERSION,
+    ParamInfo, RpcError, SchemaFn, ServiceInfo, StandaloneSchema, SubscriptionInfo, SubscriptionObject, ToolInfo,
+    DISCOVER_METHOD, OPENRPC_VERSION,
 };
 pub use dispatch::context::Context;
 pub use dispatch::engine::{Engine, Limits, PendingResponse};

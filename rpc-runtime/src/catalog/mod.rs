@@ -18,9 +18,7 @@ use crate::spec::{MethodSpec, ParamStructure};
 pub(crate) mod compat;
 mod tool;
 
-pub use tool::ToolInfo;
-#[cfg(feature = "mcp")]
-pub(crate) use tool::{nothing, Standalone};
+pub use tool::{StandaloneSchema, ToolInfo};
 
 /// The OpenRPC version the documents conform to.
 pub const OPENRPC_VERSION: &str = "1.3.2";

@@ -16,6 +16,7 @@ use serde_json::error::Category;
 use serde_json::value::RawValue;
 
 use crate::dispatch::context::Context;
+use crate::dispatch::dialect::{Dialect, SharedDialect};
 use crate::dispatch::middleware::{call_through, MethodCall, Middleware, Stack};
 use crate::dispatch::router::{panicked, Called, MethodFuture, MethodResult, Router};
 use crate::dispatch::signal::Signal;
@@ -88,20 +89,6 @@ impl std::fmt::Debug for Engine {
             .field("dialect", &self.dialect.is_some())
             .finish()
     }
-}
-
-/// The rules of a protocol built on JSON-RPC 2.0 that narrow what the
-/// engine accepts (MCP: no `null` ids, batches only on some revisions).
-/// Checked before a request runs; an error is answered as is and the
-/// request (or the whole batch) is not executed.
-pub(crate) trait Dialect: Send + Sync {
-    /// Whether a request may carry id `id` (raw JSON: a string, a number or
-    /// `null`).
-    fn check_id(&self, id: &RawValue) -> Result<(), ErrorObject>;
-
-    /// Whether a batch may be received in the connection or session that
-    /// `cx` belongs to.
-    fn check_batch(&self, cx: &Context) -> Result<(), ErrorObject>;
 }
 
 /// The id of a request as it appeared on the wire, or `None` for a
@@ -233,10 +220,20 @@ impl Engine {
         Engine { middleware: Some(stack.into()), ..self }
     }
 
-    /// The same engine holding requests to the rules of `dialect` too.
-    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
-    pub(crate) fn with_dialect(self, dialect: Arc<dyn Dialect>) -> Self {
-        Engine { dialect: Some(dialect), ..self }
+    /// The same engine holding requests to the rules of `dialect` too
+    /// (replacing any set before): ids and batches it refuses are answered
+    /// with its error and not run. See [`Dialect`].
+    ///
+    /// Its [`cancellation`](Dialect::cancellation) is a connection's
+    /// business: set the dialect on a [`Server`](crate::Server) to have it
+    /// applied too.
+    pub fn with_dialect(self, dialect: impl Dialect) -> Self {
+        self.with_shared_dialect(Some(SharedDialect::new(dialect)))
+    }
+
+    /// The same engine with `dialect`, or none.
+    pub(crate) fn with_shared_dialect(self, dialect: Option<SharedDialect>) -> Self {
+        Engine { dialect: dialect.map(|shared| shared.0), ..self }
     }
 
     /// The same router with other limits.

@@ -43,10 +43,9 @@ pub use revision::Revision;
 pub use session::UNSUPPORTED_PROTOCOL_VERSION;
 
 use crate::dispatch::context::Context;
-use crate::dispatch::engine::Engine;
+use crate::dispatch::engine::{Engine, Limits};
 use crate::dispatch::params::Params;
 use crate::dispatch::router::{encode, MethodOutcome, Router};
-use crate::peer::Cancellation;
 use crate::spec::{MethodSpec, ParamSpec, ParamStructure};
 use crate::transport::server::Server;
 use crate::wire::{ErrorObject, Framing, INVALID_PARAMS, METHOD_NOT_FOUND};
@@ -200,7 +199,7 @@ impl McpServer {
     /// (no `null` ids, batches only in sessions whose revision has them),
     /// for a transport that brings its own sessions (see the module docs).
     pub fn into_engine(self) -> Engine {
-        Engine::new(self.into_router(), crate::dispatch::engine::Limits::default()).with_dialect(Arc::new(McpRules))
+        Engine::new(self.into_router(), Limits::default()).with_dialect(McpRules)
     }
 
     /// A [`Server`] that speaks MCP on every connection: newline-delimited
@@ -208,10 +207,7 @@ impl McpServer {
     /// not answered). Serve it over stdio as MCP hosts launch servers:
     /// `McpServer::new(router).into_server().serve_stdio().await`.
     pub fn into_server(self) -> Server {
-        let mut server = Server::new(Router::new()).framing(Framing::NewlineDelimited).cancellation(Cancellation::Mcp);
-        let limits = server.engine.limits().clone();
-        server.engine = self.into_engine().with_limits(limits);
-        server
+        Server::new(self.into_router()).framing(Framing::NewlineDelimited).dialect(McpRules)
     }
 }
 

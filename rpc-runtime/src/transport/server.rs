@@ -14,6 +14,7 @@ use super::deadline::DEFAULT_WRITE_TIMEOUT;
 use super::hook::{admit, Hook, HookFuture};
 use super::stream::StreamSink;
 use crate::dispatch::context::Context;
+use crate::dispatch::dialect::Dialect;
 use crate::dispatch::engine::{Engine, Limits};
 use crate::dispatch::router::Router;
 use crate::dispatch::signal::Signal;
@@ -86,6 +87,16 @@ impl Server {
     /// default; see [`Cancellation`]).
     pub fn cancellation(self, cancellation: Cancellation) -> Self {
         Server { peer: PeerOptions { cancellation, ..self.peer }, ..self }
+    }
+
+    /// Holds every connection, on every transport, to the rules of a
+    /// protocol built on JSON-RPC 2.0 (see [`Dialect`]): the ids and
+    /// batches it refuses, and its way of cancelling a request when it has
+    /// one (which replaces [`Server::cancellation`]; a later call of that
+    /// overrides it again). Replaces any dialect set before.
+    pub fn dialect(self, dialect: impl Dialect) -> Self {
+        let cancellation = dialect.cancellation().unwrap_or(self.peer.cancellation);
+        Server { engine: self.engine.with_dialect(dialect), peer: PeerOptions { cancellation, ..self.peer }, ..self }
     }
 
     /// The default timeout of calls that handlers make back to their
