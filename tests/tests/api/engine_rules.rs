@@ -1006,3 +1006,108 @@ fn the_documented_default_limits() {
     assert_eq!(limits.max_batch_len, 1_000);
     assert_eq!(limits.max_concurrent_requests, 1_024);
 }
+
+// ---------------------------------------------------------------------------
+// A protocol dialect defined outside the runtime, with its public API only.
+
+mod dialect {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use rpc_runtime::dispatch::{Cancellation, Dialect};
+    use rpc_runtime::serde_json::value::RawValue;
+    use rpc_runtime::{Context, ErrorObject, Server};
+
+    use super::{error, invalid_request_because, note, req, result, serve_in_process, sorted, GateService, Wire};
+
+    /// String ids only, no batches, and its own cancellation notification
+    /// `x/cancel` with params `{"call": <id>}`.
+    struct Strict {
+        answer_cancelled: bool,
+    }
+
+    /// Batches refused so far on one connection.
+    #[derive(Default)]
+    struct Refusals(AtomicUsize);
+
+    impl Dialect for Strict {
+        fn check_id(&self, id: &RawValue) -> Result<(), ErrorObject> {
+            if id.get().starts_with('"') {
+                Ok(())
+            } else {
+                Err(ErrorObject::invalid_request().with_data(&"ids must be strings"))
+            }
+        }
+
+        fn check_batch(&self, cx: &Context) -> Result<(), ErrorObject> {
+            let refused =
+                cx.connection_state(Refusals::default).map_or(0, |count| count.0.fetch_add(1, Ordering::SeqCst));
+            Err(ErrorObject::new(-32099, format!("no batches (refusal {})", refused + 1)))
+        }
+
+        fn cancellation(&self) -> Option<Cancellation> {
+            Some(Cancellation::Custom { method: "x/cancel", id_member: "call", answered: self.answer_cancelled })
+        }
+    }
+
+    fn strict(wire: Wire, answer_cancelled: bool) -> super::Conn {
+        serve_in_process(Server::new(GateService::router()).dialect(Strict { answer_cancelled }), wire).0
+    }
+
+    #[tokio::test]
+    async fn a_custom_dialect_refuses_the_ids_it_does_not_allow_and_runs_nothing_for_them() {
+        for wire in Wire::BOTH {
+            let mut conn = strict(wire, true);
+            assert_eq!(conn.call(req("add", "[1,2]", "\"a\"")).await, result("3", "\"a\""), "{wire:?}");
+            assert_eq!(conn.call(req("add", "[1,2]", "7")).await, invalid_request_because("7", "ids must be strings"));
+            assert_eq!(
+                conn.call(req("add", "[1,2]", "null")).await,
+                invalid_request_because("null", "ids must be strings")
+            );
+            // A refused request does not run: had this `wait` run, it
+            // would take the one permit that `open` gives, and the `wait`
+            // after it would never be answered.
+            conn.send(req("wait", "[]", "5")).await;
+            conn.send(req("open", "[]", "\"o\"")).await;
+            conn.send(req("wait", "[]", "\"w\"")).await;
+            let got = vec![conn.recv().await, conn.recv().await, conn.recv().await];
+            let expected = vec![
+                invalid_request_because("5", "ids must be strings"),
+                result("true", "\"o\""),
+                result(r#""opened""#, "\"w\""),
+            ];
+            assert_eq!(sorted(got), sorted(expected), "{wire:?}");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_custom_dialect_refuses_batches_with_its_own_error_and_keeps_state_per_connection() {
+        let batch = format!("[{},{}]", req("add", "[1,2]", "\"a\""), req("add", "[3,4]", "\"b\""));
+        for wire in Wire::BOTH {
+            let mut conn = strict(wire, true);
+            assert_eq!(conn.call(&batch).await, error(-32099, "no batches (refusal 1)", "null"), "{wire:?}");
+            assert_eq!(conn.call(&batch).await, error(-32099, "no batches (refusal 2)", "null"));
+            let mut other = strict(wire, true);
+            assert_eq!(other.call(&batch).await, error(-32099, "no batches (refusal 1)", "null"));
+        }
+    }
+
+    #[tokio::test]
+    async fn a_custom_dialect_names_the_cancellation_notification_and_whether_it_is_answered() {
+        for (answer_cancelled, wire) in [(true, Wire::Ndjson), (false, Wire::ContentLength)] {
+            let (mut conn, task) =
+                serve_in_process(Server::new(GateService::router()).dialect(Strict { answer_cancelled }), wire);
+            conn.send(req("wait", "[]", "\"w\"")).await;
+            // The LSP notification means nothing here: no handler, no effect.
+            conn.send(note("$/cancelRequest", r#"{"id":"w"}"#)).await;
+            conn.send(note("x/cancel", r#"{"call":"w"}"#)).await;
+            conn.send(req("open", "[]", "\"o\"")).await;
+            conn.close().await;
+            let mut expected = vec![result("true", "\"o\"")];
+            if answer_cancelled {
+                expected.push(error(-32800, "Request cancelled", "\"w\""));
+            }
+            assert_eq!(sorted(conn.rest().await), sorted(expected), "answer_cancelled: {answer_cancelled}");
+            task.await.expect("server task").expect("the connection ends cleanly");
+        }
+    }
+}

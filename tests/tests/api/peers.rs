@@ -247,3 +247,42 @@ async fn stopping_the_connection_cancels_running_handlers_without_cancellation_c
 async fn eventually<T>(future: impl std::future::Future<Output = T>) -> T {
     tokio::time::timeout(Duration::from_secs(30), future).await.expect("the event never happened")
 }
+
+/// A dialect of string ids only, defined with the runtime's public API.
+struct StringIds;
+
+impl rpc_runtime::dispatch::Dialect for StringIds {
+    fn check_id(&self, id: &rpc_runtime::serde_json::value::RawValue) -> Result<(), ErrorObject> {
+        if id.get().starts_with('"') {
+            Ok(())
+        } else {
+            Err(ErrorObject::new(-32600, "Invalid Request: ids must be strings"))
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_dialect_on_a_peer_holds_the_requests_it_serves_to_its_rules() {
+    // Our own calls carry integer ids: a side that only takes string ids
+    // refuses them before its handler runs, one without the dialect serves them.
+    for strict in [false, true] {
+        let (ours, theirs) = rpc_runtime::memory_pair();
+        let editor = EditorImpl::default();
+        let events = Arc::clone(&editor.events);
+        let builder = Peer::builder().serve(editor.into_rpc());
+        let builder = if strict { builder.dialect(StringIds) } else { builder };
+        let _serving = builder.connect_transport(theirs.0, theirs.1);
+        let caller = EditorClient::new(Peer::builder().connect_transport(ours.0, ours.1));
+        let answer = caller.configuration("style".to_owned()).await;
+        if strict {
+            match answer {
+                Err(ClientError::Server(error)) => assert_eq!(error.code(), -32600, "{error:?}"),
+                other => panic!("expected the dialect's refusal, got {other:?}"),
+            }
+            assert!(events.lock().unwrap().is_empty(), "the refused request ran");
+        } else {
+            assert_eq!(answer.expect("served"), "bold");
+            assert_eq!(*events.lock().unwrap(), ["configuration style"]);
+        }
+    }
+}
