@@ -16,7 +16,6 @@ pub use client::result_args;
 pub fn expand(service: &Service) -> TokenStream {
     let into_rpc = server::into_rpc(service);
     let mut tokens = emit_trait(service, into_rpc);
-    tokens.extend(server::specs(service));
     tokens.extend(catalog::catalog(service));
     if !service.attrs.server_only {
         tokens.extend(client::client(service));
