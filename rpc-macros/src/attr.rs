@@ -410,7 +410,7 @@ fn parse_requires(meta: &ParseNestedMeta<'_>) -> syn::Result<Requires> {
     meta.parse_nested_meta(|inner| {
         let all = inner.path.is_ident(ALL);
         if !all && !inner.path.is_ident(ANY) {
-            return Err(unknown_key(&inner, "in `requires(...)`", &[ANY, ALL]));
+            return Err(unknown_key(&inner, "in `requires(...)`", REQUIRES_KEYS));
         }
         if out.is_some() {
             return Err(syn::Error::new(

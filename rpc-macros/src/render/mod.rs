@@ -29,7 +29,7 @@ pub fn fallback(service: &Service, errors: syn::Error) -> TokenStream {
     let krate = &service.attrs.crate_path;
     let into_rpc: TraitItem = parse_quote! {
         #[doc(hidden)]
-        fn into_rpc(self) -> #krate::Router where Self: ::core::marker::Sized {
+        fn into_rpc(self) -> #krate::__private::Router where Self: ::core::marker::Sized {
             ::core::unimplemented!()
         }
     };
@@ -57,7 +57,7 @@ fn catalog_fallback(service: &Service) -> TokenStream {
         #vis struct #ident;
         impl #ident {
             #[doc(hidden)]
-            pub fn catalog() -> #krate::Catalog {
+            pub fn catalog() -> #krate::__private::Catalog {
                 ::core::unimplemented!()
             }
         }

@@ -42,14 +42,14 @@ pub fn into_rpc(service: &Service) -> Vec<TraitItem> {
     vec![parse_quote! {
         #[doc = #doc]
         #[allow(deprecated, clippy::all)]
-        fn into_rpc(self) -> #krate::Router
+        fn into_rpc(self) -> #krate::__private::Router
         where
             Self: ::core::marker::Sized,
         {
             use #krate::__private as __rpc;
             #specs
             let __this = ::std::sync::Arc::new(self);
-            let mut __router = #krate::Router::new();
+            let mut __router = __rpc::Router::new();
             #(#registrations)*
             #(#unsubscribes)*
             #attach_catalog
