@@ -104,3 +104,28 @@ fn the_scanner_sees_paths_and_skips_comments() {
     assert_eq!(crate_paths("$crate::x; my_crate::y"), Vec::<String>::new());
     assert_eq!(code("let a = 1; // see crate::peer\n/// [`P`](crate::Peer)"), "let a = 1; \n");
 }
+
+/// Everything generated code reaches is public through one hidden module,
+/// `__private` (declared in `lib.rs`), and nowhere else: a `#[doc(hidden)]`
+/// item anywhere else would be a public path outside it (a hidden method
+/// on a public type, a hidden module under a public one).
+#[test]
+fn only_the_private_module_is_hidden() {
+    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut hidden = Vec::new();
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let code = code(&text);
+        let lines: Vec<&str> = code.lines().collect();
+        for (index, line) in lines.iter().enumerate() {
+            if !line.contains("doc(hidden)") {
+                continue;
+            }
+            let next = lines[index + 1..].iter().find(|line| !line.trim().is_empty()).map_or("", |line| line.trim());
+            hidden.push(format!("{}: {next}", file.strip_prefix(&src).unwrap().display()));
+        }
+    }
+    assert_eq!(hidden, ["lib.rs: pub mod __private;"], "#[doc(hidden)] outside `__private`");
+}
