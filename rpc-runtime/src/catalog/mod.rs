@@ -31,6 +31,7 @@ pub type SchemaFn = fn(&mut SchemaGenerator) -> Schema;
 
 /// What `#[rpc]` records about one trait; generated as a `static`.
 #[derive(Debug)]
+#[non_exhaustive]
 pub struct ServiceInfo {
     /// `info.title`: `#[rpc(title = "...")]`, or the trait's name.
     pub title: &'static str,
@@ -44,6 +45,7 @@ pub struct ServiceInfo {
 
 /// What `#[rpc]` records about one method.
 #[derive(Debug)]
+#[non_exhaustive]
 pub struct MethodInfo {
     /// The same spec the dispatch uses (wire names, optional params, accepted
     /// structure), so the catalog cannot drift from the decoder.
@@ -74,6 +76,7 @@ pub struct MethodInfo {
 
 /// What `#[rpc]` records about a subscribe method.
 #[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
 pub struct SubscriptionInfo {
     /// The schema of one item (`T` of its `Sink<T>`).
     pub item: SchemaFn,
@@ -85,6 +88,7 @@ pub struct SubscriptionInfo {
 
 /// What `#[rpc]` records about one parameter.
 #[derive(Debug)]
+#[non_exhaustive]
 pub struct ParamInfo {
     /// The doc comment on the parameter.
     pub description: Option<&'static str>,
@@ -94,11 +98,30 @@ pub struct ParamInfo {
 
 /// An error a method declares it may answer with.
 #[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
 pub struct ErrorInfo {
     /// The JSON-RPC error code.
     pub code: i64,
     /// What the error means.
     pub message: &'static str,
+}
+
+impl ErrorInfo {
+    /// Error `code`, which means `message`; for a hand-written
+    /// [`RpcError`] (the derive writes them itself):
+    ///
+    /// ```
+    /// use rpc_runtime::{ErrorInfo, RpcError};
+    ///
+    /// struct Busy;
+    /// impl RpcError for Busy {
+    ///     const ERRORS: &'static [ErrorInfo] = &[ErrorInfo::new(-32010, "The service is busy.")];
+    /// }
+    /// assert_eq!(Busy::ERRORS[0].code, -32010);
+    /// ```
+    pub const fn new(code: i64, message: &'static str) -> Self {
+        ErrorInfo { code, message }
+    }
 }
 
 /// Which JSON Schema dialect to generate.
@@ -656,6 +679,7 @@ fn encode_ref_name(name: &str) -> String {
 
 /// An OpenRPC document (the parts this crate generates).
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct OpenRpc {
     /// Always [`OPENRPC_VERSION`].
     pub openrpc: &'static str,
@@ -669,6 +693,7 @@ pub struct OpenRpc {
 
 /// The `info` object.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct Info {
     /// The service's title.
     pub title: String,
@@ -679,9 +704,28 @@ pub struct Info {
     pub description: Option<String>,
 }
 
+impl Info {
+    /// A service's `title` and `version`, without a description; for
+    /// [`Catalog::set_info`]:
+    ///
+    /// ```
+    /// let info = rpc_runtime::Info::new("Everything", "9.9.9").description("All services in one.");
+    /// assert_eq!(info.description.as_deref(), Some("All services in one."));
+    /// ```
+    pub fn new(title: impl Into<String>, version: impl Into<String>) -> Self {
+        Info { title: title.into(), version: version.into(), description: None }
+    }
+
+    /// The same info with `description`.
+    pub fn description(self, description: impl Into<String>) -> Self {
+        Info { description: Some(description.into()), ..self }
+    }
+}
+
 /// A method object.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct MethodObject {
     /// The wire name.
     pub name: String,
@@ -742,6 +786,7 @@ pub struct MethodObject {
 /// them, or the server does (a last notification without `result`:
 /// `"end": true`, or `"error"`).
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct SubscriptionObject {
     /// The method of the item notifications.
     pub notification: &'static str,
@@ -753,6 +798,7 @@ pub struct SubscriptionObject {
 
 /// A content descriptor: one param or the result.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct ContentDescriptor {
     /// The wire name.
     pub name: String,
@@ -767,6 +813,7 @@ pub struct ContentDescriptor {
 
 /// An error object of a method's `errors`.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct ErrorDescriptor {
     /// The JSON-RPC error code.
     pub code: i64,
@@ -776,6 +823,7 @@ pub struct ErrorDescriptor {
 
 /// The `components` object.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct Components {
     /// Named schemas, each once.
     pub schemas: Map<String, Value>,

@@ -12,6 +12,7 @@ use super::{Draft, Generator, MethodInfo, SchemaFn};
 
 /// What `#[rpc(mcp(...))]` says about a method's MCP tool.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ToolInfo {
     /// `mcp(hidden)`: the method is not offered as a tool.
     pub hidden: bool,

@@ -23,7 +23,17 @@ use crate::dispatch::signal::Signal;
 use crate::wire::error::{ErrorObject, INVALID_REQUEST};
 
 /// Limits that protect a server from oversized or abusive input.
+///
+/// Start from the defaults and change what you need:
+///
+/// ```
+/// use rpc_runtime::Limits;
+///
+/// let limits = Limits::default().max_message_size(64 * 1024).max_batch_len(10);
+/// assert_eq!((limits.max_message_size, limits.max_batch_len), (64 * 1024, 10));
+/// ```
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct Limits {
     /// Largest accepted message, in bytes (default 10 MiB). A larger frame is
     /// skipped and answered with -32600; the connection stays usable.
@@ -52,6 +62,44 @@ pub struct Limits {
     /// policy). On a client, a stream whose items are not read ends with
     /// [`ClientError::Lagged`](crate::ClientError::Lagged) and unsubscribes.
     pub subscription_buffer: usize,
+}
+
+impl Limits {
+    /// These limits with the largest accepted message, in bytes set to `max_message_size` (see the field).
+    pub const fn max_message_size(mut self, max_message_size: usize) -> Self {
+        self.max_message_size = max_message_size;
+        self
+    }
+
+    /// These limits with the most entries accepted in one batch set to `max_batch_len` (see the field).
+    pub const fn max_batch_len(mut self, max_batch_len: usize) -> Self {
+        self.max_batch_len = max_batch_len;
+        self
+    }
+
+    /// These limits with the most `async` requests running at once on one connection set to `max_concurrent_requests` (see the field).
+    pub const fn max_concurrent_requests(mut self, max_concurrent_requests: usize) -> Self {
+        self.max_concurrent_requests = max_concurrent_requests;
+        self
+    }
+
+    /// These limits with the most bytes of answers and outgoing calls queued on one connection set to `max_queued_bytes` (see the field).
+    pub const fn max_queued_bytes(mut self, max_queued_bytes: usize) -> Self {
+        self.max_queued_bytes = max_queued_bytes;
+        self
+    }
+
+    /// These limits with the most subscriptions open at once on one connection set to `max_subscriptions` (see the field).
+    pub const fn max_subscriptions(mut self, max_subscriptions: usize) -> Self {
+        self.max_subscriptions = max_subscriptions;
+        self
+    }
+
+    /// These limits with the most items of one subscription waiting to be written set to `subscription_buffer` (see the field).
+    pub const fn subscription_buffer(mut self, subscription_buffer: usize) -> Self {
+        self.subscription_buffer = subscription_buffer;
+        self
+    }
 }
 
 impl Default for Limits {

@@ -496,9 +496,8 @@ fn decode<T, E>(
     }
 }
 
-/// What generated clients are made of. Not a public API.
-#[doc(hidden)]
-pub mod support {
+/// What generated clients are made of; public through `__private` only.
+pub(crate) mod support {
     use super::*;
     use crate::peer::subscription::client::{start_subscribe, Subscribe};
 
@@ -674,22 +673,24 @@ pub mod support {
         }
     }
 
-    impl Batch {
-        /// Adds a generated call to the batch.
-        pub fn typed_call<T, E>(
-            &mut self,
-            method: &str,
-            params: Result<Option<Box<RawValue>>, serde_json::Error>,
-            decode_result: Decoder<T>,
-            convert: fn(ErrorObject) -> ClientError<E>,
-        ) -> BatchReply<T, E> {
-            self.push_call(method, params, decode_result, convert)
-        }
+    /// Adds a generated call to `batch`.
+    pub fn batch_call<T, E>(
+        batch: &mut Batch,
+        method: &str,
+        params: Result<Option<Box<RawValue>>, serde_json::Error>,
+        decode_result: Decoder<T>,
+        convert: fn(ErrorObject) -> ClientError<E>,
+    ) -> BatchReply<T, E> {
+        batch.push_call(method, params, decode_result, convert)
+    }
 
-        /// Adds a generated notification to the batch.
-        pub fn typed_notification(&mut self, method: &str, params: Result<Option<Box<RawValue>>, serde_json::Error>) {
-            self.push_notification(method, params)
-        }
+    /// Adds a generated notification to `batch`.
+    pub fn batch_notification(
+        batch: &mut Batch,
+        method: &str,
+        params: Result<Option<Box<RawValue>>, serde_json::Error>,
+    ) {
+        batch.push_notification(method, params)
     }
 
     /// Picks, at the call site, how an error object becomes a

@@ -713,7 +713,14 @@ fn into_io(err: WsError) -> io::Error {
 /// How a WebSocket client reconnects after losing its connection: after
 /// `initial`, doubling up to `max` between attempts, at most `attempts`
 /// times (forever when `None`).
+///
+/// ```
+/// # use std::time::Duration;
+/// let reconnect = rpc_runtime::Reconnect::default().initial(Duration::from_millis(20)).attempts(Some(50));
+/// assert_eq!((reconnect.max, reconnect.attempts), (Duration::from_secs(5), Some(50)));
+/// ```
 #[derive(Clone, Copy, Debug)]
+#[non_exhaustive]
 pub struct Reconnect {
     /// The first wait.
     pub initial: Duration,
@@ -722,6 +729,23 @@ pub struct Reconnect {
     /// Attempts before giving up (the connection then closes); `None`:
     /// never give up.
     pub attempts: Option<u32>,
+}
+
+impl Reconnect {
+    /// The same policy, first waiting `initial`.
+    pub fn initial(self, initial: Duration) -> Self {
+        Reconnect { initial, ..self }
+    }
+
+    /// The same policy, waiting at most `max` between attempts.
+    pub fn max(self, max: Duration) -> Self {
+        Reconnect { max, ..self }
+    }
+
+    /// The same policy, giving up after `attempts` (never when `None`).
+    pub fn attempts(self, attempts: Option<u32>) -> Self {
+        Reconnect { attempts, ..self }
+    }
 }
 
 impl Default for Reconnect {

@@ -422,11 +422,7 @@ async fn merged_services_yield_one_document_served_as_rpc_discover() {
 #[tokio::test]
 async fn merged_info_can_be_set() {
     let mut router = merged();
-    router.catalog_mut().set_info(rpc_runtime::Info {
-        title: "Everything".to_owned(),
-        version: "9.9.9".to_owned(),
-        description: None,
-    });
+    router.catalog_mut().set_info(rpc_runtime::Info::new("Everything", "9.9.9"));
     let response = call(&engine(router), json!({"jsonrpc": "2.0", "method": "rpc.discover", "id": 1})).await;
     assert_eq!(response["result"]["info"], json!({"title": "Everything", "version": "9.9.9"}));
 }

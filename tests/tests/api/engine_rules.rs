@@ -529,7 +529,7 @@ fn limits() -> Limits {
 #[tokio::test(flavor = "multi_thread")]
 async fn an_oversized_message_is_refused_and_the_connection_stays_usable() {
     for wire in Wire::BOTH {
-        let mut conn = gates_with(Limits { max_message_size: 100, ..limits() }, wire);
+        let mut conn = gates_with(limits().max_message_size(100), wire);
         let big = req("add", &format!("[1,2,{}]", "0,".repeat(100) + "0"), "1");
         assert!(big.len() > 100);
         let got = conn.call(&big).await;
@@ -567,7 +567,7 @@ async fn the_calculator_refuses_a_message_over_its_default_limit_and_carries_on(
 #[tokio::test(flavor = "multi_thread")]
 async fn a_batch_over_the_length_limit_is_one_invalid_request() {
     for wire in Wire::BOTH {
-        let mut conn = gates_with(Limits { max_batch_len: 2, ..limits() }, wire);
+        let mut conn = gates_with(limits().max_batch_len(2), wire);
         let entry = req("add", "[1,1]", "1");
         let got = conn.call(format!("[{entry},{entry},{entry}]")).await;
         assert_eq!(code_and_id(&got), (-32600, Value::Null), "{wire:?}: {got}");
@@ -583,7 +583,7 @@ async fn a_batch_over_the_length_limit_is_one_invalid_request() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_long_batch_is_measured_whole_and_still_checked_for_syntax() {
     for wire in Wire::BOTH {
-        let mut conn = gates_with(Limits { max_batch_len: 2, ..limits() }, wire);
+        let mut conn = gates_with(limits().max_batch_len(2), wire);
         let entries = vec![r#"{"nested":[[[1]],{"a":[2]}]}"#; 5_000].join(",");
         let got = conn.call(format!("[{entries}]")).await;
         assert_eq!(code_and_id(&got), (-32600, Value::Null), "{wire:?}: {got}");
@@ -599,7 +599,7 @@ async fn a_long_batch_is_measured_whole_and_still_checked_for_syntax() {
 #[tokio::test(flavor = "multi_thread")]
 async fn requests_beyond_the_concurrency_limit_get_a_clear_error() {
     for wire in Wire::BOTH {
-        let mut conn = gates_with(Limits { max_concurrent_requests: 1, ..limits() }, wire);
+        let mut conn = gates_with(limits().max_concurrent_requests(1), wire);
         conn.send(req("wait", "[]", "1")).await;
         // The limit is reached while `wait` runs: the next async request is
         // turned away at once (its answer comes before `wait`'s).
@@ -621,7 +621,7 @@ async fn requests_beyond_the_concurrency_limit_get_a_clear_error() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_batch_cannot_get_around_the_concurrency_limit() {
     for wire in Wire::BOTH {
-        let mut conn = gates_with(Limits { max_concurrent_requests: 2, ..limits() }, wire);
+        let mut conn = gates_with(limits().max_concurrent_requests(2), wire);
         conn.send(req("wait", "[]", "1")).await;
         // One slot is left; the batch needs two: its waiting entries are
         // refused at once, its synchronous entry is answered.
@@ -647,7 +647,7 @@ async fn a_batch_cannot_get_around_the_concurrency_limit() {
 #[tokio::test(flavor = "multi_thread")]
 async fn an_unbounded_concurrency_limit_is_accepted() {
     for wire in Wire::BOTH {
-        let mut conn = gates_with(Limits { max_concurrent_requests: usize::MAX, ..limits() }, wire);
+        let mut conn = gates_with(limits().max_concurrent_requests(usize::MAX), wire);
         assert_eq!(conn.call(req("add_later", "[1,2]", "1")).await, result("3", "1"), "{wire:?}");
         let got = conn.call(format!("[{},{}]", req("meet", "[]", "2"), req("meet", "[]", "3"))).await;
         assert_eq!(got, format!("[{},{}]", result("2", "2"), result("2", "3")), "{wire:?}");

@@ -271,7 +271,7 @@ async fn an_unsubscribe_method_ends_only_its_own_subscriptions() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_per_connection_limit_refuses_with_a_clear_error() {
     let (service, _seen) = feed();
-    let limits = Limits { max_subscriptions: 2, ..Limits::default() };
+    let limits = Limits::default().max_subscriptions(2);
     let client = in_memory(Server::new(service.into_rpc()).limits(limits));
     let first = client.forever().await.unwrap();
     let _second = client.forever().await.unwrap();
@@ -315,7 +315,7 @@ async fn recv(source: &mut MemorySource) -> Value {
 async fn a_reader_that_falls_behind_is_dropped_with_an_error_notification() {
     let (service, mut seen) = feed();
     // Room for 4 items per subscription and about 200 bytes of unsent output.
-    let limits = Limits { subscription_buffer: 4, max_queued_bytes: 200, ..Limits::default() };
+    let limits = Limits::default().subscription_buffer(4).max_queued_bytes(200);
     let (mut source, mut sink) = raw_client(Server::new(service.into_rpc()).limits(limits)).await;
     // Subscribe, then read nothing while the handler floods.
     send(&mut sink, r#"{"jsonrpc":"2.0","method":"flood","params":[100000],"id":1}"#).await;
@@ -345,9 +345,8 @@ async fn a_reader_that_falls_behind_is_dropped_with_an_error_notification() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stream_that_is_not_read_ends_with_lagged_and_unsubscribes() {
     let (service, mut seen) = feed();
-    let client = Peer::builder()
-        .limits(Limits { subscription_buffer: 3, ..Limits::default() })
-        .in_process(Server::new(service.into_rpc()));
+    let client =
+        Peer::builder().limits(Limits::default().subscription_buffer(3)).in_process(Server::new(service.into_rpc()));
     let client = FeedClient::new(client);
     let mut endless = client.forever().await.unwrap();
     // Not read: the server keeps sending, this side keeps 3 and gives up.
@@ -464,7 +463,7 @@ async fn many_items_arrive_in_order() {
         let _ = server.serve_stream(reader, writer, rpc_runtime::Context::new()).await;
     });
     let (reader, writer) = tokio::io::split(client_side);
-    let limits = Limits { subscription_buffer: 32_768, ..Limits::default() };
+    let limits = Limits::default().subscription_buffer(32_768);
     let client = FeedClient::new(Peer::builder().limits(limits).connect(reader, writer));
     let mut counting = client.count_to(20_000, false).await.unwrap();
     let mut expected = 1;

@@ -523,7 +523,7 @@ async fn in_a_session_closing_does_not_cancel_but_notifications_cancelled_and_de
 #[tokio::test]
 async fn a_session_runs_at_most_max_concurrent_requests_calls_even_when_their_clients_left() {
     let counters = Counters::default();
-    let limits = Limits { max_concurrent_requests: 8, ..Limits::default() };
+    let limits = Limits::default().max_concurrent_requests(8);
     let server = McpServer::new(counters.clone().into_rpc()).name("desk").into_server().limits(limits);
     let (listener, addr) = listener().await;
     tokio::spawn(McpHttpService::new(server).serve_listener_with_shutdown(listener, std::future::pending()));

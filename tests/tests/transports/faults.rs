@@ -350,7 +350,7 @@ impl Stuck for StuckService {
 async fn serve_stuck(max_connections: usize) -> SocketAddr {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    let limits = Limits { max_concurrent_requests: 1, ..Limits::default() };
+    let limits = Limits::default().max_concurrent_requests(1);
     let server = Server::new(StuckService.into_rpc())
         .limits(limits)
         .cancellation(Cancellation::Lsp)

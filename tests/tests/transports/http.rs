@@ -137,7 +137,7 @@ async fn a_body_over_the_limit_is_413_before_it_is_read() {
 #[tokio::test]
 async fn a_batch_over_the_length_limit_is_a_json_rpc_error() {
     let (server, _) = vault();
-    let server = server.limits(Limits { max_batch_len: 2, ..Limits::default() });
+    let server = server.limits(Limits::default().max_batch_len(2));
     let (addr, _stop, _task) = serve(server.http()).await;
     let entry = r#"{"jsonrpc":"2.0","method":"read","params":["k"],"id":1}"#;
     let reply = exchange(addr, &post_json(addr, &format!("[{entry},{entry},{entry}]"), &[])).await;

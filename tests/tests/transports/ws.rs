@@ -235,7 +235,7 @@ async fn large_messages_whole_and_fragmented_are_answered() {
 #[tokio::test]
 async fn a_message_over_the_limit_closes_with_1009() {
     let (server, _) = vault();
-    let server = server.limits(Limits { max_message_size: 1024, ..Limits::default() });
+    let server = server.limits(Limits::default().max_message_size(1024));
     let (addr, _stop, _task) = serve(server.http()).await;
     let mut ws = raw_client(addr).await;
     let big = format!(r#"{{"jsonrpc":"2.0","method":"read","params":["{}"],"id":1}}"#, "x".repeat(4096));
@@ -283,7 +283,7 @@ async fn a_reconnecting_client_fails_calls_in_flight_and_carries_on() {
     let (server_addr, _stop, _task) = serve(server.http().allow_any_host()).await;
     let (proxy, cut) = cuttable_proxy(server_addr).await;
     let reconnect =
-        Reconnect { initial: Duration::from_millis(20), max: Duration::from_millis(200), attempts: Some(50) };
+        Reconnect::default().initial(Duration::from_millis(20)).max(Duration::from_millis(200)).attempts(Some(50));
     let peer = Peer::builder().connect_ws(WsConnect::new(format!("ws://{proxy}/")).reconnect(reconnect)).await.unwrap();
     let vault = VaultClient::new(peer);
     assert_eq!(vault.read("a".into()).await.unwrap(), "value of a");

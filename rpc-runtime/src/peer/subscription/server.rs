@@ -118,7 +118,6 @@ impl<E: IntoErrorObject> IntoSubscriptionEnd for Result<(), E> {
 /// any) it ends with. Used by generated code, where the call is spanned at
 /// the method's return type so that an error type without the conversion
 /// is reported there.
-#[doc(hidden)]
 pub fn subscription_end<R: IntoSubscriptionEnd>(end: R) -> Result<(), ErrorObject> {
     end.into_end()
 }

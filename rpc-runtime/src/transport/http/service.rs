@@ -41,11 +41,19 @@ const MAX_ANSWER_RESERVE: usize = 64 * 1024;
 /// axum's `ConnectInfo`) to give the connection hook and the Host check
 /// the peer and local addresses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct HttpAddrs {
     /// The client's address.
     pub peer: SocketAddr,
     /// The address the request arrived on.
     pub local: SocketAddr,
+}
+
+impl HttpAddrs {
+    /// A connection from `peer` that arrived on `local`.
+    pub fn new(peer: SocketAddr, local: SocketAddr) -> Self {
+        HttpAddrs { peer, local }
+    }
 }
 
 /// What the standalone server adds to requests so that upgraded
