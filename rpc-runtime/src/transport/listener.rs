@@ -58,6 +58,7 @@ use crate::peer::{Controls, MessageSink, MessageSource, Peer, PeerBuilder};
 ///     }
 /// }
 ///
+/// # use std::future::IntoFuture;
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> io::Result<()> {
 /// let (tx, rx) = tokio::sync::mpsc::channel(1);
@@ -66,8 +67,8 @@ use crate::peer::{Controls, MessageSink, MessageSource, Peer, PeerBuilder};
 /// tx.send(theirs).await.unwrap();
 /// drop(tx);
 /// let peer = Peer::builder().connect(rpc_runtime::transport::Transport::new(ours.0, ours.1)).await?;
-/// let error = peer.call::<_, i64>("missing", ()).await.unwrap_err();
-/// assert_eq!(error.server_error().map(|e| e.code), Some(rpc_runtime::METHOD_NOT_FOUND));
+/// let error = peer.call::<i64, _>("missing", ()).await.unwrap_err();
+/// assert_eq!(error.server_error().map(|e| e.code()), Some(rpc_runtime::METHOD_NOT_FOUND));
 /// drop(peer);
 /// serving.await.unwrap()?;
 /// # Ok(()) }
@@ -126,7 +127,8 @@ impl<L> fmt::Debug for Serve<L> {
 
 impl<L: Listener> Serve<L> {
     /// The same, until `signal` completes (for example
-    /// `async { tokio::signal::ctrl_c().await.ok(); }`); then shuts down
+    /// `async { tokio::signal::ctrl_c().await.ok(); }`, with tokio's
+    /// `signal` feature); then shuts down
     /// gracefully: stops accepting, stops reading on every connection, lets
     /// the requests already received finish and be answered, closes each
     /// connection, and ends once all are closed.
@@ -191,9 +193,11 @@ impl Server {
     /// # async fn run(router: rpc_runtime::Router) -> std::io::Result<()> {
     /// use rpc_runtime::Server;
     /// let listener = tokio::net::TcpListener::bind("127.0.0.1:4000").await?;
+    /// let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    /// # drop(stop);
     /// Server::new(router)
     ///     .serve(listener)
-    ///     .with_graceful_shutdown(async { tokio::signal::ctrl_c().await.ok(); })
+    ///     .with_graceful_shutdown(async { stopped.await.ok(); })
     ///     .await
     /// # }
     /// ```

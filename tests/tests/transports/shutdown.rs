@@ -82,7 +82,7 @@ async fn sigterm_over_tcp_answers_the_running_request_and_exits_0() {
 }
 
 /// Regression (issue 9, defect 2): the client closing while an answer is on
-/// its way made `serve_stdio` return `Err(BrokenPipe)` and the calculator
+/// its way made serving stdio return `Err(BrokenPipe)` and the calculator
 /// exit 1. The other side going away is the normal end of a connection.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_closing_while_an_answer_is_on_its_way_is_not_an_error() {

@@ -5,9 +5,11 @@
 
 #![allow(dead_code)] // each test crate uses its own subset
 
+use std::future::IntoFuture;
 use std::net::SocketAddr;
 use std::time::Duration;
 
+pub use rpc_runtime::transport::http::Http;
 use rpc_runtime::{rpc, Context, ErrorObject, Permissions, Refused, Server};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -106,16 +108,20 @@ pub async fn listener() -> (TcpListener, SocketAddr) {
     (listener, addr)
 }
 
-/// Serves `http` on a free port until the returned sender is dropped or
-/// fired; the join handle completes once the server shut down.
+/// Serves `server` over HTTP with `http` settings on a free port until the
+/// returned sender is dropped or fired; the join handle completes once the
+/// server shut down.
 pub async fn serve(
-    http: rpc_runtime::HttpService,
+    server: &Server,
+    http: Http,
 ) -> (SocketAddr, tokio::sync::oneshot::Sender<()>, tokio::task::JoinHandle<std::io::Result<()>>) {
-    let (listener, addr) = listener().await;
+    let listener = http.bind("127.0.0.1:0").await.expect("bind");
+    let addr = listener.local_addr().expect("local addr");
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let task = tokio::spawn(http.serve_listener_with_shutdown(listener, async move {
+    let serving = server.serve(listener).with_graceful_shutdown(async move {
         let _ = stopped.await;
-    }));
+    });
+    let task = tokio::spawn(serving.into_future());
     (addr, stop, task)
 }
 

@@ -85,7 +85,7 @@ enum HostCheck {
 /// use rpc_runtime::{transport::http::Http, Server};
 /// let listener = Http::default().allowed_origins(["https://app.example.com"]).bind("127.0.0.1:8080").await?;
 /// println!("serving on {}", listener.local_addr()?);
-/// Server::new(router).serve(listener).with_graceful_shutdown(async { tokio::signal::ctrl_c().await.ok(); }).await
+/// Server::new(router).serve(listener).await
 /// # }
 /// ```
 ///
