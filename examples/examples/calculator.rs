@@ -42,7 +42,6 @@
 //! and dropped when stderr does not keep up, and repeated panics are
 //! counted rather than each printed.
 
-use std::future::IntoFuture;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -440,23 +439,23 @@ async fn serve_listeners(server: Server, options: Options, shutdown: Shutdown) -
     let mut tasks = tokio::task::JoinSet::new();
     if let Some(addr) = &options.tcp {
         let listener = bind(addr, "").await?;
-        tasks.spawn(server.serve(listener).with_graceful_shutdown(until_stopped()).into_future());
+        tasks.spawn(server.serve(listener).with_graceful_shutdown(until_stopped()));
     }
     if let (Some(addr), true) = (&options.http, options.mcp) {
         // MCP's Streamable HTTP: both eras, sessions for the handshake ones.
         let origins = options.origins.clone();
         let mcp = rpc_runtime::mcp::McpHttp::default().http(with_origins(Http::default(), &origins));
         let listener = mcp.listener(bind(addr, "http://").await?);
-        tasks.spawn(server.serve(listener).with_graceful_shutdown(until_stopped()).into_future());
+        tasks.spawn(server.serve(listener).with_graceful_shutdown(until_stopped()));
     } else if let Some(addr) = &options.http {
         let http = with_origins(Http::default().websocket(false), &options.origins);
         let listener = http.listener(bind(addr, "http://").await?);
-        tasks.spawn(server.serve(listener).with_graceful_shutdown(until_stopped()).into_future());
+        tasks.spawn(server.serve(listener).with_graceful_shutdown(until_stopped()));
     }
     if let Some(addr) = &options.ws {
         let http = with_origins(Http::default(), &options.origins);
         let listener = http.listener(bind(addr, "ws://").await?);
-        tasks.spawn(server.serve(listener).with_graceful_shutdown(until_stopped()).into_future());
+        tasks.spawn(server.serve(listener).with_graceful_shutdown(until_stopped()));
     }
     // Until every listener has shut down (or one fails).
     while let Some(joined) = tasks.join_next().await {

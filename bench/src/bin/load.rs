@@ -69,13 +69,13 @@ enum Target {
     /// A hand-written async-nats request/reply loop calling the
     /// hand-written handler.
     HandwrittenNats,
-    /// `rpc_runtime::Server::http()` (HTTP/1.1).
+    /// `rpc_runtime::transport::http::HttpListener` (HTTP/1.1).
     OursHttp,
     /// A bare hyper 1 HTTP/1.1 server calling the hand-written handler.
     HyperHttp,
     /// jsonrpsee 0.26's server, over HTTP.
     JsonrpseeHttp,
-    /// `rpc_runtime::Server::http()`, WebSocket upgrades.
+    /// `rpc_runtime::transport::http::HttpListener`, WebSocket upgrades.
     OursWs,
     /// jsonrpsee 0.26's server, over WebSocket.
     JsonrpseeWs,
@@ -160,7 +160,7 @@ impl Target {
                 // sure the subscription left before we say we are ready.
                 let server = rpc_runtime::Server::new(ours::router());
                 let listener = rpc_runtime::nats::NatsListener::new(client.clone(), NATS_SUBJECT, NATS_SUBJECT);
-                let serve = std::future::IntoFuture::into_future(server.serve(listener));
+                let serve = server.serve(listener);
                 tokio::pin!(serve);
                 tokio::select! {
                     result = &mut serve => return result,

@@ -5,10 +5,11 @@
 //! takes anything a [`Connect`] can reach.
 
 use std::fmt;
-use std::future::{Future, IntoFuture};
+use std::future::Future;
 use std::io;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context as TaskContext, Poll};
 
 use super::hook::ConnectionInfo;
 use super::server::{until_shutdown, Server};
@@ -58,11 +59,10 @@ use crate::peer::{Controls, MessageSink, MessageSource, Peer, PeerBuilder};
 ///     }
 /// }
 ///
-/// # use std::future::IntoFuture;
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> io::Result<()> {
 /// let (tx, rx) = tokio::sync::mpsc::channel(1);
-/// let serving = tokio::spawn(Server::new(Router::new()).serve(Channel(rx)).into_future());
+/// let serving = tokio::spawn(Server::new(Router::new()).serve(Channel(rx)));
 /// let (ours, theirs) = memory_pair();
 /// tx.send(theirs).await.unwrap();
 /// drop(tx);
@@ -109,76 +109,69 @@ impl Shutdown {
     }
 }
 
-/// Serving `listener` with a server: a future (`.await` it) from
-/// [`Server::serve`]. It ends when the listener yields no more
-/// connections (stdio or one stream: when it closes; a TCP listener:
-/// never), with the listener's error if it fails.
-#[must_use = "a server does nothing until `.await`ed"]
-pub struct Serve<L> {
-    server: Server,
-    listener: L,
+/// A listener's serving, as it runs.
+type Running = Pin<Box<dyn Future<Output = io::Result<()>> + Send>>;
+
+/// Serving a [`Listener`] with a server: the future [`Server::serve`]
+/// returns (`.await` it, or spawn it). It ends when the listener yields
+/// no more connections (stdio or one stream: when it closes; a TCP
+/// listener: never), with the listener's error if it fails.
+#[must_use = "a server does nothing until `.await`ed or spawned"]
+pub struct Serve {
+    shutdown: Shutdown,
+    running: Running,
 }
 
-impl<L> fmt::Debug for Serve<L> {
+impl fmt::Debug for Serve {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Serve").field("server", &self.server).finish_non_exhaustive()
+        f.debug_struct("Serve").field("shutdown", &self.shutdown).finish_non_exhaustive()
     }
 }
 
-impl<L: Listener> Serve<L> {
+impl Serve {
     /// The same, until `signal` completes (for example
     /// `async { tokio::signal::ctrl_c().await.ok(); }`, with tokio's
-    /// `signal` feature); then shuts down
-    /// gracefully: stops accepting, stops reading on every connection, lets
-    /// the requests already received finish and be answered, closes each
-    /// connection, and ends once all are closed.
-    pub fn with_graceful_shutdown<F>(self, signal: F) -> WithGracefulShutdown<L, F>
+    /// `signal` feature); then shuts down gracefully: stops accepting,
+    /// stops reading on every connection, lets the requests already
+    /// received finish and be answered, closes each connection, and ends
+    /// once all are closed.
+    pub fn with_graceful_shutdown<F>(self, signal: F) -> WithGracefulShutdown
     where
         F: Future<Output = ()> + Send + 'static,
     {
-        WithGracefulShutdown { serve: self, signal }
+        let Serve { shutdown, running } = self;
+        WithGracefulShutdown {
+            running: Box::pin(async move { until_shutdown(running, signal, &shutdown.drain).await }),
+        }
     }
 }
 
-impl<L: Listener> IntoFuture for Serve<L> {
+impl Future for Serve {
     type Output = io::Result<()>;
-    type IntoFuture = Pin<Box<dyn Future<Output = io::Result<()>> + Send>>;
 
-    fn into_future(self) -> Self::IntoFuture {
-        Box::pin(self.listener.run(self.server, Shutdown::default()))
+    fn poll(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<io::Result<()>> {
+        self.running.as_mut().poll(cx)
     }
 }
 
-/// Serving with graceful shutdown: a future (`.await` it) from
-/// [`Serve::with_graceful_shutdown`].
-#[must_use = "a server does nothing until `.await`ed"]
-pub struct WithGracefulShutdown<L, F> {
-    serve: Serve<L>,
-    signal: F,
+/// Serving with graceful shutdown: the future
+/// [`Serve::with_graceful_shutdown`] returns (`.await` it, or spawn it).
+#[must_use = "a server does nothing until `.await`ed or spawned"]
+pub struct WithGracefulShutdown {
+    running: Running,
 }
 
-impl<L, F> fmt::Debug for WithGracefulShutdown<L, F> {
+impl fmt::Debug for WithGracefulShutdown {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("WithGracefulShutdown").field("serve", &self.serve).finish_non_exhaustive()
+        f.debug_struct("WithGracefulShutdown").finish_non_exhaustive()
     }
 }
 
-impl<L, F> IntoFuture for WithGracefulShutdown<L, F>
-where
-    L: Listener,
-    F: Future<Output = ()> + Send + 'static,
-{
+impl Future for WithGracefulShutdown {
     type Output = io::Result<()>;
-    type IntoFuture = Pin<Box<dyn Future<Output = io::Result<()>> + Send>>;
 
-    fn into_future(self) -> Self::IntoFuture {
-        let Serve { server, listener } = self.serve;
-        let signal = self.signal;
-        Box::pin(async move {
-            let shutdown = Shutdown::default();
-            let run = listener.run(server, shutdown.clone());
-            until_shutdown(run, signal, &shutdown.drain).await
-        })
+    fn poll(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<io::Result<()>> {
+        self.running.as_mut().poll(cx)
     }
 }
 
@@ -201,8 +194,12 @@ impl Server {
     ///     .await
     /// # }
     /// ```
-    pub fn serve<L: Listener>(&self, listener: L) -> Serve<L> {
-        Serve { server: self.clone(), listener }
+    pub fn serve<L: Listener>(&self, listener: L) -> Serve {
+        // Nothing runs until the future is polled; the shutdown is raised
+        // by `with_graceful_shutdown`, if ever.
+        let shutdown = Shutdown::default();
+        let running = Box::pin(listener.run(self.clone(), shutdown.clone()));
+        Serve { shutdown, running }
     }
 
     /// Serves one connection over any message transport, for a
@@ -288,11 +285,10 @@ impl<S: MessageSource + 'static, K: MessageSink + 'static> Connect for Transport
 /// impl Connect for Local {
 ///     async fn connect(self, builder: PeerBuilder) -> io::Result<Peer> {
 ///         let (ours, theirs) = memory_pair();
-///         tokio::spawn(self.0.serve(Transport::new(theirs.0, theirs.1)).into_future());
+///         tokio::spawn(self.0.serve(Transport::new(theirs.0, theirs.1)));
 ///         builder.connect(Transport::new(ours.0, ours.1)).await
 ///     }
 /// }
-/// # use std::future::IntoFuture;
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> io::Result<()> {
 /// let peer = Peer::builder().connect(Local(Server::new(Router::new()))).await?;

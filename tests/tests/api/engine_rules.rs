@@ -900,7 +900,7 @@ async fn connections_served_by_a_tcp_listener_run_independently() {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let addr = listener.local_addr().expect("address");
         let server = Server::new(GateService::router()).framing(wire.framing());
-        let serving = tokio::spawn(async move { server.serve(listener).await });
+        let serving = tokio::spawn(server.serve(listener));
         let mut first = connect(addr, wire).await;
         let mut second = connect(addr, wire).await;
         // `first` waits for a gate that only `second` opens.

@@ -4,7 +4,6 @@
 //! the slow-reader policy on both sides; the per-connection limit; the
 //! connection closing; and the wire shape, byte for byte.
 
-use std::future::IntoFuture;
 use std::time::Duration;
 
 use rpc_runtime::serde_json::{self, json, Value};
@@ -197,7 +196,7 @@ async fn typed_items_over_tcp() {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let server = Server::new(service.into_rpc());
-    tokio::spawn(async move { server.serve(listener).await });
+    tokio::spawn(server.serve(listener));
     let client = FeedClient::new(Peer::builder().connect(rpc_runtime::transport::tcp::Tcp::new(addr)).await.unwrap());
     exercise(&client, &mut seen).await;
 }
@@ -208,8 +207,8 @@ async fn typed_items_over_websocket() {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let listener = rpc_runtime::transport::http::Http::default().listener(listener);
-    tokio::spawn(Server::new(service.into_rpc()).serve(listener).into_future());
-    let peer = Peer::builder().connect(rpc_runtime::WsConnect::from(format!("ws://{addr}/"))).await.unwrap();
+    tokio::spawn(Server::new(service.into_rpc()).serve(listener));
+    let peer = Peer::builder().connect(rpc_runtime::WsConnect::new(format!("ws://{addr}/"))).await.unwrap();
     exercise(&FeedClient::new(peer), &mut seen).await;
 }
 
@@ -515,7 +514,7 @@ async fn subscribing_over_http_post_says_the_transport_carries_no_notifications(
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let listener = rpc_runtime::transport::http::Http::default().listener(listener);
-    tokio::spawn(Server::new(service.into_rpc()).serve(listener).into_future());
+    tokio::spawn(Server::new(service.into_rpc()).serve(listener));
     let body = r#"{"jsonrpc":"2.0","method":"count_to","params":[3,false],"id":1}"#;
     let request = format!(
         "POST / HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",

@@ -7,7 +7,6 @@
 
 use crate::web_support;
 
-use std::future::IntoFuture;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -69,10 +68,9 @@ async fn serve_with(settings: McpHttp) -> (SocketAddr, Counters, tokio::sync::on
     let server = McpServer::new(counters.clone().into_rpc()).name("desk").into_server();
     let (listener, addr) = listener().await;
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let serving = server.serve(settings.listener(listener)).with_graceful_shutdown(async move {
+    tokio::spawn(server.serve(settings.listener(listener)).with_graceful_shutdown(async move {
         let _ = stopped.await;
-    });
-    tokio::spawn(serving.into_future());
+    }));
     (addr, counters, stop)
 }
 
@@ -528,7 +526,7 @@ async fn a_session_runs_at_most_max_concurrent_requests_calls_even_when_their_cl
     let limits = Limits { max_concurrent_requests: 8, ..Limits::default() };
     let server = McpServer::new(counters.clone().into_rpc()).name("desk").into_server().limits(limits);
     let (listener, addr) = listener().await;
-    tokio::spawn(server.serve(McpHttp::default().listener(listener)).into_future());
+    tokio::spawn(server.serve(McpHttp::default().listener(listener)));
     let id = open_session(addr).await;
     let session = format!("Mcp-Session-Id: {id}");
     let mut open = Vec::new();

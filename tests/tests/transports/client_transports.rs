@@ -167,7 +167,7 @@ async fn tcp_in_both_framings() {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let server = Server::new(Calc.into_rpc()).framing(framing);
-        tokio::spawn(async move { server.serve(listener).await });
+        tokio::spawn(server.serve(listener));
         let (host, mut notes) = host();
         let peer = Peer::builder()
             .framing(framing)

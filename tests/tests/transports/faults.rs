@@ -355,7 +355,7 @@ async fn serve_stuck(max_connections: usize) -> SocketAddr {
         .limits(limits)
         .cancellation(Cancellation::Lsp)
         .max_connections(max_connections);
-    tokio::spawn(async move { server.serve(listener).await });
+    tokio::spawn(server.serve(listener));
     addr
 }
 

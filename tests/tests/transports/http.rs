@@ -433,9 +433,7 @@ async fn a_typed_client_works_over_http_with_batches() {
     let (server, _) = vault();
     let (addr, _stop, _task) = serve(&with_tokens(server), Http::default()).await;
     let peer = Peer::builder()
-        .connect(rpc_runtime::HttpConnect::from(
-            HttpConnect::new(format!("http://{addr}/")).header("authorization", "Bearer alice"),
-        ))
+        .connect(HttpConnect::new(format!("http://{addr}/")).header("authorization", "Bearer alice"))
         .await
         .unwrap();
     let vault = VaultClient::new(peer);
@@ -457,7 +455,7 @@ async fn http_statuses_fail_each_call_with_a_transport_error() {
     let (server, _) = vault();
     let (addr, _stop, _task) = serve(&with_tokens(server), Http::default()).await;
     let vault = VaultClient::new(
-        Peer::builder().connect(rpc_runtime::HttpConnect::from(format!("http://{addr}/"))).await.unwrap(),
+        Peer::builder().connect(rpc_runtime::HttpConnect::new(format!("http://{addr}/"))).await.unwrap(),
     );
     match vault.read("k".into()).await {
         Err(ClientError::Server(error)) => {
@@ -476,10 +474,10 @@ async fn http_statuses_fail_each_call_with_a_transport_error() {
     let (gone, gone_addr) = listener().await;
     drop(gone);
     let nobody = VaultClient::new(
-        Peer::builder().connect(rpc_runtime::HttpConnect::from(format!("http://{gone_addr}/"))).await.unwrap(),
+        Peer::builder().connect(rpc_runtime::HttpConnect::new(format!("http://{gone_addr}/"))).await.unwrap(),
     );
     assert!(
         matches!(nobody.read("k".into()).await, Err(ClientError::Server(e)) if e.message().contains("HTTP request failed"))
     );
-    assert!(Peer::builder().connect(rpc_runtime::HttpConnect::from("https://example.com/")).await.is_err());
+    assert!(Peer::builder().connect(rpc_runtime::HttpConnect::new("https://example.com/")).await.is_err());
 }

@@ -59,9 +59,7 @@ async fn a_typed_client_calls_and_the_server_calls_back() {
     let (addr, _stop, _task) = serve(&with_tokens(server), Http::default()).await;
     let peer = Peer::builder()
         .router(PingerImpl.into_rpc())
-        .connect(rpc_runtime::WsConnect::from(
-            WsConnect::new(format!("ws://{addr}/")).header("authorization", "Bearer alice"),
-        ))
+        .connect(WsConnect::new(format!("ws://{addr}/")).header("authorization", "Bearer alice"))
         .await
         .expect("connect");
     let vault = VaultClient::new(peer);
@@ -79,29 +77,25 @@ async fn the_hook_and_origin_check_refuse_the_handshake() {
     let (server, _) = vault();
     let (addr, _stop, _task) = serve(&with_tokens(server), Http::default()).await;
     let err =
-        Peer::builder().connect(rpc_runtime::WsConnect::from(format!("ws://{addr}/"))).await.expect_err("no token");
+        Peer::builder().connect(rpc_runtime::WsConnect::new(format!("ws://{addr}/"))).await.expect_err("no token");
     assert_eq!(err.kind(), std::io::ErrorKind::PermissionDenied);
     assert!(err.to_string().contains("401"), "{err}");
     let err = Peer::builder()
-        .connect(rpc_runtime::WsConnect::from(
-            WsConnect::new(format!("ws://{addr}/")).header("authorization", "Bearer mallory"),
-        ))
+        .connect(WsConnect::new(format!("ws://{addr}/")).header("authorization", "Bearer mallory"))
         .await
         .expect_err("unknown token");
     assert!(err.to_string().contains("403"), "{err}");
     let err = Peer::builder()
-        .connect(rpc_runtime::WsConnect::from(
+        .connect(
             WsConnect::new(format!("ws://{addr}/"))
                 .header("authorization", "Bearer bob")
                 .header("origin", "https://evil.example"),
-        ))
+        )
         .await
         .expect_err("foreign origin");
     assert!(err.to_string().contains("403"), "{err}");
     let bob = Peer::builder()
-        .connect(rpc_runtime::WsConnect::from(
-            WsConnect::new(format!("ws://{addr}/")).header("authorization", "Bearer bob"),
-        ))
+        .connect(WsConnect::new(format!("ws://{addr}/")).header("authorization", "Bearer bob"))
         .await
         .unwrap();
     let error = VaultClient::new(bob).wipe(true).await.expect_err("bob is no admin");
@@ -114,7 +108,7 @@ async fn an_abandoned_call_cancels_the_handler() {
     let (addr, _stop, _task) = serve(&server.cancellation(Cancellation::Lsp), Http::default()).await;
     let peer = Peer::builder()
         .cancellation(Cancellation::Lsp)
-        .connect(rpc_runtime::WsConnect::from(format!("ws://{addr}/")))
+        .connect(rpc_runtime::WsConnect::new(format!("ws://{addr}/")))
         .await
         .unwrap();
     let vault = VaultClient::new(peer).with_timeout(Duration::from_millis(100));
@@ -295,10 +289,7 @@ async fn a_reconnecting_client_fails_calls_in_flight_and_carries_on() {
     let (proxy, cut) = cuttable_proxy(server_addr).await;
     let reconnect =
         Reconnect { initial: Duration::from_millis(20), max: Duration::from_millis(200), attempts: Some(50) };
-    let peer = Peer::builder()
-        .connect(rpc_runtime::WsConnect::from(WsConnect::new(format!("ws://{proxy}/")).reconnect(reconnect)))
-        .await
-        .unwrap();
+    let peer = Peer::builder().connect(WsConnect::new(format!("ws://{proxy}/")).reconnect(reconnect)).await.unwrap();
     let vault = VaultClient::new(peer);
     assert_eq!(vault.read("a".into()).await.unwrap(), "value of a");
     let in_flight = tokio::spawn({

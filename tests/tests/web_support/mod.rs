@@ -5,7 +5,6 @@
 
 #![allow(dead_code)] // each test crate uses its own subset
 
-use std::future::IntoFuture;
 use std::net::SocketAddr;
 use std::time::Duration;
 
@@ -118,10 +117,9 @@ pub async fn serve(
     let listener = http.bind("127.0.0.1:0").await.expect("bind");
     let addr = listener.local_addr().expect("local addr");
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let serving = server.serve(listener).with_graceful_shutdown(async move {
+    let task = tokio::spawn(server.serve(listener).with_graceful_shutdown(async move {
         let _ = stopped.await;
-    });
-    let task = tokio::spawn(serving.into_future());
+    }));
     (addr, stop, task)
 }
 
