@@ -684,6 +684,9 @@ impl Watch for WatchImpl {
         loop {
             tokio::select! {
                 why = sink.closed() => {
+                    // Stop listening before saying so: a `fire` the test
+                    // sends next must not count this subscription.
+                    drop(events);
                     let _ = self.seen.send(why.to_string());
                     return Ok(());
                 }
