@@ -29,7 +29,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let calls: i64 = args.next().map_or(Ok(1000), |n| n.parse())?;
 
     let client = async_nats::connect(&url).await?;
-    let peer = Peer::builder().timeout(Duration::from_secs(5)).connect_nats(client, &subject).await?;
+    let peer = Peer::builder()
+        .timeout(Duration::from_secs(5))
+        .connect(rpc_runtime::nats::NatsConnect::new(client, &subject))
+        .await?;
     let calc = CalculatorClient::new(peer);
     println!("42 - 23 = {}", calc.subtract(42, 23).await?);
 

@@ -109,8 +109,10 @@ async fn main() -> std::io::Result<()> {
         .middleware(Log)
         .middleware(RateLimit { per_second: 20, windows: Mutex::new(HashMap::new()) });
     eprintln!("listening on http://127.0.0.1:8080 (and ws://127.0.0.1:8080); Ctrl-C stops");
+    let listener = rpc_runtime::transport::http::Http::default().bind("127.0.0.1:8080").await?;
     server
-        .serve_http_with_shutdown("127.0.0.1:8080", async {
+        .serve(listener)
+        .with_graceful_shutdown(async {
             let _ = tokio::signal::ctrl_c().await;
         })
         .await

@@ -20,7 +20,7 @@
 //! }
 //!
 //! # async fn run() -> std::io::Result<()> {
-//! Server::new(Calc.into_rpc()).serve_stdio().await
+//! Server::new(Calc.into_rpc()).serve(rpc_runtime::transport::stdio::Stdio).await
 //! # }
 //! ```
 //!
@@ -56,19 +56,20 @@
 //! cargo features, all off by default (the documentation marks what each
 //! one enables):
 //!
-//! - `http`: the HTTP server (`HttpService`, a tower service that mounts
-//!   in axum, or a listener of its own) and the HTTP client
-//!   (`PeerBuilder::connect_http`), on hyper;
-//! - `cors`: CORS for the HTTP server, when configured (`HttpService::cors`,
+//! - `http`: the HTTP server (settings `transport::http::Http`, making
+//!   `HttpService`, a tower service that mounts in axum, or an
+//!   `HttpListener` of its own) and the HTTP client
+//!   (`HttpConnect`), on hyper;
+//! - `cors`: CORS for the HTTP server, when configured (`Http::cors`,
 //!   on tower-http); turns on `http`;
 //! - `ws`: WebSocket, served on the HTTP server's port by upgrade, and the
-//!   WebSocket client (`PeerBuilder::connect_ws`), on tungstenite; turns on
+//!   WebSocket client (`WsConnect`), on tungstenite; turns on
 //!   `http`;
 //! - `nats`: serve a router on a NATS subject in a queue group
-//!   (`Server::serve_nats`) and call it (`PeerBuilder::connect_nats`), on
+//!   (`nats::NatsListener`) and call it (`nats::NatsConnect`), on
 //!   async-nats;
 //! - `mcp`: serve a router as a Model Context Protocol server (`McpServer`),
-//!   with `http` also over Streamable HTTP (`McpHttpService`).
+//!   with `http` also over Streamable HTTP (`mcp::McpHttp`).
 
 #![forbid(unsafe_code)]
 // docs.rs (see Cargo.toml) builds with `--cfg docsrs` on nightly, where
@@ -82,7 +83,7 @@ mod log;
 pub mod mcp;
 mod peer;
 mod spec;
-mod transport;
+pub mod transport;
 mod wire;
 
 pub use catalog::{
@@ -128,13 +129,13 @@ pub use wire::{
 #[cfg(feature = "http")]
 pub use http;
 
-/// The NATS transport (feature `nats`): [`Server::serve_nats`] serves a
-/// router on a subject in a queue group; [`PeerBuilder::connect_nats`]
-/// calls it. The error codes its calls may fail with are here, and the
+/// The NATS transport (feature `nats`): a [`NatsListener`](nats::NatsListener)
+/// serves a router on a subject in a queue group; a
+/// [`NatsConnect`](nats::NatsConnect) calls it. The error codes its calls may fail with are here, and the
 /// `async-nats` crate it runs on, re-exported so that the versions agree.
 #[cfg(feature = "nats")]
 pub mod nats {
-    pub use crate::transport::nats::{NO_RESPONDERS, REFUSED};
+    pub use crate::transport::nats::{NatsConnect, NatsListener, NO_RESPONDERS, REFUSED};
     /// The NATS client the transport runs on (connect with
     /// `async_nats::connect`; hooks read `async_nats::HeaderMap`).
     pub use async_nats;

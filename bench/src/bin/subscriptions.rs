@@ -130,7 +130,7 @@ fn serve_child(target: Target) {
                 println!("{}", listener.local_addr().expect("local address"));
                 let server = rpc_runtime::Server::new(ours::router());
                 tokio::select! {
-                    result = server.serve_listener(listener) => result.expect("server failed"),
+                    result = server.serve(listener) => result.expect("server failed"),
                     _ = stdin_closed => {}
                 }
             }

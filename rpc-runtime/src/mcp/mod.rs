@@ -37,7 +37,8 @@ use serde_json::{json, Map, Value};
 
 #[cfg(feature = "http")]
 pub use http::{
-    McpBody, McpHttpService, McpResponseFuture, DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT, HEADER_MISMATCH,
+    McpBody, McpHttp, McpHttpListener, McpHttpService, McpResponseFuture, DEFAULT_MAX_SESSIONS,
+    DEFAULT_SESSION_IDLE_TIMEOUT, HEADER_MISMATCH,
 };
 pub use revision::Revision;
 pub use session::UNSUPPORTED_PROTOCOL_VERSION;
@@ -73,7 +74,7 @@ pub const DEFAULT_PAGE_SIZE: usize = 100;
 /// # struct MyNotes;
 /// # impl Notes for MyNotes { fn add(&self, _: String) -> u64 { 0 } }
 /// # async fn run() -> std::io::Result<()> {
-/// McpServer::new(MyNotes.into_rpc()).name("notes").into_server().serve_stdio().await
+/// McpServer::new(MyNotes.into_rpc()).name("notes").into_server().serve(rpc_runtime::transport::stdio::Stdio).await
 /// # }
 /// ```
 ///
@@ -205,7 +206,7 @@ impl McpServer {
     /// A [`Server`] that speaks MCP on every connection: newline-delimited
     /// messages, `notifications/cancelled` understood (a cancelled call is
     /// not answered). Serve it over stdio as MCP hosts launch servers:
-    /// `McpServer::new(router).into_server().serve_stdio().await`.
+    /// `McpServer::new(router).into_server().serve(rpc_runtime::transport::stdio::Stdio).await`.
     pub fn into_server(self) -> Server {
         Server::new(self.into_router()).framing(Framing::NewlineDelimited).dialect(McpRules)
     }

@@ -586,16 +586,17 @@ impl Context {
 ///     .framing(Framing::ContentLength)
 ///     .timeout(Duration::from_secs(30))
 ///     .cancellation(Cancellation::Lsp)
-///     .connect_tcp("127.0.0.1:4000")
+///     .connect(rpc_runtime::transport::tcp::Tcp::new("127.0.0.1:4000"))
 ///     .await?;
 /// let answer: i64 = peer.call("subtract", [42, 23]).await.expect("a call");
 /// # Ok(()) }
 /// ```
 ///
-/// The transports: [`PeerBuilder::connect`] (any `AsyncRead`/`AsyncWrite`
-/// pair), [`PeerBuilder::connect_tcp`], [`PeerBuilder::spawn_child`],
-/// [`PeerBuilder::in_process`], and [`PeerBuilder::connect_transport`] for
-/// any [`MessageSource`]/[`MessageSink`] pair.
+/// [`PeerBuilder::connect`] takes any [`Connect`](crate::transport::Connect)
+/// target: a TCP address, a byte stream, a message transport, a server in
+/// this process, an HTTP or WebSocket endpoint, a NATS subject;
+/// [`PeerBuilder::spawn_child`] launches a child process and returns its
+/// handle with the peer.
 #[derive(Default, Debug)]
 pub struct PeerBuilder {
     pub(crate) router: Router,
@@ -616,7 +617,7 @@ impl PeerBuilder {
     /// Serves `router` on this side: the other side may call its methods
     /// (server-to-client requests, in LSP terms). Without it, incoming
     /// requests are answered with -32601.
-    pub fn serve(mut self, router: Router) -> Self {
+    pub fn router(mut self, router: Router) -> Self {
         self.router = router;
         self
     }
@@ -662,7 +663,7 @@ impl PeerBuilder {
 
     /// Starts the connection over any message transport, on a background
     /// task (call it inside a tokio runtime).
-    pub fn connect_transport<S, K>(self, source: S, sink: K) -> Peer
+    pub(crate) fn start<S, K>(self, source: S, sink: K) -> Peer
     where
         S: MessageSource + 'static,
         K: MessageSink + 'static,

@@ -13,21 +13,28 @@
 //! - `deadline`: the write timeout of network connections;
 //! - `replies`: error answers made up for calls a transport lost;
 //! - `nats` (feature `nats`): subjects and queue groups on a NATS broker;
-//! - `server`: the server, its connection hook and connection controls.
+//! - `server`: the server, its connection hook and connection controls;
+//! - [`Listener`] and [`Connect`]: the one way to serve
+//!   ([`Server::serve`](crate::Server::serve)) and the one way to connect
+//!   ([`PeerBuilder::connect`](crate::PeerBuilder::connect)), each open to
+//!   transports outside this crate.
 
 pub(crate) mod child;
 pub(crate) mod deadline;
 pub(crate) mod hook;
 #[cfg(feature = "http")]
-pub(crate) mod http;
+pub mod http;
+pub(crate) mod listener;
 pub(crate) mod memory;
 #[cfg(feature = "nats")]
 pub(crate) mod nats;
 #[cfg(any(feature = "http", feature = "ws"))]
 pub(crate) mod replies;
 pub(crate) mod server;
-pub(crate) mod stdio;
-pub(crate) mod stream;
-pub(crate) mod tcp;
+pub mod stdio;
+pub mod stream;
+pub mod tcp;
 #[cfg(feature = "ws")]
 pub(crate) mod ws;
+
+pub use listener::{Connect, Listener, Serve, Shutdown, Transport, WithGracefulShutdown};

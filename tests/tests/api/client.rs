@@ -152,26 +152,26 @@ impl Bank for BankImpl {
 enum Wire {
     /// A byte stream (`tokio::io::duplex`) with this framing.
     Stream(Framing),
-    /// The in-memory message transport (`PeerBuilder::in_process`).
+    /// The in-memory message transport (a `Server` given to `PeerBuilder::connect`).
     Memory,
 }
 
 const WIRES: [Wire; 3] = [Wire::Stream(Framing::NewlineDelimited), Wire::Stream(Framing::ContentLength), Wire::Memory];
 
-fn connect(wire: Wire, bank: BankImpl, cancellation: Cancellation) -> BankClient {
+async fn connect(wire: Wire, bank: BankImpl, cancellation: Cancellation) -> BankClient {
     let server = Server::new(bank.into_rpc()).cancellation(cancellation);
     let builder = Peer::builder().cancellation(cancellation);
     let peer = match wire {
-        Wire::Memory => builder.in_process(server),
+        Wire::Memory => builder.connect(server).await.unwrap(),
         Wire::Stream(framing) => {
             let (ours, theirs) = tokio::io::duplex(64 * 1024);
             let server = server.framing(framing);
             tokio::spawn(async move {
                 let (reader, writer) = tokio::io::split(theirs);
-                server.serve_stream(reader, writer, Context::new()).await
+                server.serve(rpc_runtime::transport::stream::Stream::new(reader, writer)).await
             });
             let (reader, writer) = tokio::io::split(ours);
-            builder.framing(framing).connect(reader, writer)
+            builder.framing(framing).connect(rpc_runtime::transport::stream::Stream::new(reader, writer)).await.unwrap()
         }
     };
     BankClient::new(peer)
@@ -205,13 +205,13 @@ impl HandDriven {
 }
 
 /// A peer (newline framing, no service) and the hand-driven other side.
-fn hand_driven_peer() -> (Peer, HandDriven) {
+async fn hand_driven_peer() -> (Peer, HandDriven) {
     use tokio::io::AsyncBufReadExt;
     let (ours, theirs) = tokio::io::duplex(4096);
     let (reader, writer) = tokio::io::split(ours);
     let (their_reader, their_writer) = tokio::io::split(theirs);
     let other = HandDriven { lines: tokio::io::BufReader::new(their_reader).lines(), writer: their_writer };
-    (Peer::builder().connect(reader, writer), other)
+    (Peer::builder().connect(rpc_runtime::transport::stream::Stream::new(reader, writer)).await.unwrap(), other)
 }
 
 /// `add(1, 2)` called on `peer` from another task.
@@ -223,7 +223,7 @@ fn spawn_add(peer: &Peer) -> tokio::task::JoinHandle<Result<i64, ClientError>> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn typed_round_trips_over_every_transport() {
     for wire in WIRES {
-        let client = connect(wire, BankImpl::default(), Cancellation::None);
+        let client = connect(wire, BankImpl::default(), Cancellation::None).await;
         assert_eq!(client.add(2, 3).await.unwrap(), 5);
         assert_eq!(client.sub(10, 4).await.unwrap(), 6);
         assert_eq!(client.greet("Ada".into(), None).await.unwrap(), "Hello, Ada!");
@@ -239,7 +239,7 @@ async fn typed_round_trips_over_every_transport() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn app_errors_come_back_typed() {
     for wire in WIRES {
-        let client = connect(wire, BankImpl::default(), Cancellation::None);
+        let client = connect(wire, BankImpl::default(), Cancellation::None).await;
         assert_eq!(client.withdraw(30).await.unwrap(), 70);
         match client.withdraw(150).await {
             Err(ClientError::App(BankError::Insufficient { missing })) => assert_eq!(missing, 50),
@@ -261,7 +261,7 @@ async fn app_errors_come_back_typed() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_values_are_errors_not_panics() {
     for wire in WIRES {
-        let client = connect(wire, BankImpl::default(), Cancellation::None);
+        let client = connect(wire, BankImpl::default(), Cancellation::None).await;
         let mut map = BTreeMap::new();
         map.insert((1, 2), 3);
         assert!(matches!(client.count(map).await, Err(ClientError::Encode(_))));
@@ -280,7 +280,7 @@ async fn bad_values_are_errors_not_panics() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_thousand_concurrent_calls_from_fifty_tasks() {
     for wire in WIRES {
-        let client = connect(wire, BankImpl::default(), Cancellation::None);
+        let client = connect(wire, BankImpl::default(), Cancellation::None).await;
         let mut tasks = Vec::new();
         for task in 0..50i64 {
             let client = client.clone();
@@ -323,7 +323,7 @@ where
 async fn typed_batch() {
     for wire in WIRES {
         let bank = BankImpl::default();
-        let client = connect(wire, bank.clone(), Cancellation::None);
+        let client = connect(wire, bank.clone(), Cancellation::None).await;
         let mut batch = client.batch();
         let sum = batch.add(40, 2);
         let greeting = batch.greet("Ada".into(), Some("Hey".into()));
@@ -353,7 +353,7 @@ async fn a_timeout_cancels_the_handler_lsp_style() {
     for wire in WIRES {
         let (tx, mut rx) = mpsc::unbounded_channel();
         let bank = BankImpl { cancelled: Some(tx), ..BankImpl::default() };
-        let client = connect(wire, bank, Cancellation::Lsp);
+        let client = connect(wire, bank, Cancellation::Lsp).await;
         let err = client.with_timeout(Duration::from_millis(20)).wait_for_cancel().await.unwrap_err();
         assert!(matches!(err, ClientError::Timeout(_)), "{err}");
         // The `$/cancelRequest` that followed reached the handler.
@@ -369,7 +369,7 @@ async fn dropping_a_call_cancels_the_handler_mcp_style() {
         let (tx, mut rx) = mpsc::unbounded_channel();
         let (started_tx, mut started) = mpsc::unbounded_channel();
         let bank = BankImpl { cancelled: Some(tx), started: Some(started_tx), ..BankImpl::default() };
-        let client = connect(wire, bank, Cancellation::Mcp);
+        let client = connect(wire, bank, Cancellation::Mcp).await;
         let call = {
             let client = client.clone();
             tokio::spawn(async move { client.wait_for_cancel().await })
@@ -389,7 +389,9 @@ async fn a_cancelled_request_is_answered_with_request_cancelled() {
     let server = Server::new(bank.into_rpc()).cancellation(Cancellation::Lsp);
     let (ours, theirs) = tokio::io::duplex(4096);
     let (their_reader, their_writer) = tokio::io::split(theirs);
-    tokio::spawn(async move { server.serve_stream(their_reader, their_writer, Context::new()).await });
+    tokio::spawn(
+        async move { server.serve(rpc_runtime::transport::stream::Stream::new(their_reader, their_writer)).await },
+    );
     let (reader, mut writer) = tokio::io::split(ours);
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
     writer.write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"wait_for_cancel\",\"id\":\"w1\"}\n").await.unwrap();
@@ -408,7 +410,7 @@ async fn a_cancelled_request_is_answered_with_request_cancelled() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn closing_fails_pending_calls_promptly() {
     // A "server" that reads one request and hangs up without answering.
-    let (peer, mut other) = hand_driven_peer();
+    let (peer, mut other) = hand_driven_peer().await;
     let client = BankClient::new(peer.clone());
     let call = tokio::spawn(async move { client.slow(60_000).await });
     let request = other.next_message().await;
@@ -424,7 +426,7 @@ async fn closing_fails_pending_calls_promptly() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn close_fails_pending_calls() {
     for wire in WIRES {
-        let client = connect(wire, BankImpl::default(), Cancellation::None);
+        let client = connect(wire, BankImpl::default(), Cancellation::None).await;
         let pending = {
             let client = client.clone();
             tokio::spawn(async move { client.slow(60_000).await })
@@ -438,7 +440,7 @@ async fn close_fails_pending_calls() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_response_with_an_unknown_id_is_dropped() {
-    let (peer, mut other) = hand_driven_peer();
+    let (peer, mut other) = hand_driven_peer().await;
     let call = spawn_add(&peer);
     let id = other.next_message().await["id"].clone();
     // Junk first: unknown ids of every type, a batch of them, a bad error.
@@ -506,7 +508,7 @@ impl hygiene::Mailer for MailerImpl {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn helpers_step_aside_for_trait_methods() {
     use hygiene::{Mailer, MailerClient};
-    let peer = Peer::builder().in_process(Server::new(MailerImpl.into_rpc()));
+    let peer = Peer::builder().connect(Server::new(MailerImpl.into_rpc())).await.unwrap();
     let client = MailerClient::rpc_new(peer);
     assert!(client.send("a@b".into()).await.unwrap());
     assert_eq!(client.new().await.unwrap(), 1);
@@ -526,7 +528,7 @@ async fn helpers_step_aside_for_trait_methods() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_connection_default_timeout_applies_unless_a_call_overrides_it() {
     let server = Server::new(BankImpl::default().into_rpc());
-    let peer = Peer::builder().timeout(Duration::from_millis(20)).in_process(server);
+    let peer = Peer::builder().timeout(Duration::from_millis(20)).connect(server).await.unwrap();
     assert_eq!(peer.default_timeout(), Some(Duration::from_millis(20)));
     let client = BankClient::new(peer);
     assert!(
@@ -545,7 +547,7 @@ async fn a_batch_reply_times_out_and_cancels_like_a_call() {
     for wire in WIRES {
         let (tx, mut rx) = mpsc::unbounded_channel();
         let bank = BankImpl { cancelled: Some(tx), ..BankImpl::default() };
-        let client = connect(wire, bank, Cancellation::Lsp).with_timeout(Duration::from_millis(20));
+        let client = connect(wire, bank, Cancellation::Lsp).await.with_timeout(Duration::from_millis(20));
         // A server answers a batch in one message, once every entry is done,
         // so a stuck entry holds up the whole batch until it is cancelled.
         let mut batch = client.batch();
@@ -566,7 +568,11 @@ async fn a_timeout_bounds_the_wait_to_send_when_the_other_side_stops_reading() {
     let (ours, _theirs) = tokio::io::duplex(64);
     let peer = {
         let (reader, writer) = tokio::io::split(ours);
-        Peer::builder().timeout(Duration::from_millis(50)).connect(reader, writer)
+        Peer::builder()
+            .timeout(Duration::from_millis(50))
+            .connect(rpc_runtime::transport::stream::Stream::new(reader, writer))
+            .await
+            .unwrap()
     };
     let padding = "x".repeat(1024);
     let mut calls = tokio::task::JoinSet::new();
@@ -589,7 +595,7 @@ async fn a_timeout_bounds_the_wait_to_send_when_the_other_side_stops_reading() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_batch_mixing_responses_and_requests_resolves_the_calls_and_answers_the_requests() {
-    let (peer, mut other) = hand_driven_peer();
+    let (peer, mut other) = hand_driven_peer().await;
     let call = spawn_add(&peer);
     let id = other.next_message().await["id"].clone();
     other
@@ -608,7 +614,7 @@ async fn a_batch_mixing_responses_and_requests_resolves_the_calls_and_answers_th
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_response_with_both_result_and_error_fails_its_call() {
-    let (peer, mut other) = hand_driven_peer();
+    let (peer, mut other) = hand_driven_peer().await;
     let call = spawn_add(&peer);
     let id = other.next_message().await["id"].clone();
     other
@@ -622,7 +628,7 @@ async fn a_response_with_both_result_and_error_fails_its_call() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_response_without_an_id_is_dropped_not_answered() {
-    let (_peer, mut other) = hand_driven_peer();
+    let (_peer, mut other) = hand_driven_peer().await;
     other.write(b"{\"jsonrpc\":\"2.0\",\"result\":1}\n").await;
     other.write(b"{\"jsonrpc\":\"2.0\",\"error\":{\"code\":1,\"message\":\"m\"}}\n").await;
     other.write(b"[{\"jsonrpc\":\"2.0\",\"result\":2}]\n").await;
@@ -636,7 +642,7 @@ async fn a_response_without_an_id_is_dropped_not_answered() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_call_is_sent_when_first_polled_and_outlives_its_client() {
     // A "server" driven by hand, to see the order requests arrive in.
-    let (peer, mut other) = hand_driven_peer();
+    let (peer, mut other) = hand_driven_peer().await;
     let client = BankClient::new(peer);
     let first = client.add(40, 2);
     let second = client.greet("Ada".to_owned(), None);

@@ -63,15 +63,15 @@ impl Versioned for IndexImpl {
     }
 }
 
-fn peer() -> Peer {
+async fn peer() -> Peer {
     let mut router = Index::into_rpc(IndexImpl);
     router.merge(Versioned::into_rpc(IndexImpl)).unwrap();
-    Peer::builder().in_process(Server::new(router))
+    Peer::builder().connect(Server::new(router)).await.unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_server_only_trait_serves_its_methods() {
-    let peer = peer();
+    let peer = peer().await;
     let found: usize = peer.call("search", serde_json::json!({"query": {"text": "abc"}})).await.unwrap();
     assert_eq!(found, 3);
     let report: serde_json::Value = peer.call("report", serde_json::json!(["abcd"])).await.unwrap();
@@ -80,7 +80,7 @@ async fn a_server_only_trait_serves_its_methods() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_borrowed_result_decodes_into_its_owned_form() {
-    let version: String = VersionedClient::new(peer()).version().await.unwrap();
+    let version: String = VersionedClient::new(peer().await).version().await.unwrap();
     assert_eq!(version, "1.0");
 }
 
@@ -95,7 +95,10 @@ impl AsyncRead for BrokenReader {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_broken_transport_fails_calls_with_a_transport_error() {
-    let peer = Peer::builder().connect(BrokenReader, tokio::io::sink());
+    let peer = Peer::builder()
+        .connect(rpc_runtime::transport::stream::Stream::new(BrokenReader, tokio::io::sink()))
+        .await
+        .unwrap();
     peer.closed().await;
     let err = VersionedClient::new(peer).version().await.unwrap_err();
     assert!(

@@ -95,8 +95,8 @@ async fn call(engine: &Engine, request: Value) -> Value {
     serde_json::from_slice(&out).expect("a JSON response")
 }
 
-fn client() -> StoreClient {
-    StoreClient::new(Peer::builder().in_process(Server::new(Kv.into_rpc())))
+async fn client() -> StoreClient {
+    StoreClient::new(Peer::builder().connect(Server::new(Kv.into_rpc())).await.unwrap())
 }
 
 #[tokio::test]
@@ -121,7 +121,7 @@ async fn the_server_answers_with_each_variant_code_message_and_data() {
 
 #[tokio::test]
 async fn the_client_decodes_each_variant() {
-    let store = client();
+    let store = client().await;
     assert_eq!(store.get_value("answer".into()).await.unwrap(), 42);
     let not_found = store.get_value("nope".into()).await.unwrap_err();
     assert_eq!(
@@ -230,7 +230,7 @@ fn a_type_without_json_schema_is_any_value_with_a_note() {
 
 #[tokio::test]
 async fn a_result_borrowing_inside_a_container_decodes_owned() {
-    let (text, number): (String, i64) = client().pair().await.unwrap();
+    let (text, number): (String, i64) = client().await.pair().await.unwrap();
     assert_eq!((text.as_str(), number), ("hello", 5));
 }
 
@@ -277,7 +277,7 @@ async fn read(store: &StoreClient, key: &str) -> Result<i64, Box<dyn std::error:
 
 #[tokio::test]
 async fn a_client_error_moves_into_a_boxed_error_with_the_question_mark() {
-    let store = client();
+    let store = client().await;
     assert_eq!(read(&store, "answer").await.unwrap(), 42);
     let err = read(&store, "nope").await.unwrap_err();
     assert_eq!(err.to_string(), "the method failed: Key not found");

@@ -825,7 +825,7 @@ async fn in_process_end_of_input_waits_for_in_flight_requests() {
         conn.close().await;
         let got = sorted(conn.rest().await);
         assert_eq!(got, sorted(vec![result(r#""opened""#, "1"), result("true", "2")]), "{wire:?}");
-        task.await.expect("server task").expect("serve_stream ends cleanly at end of input");
+        task.await.expect("server task").expect("serving a stream ends cleanly at end of input");
     }
 }
 
@@ -895,12 +895,12 @@ async fn the_calculator_serves_several_simultaneous_tcp_connections() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn connections_served_by_serve_listener_run_independently() {
+async fn connections_served_by_a_tcp_listener_run_independently() {
     for wire in Wire::BOTH {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let addr = listener.local_addr().expect("address");
         let server = Server::new(GateService::router()).framing(wire.framing());
-        let serving = tokio::spawn(async move { server.serve_listener(listener).await });
+        let serving = tokio::spawn(server.serve(listener));
         let mut first = connect(addr, wire).await;
         let mut second = connect(addr, wire).await;
         // `first` waits for a gate that only `second` opens.

@@ -79,19 +79,23 @@ async fn a_server_method_calls_back_its_client() {
     // transport: the same peer logic runs over each.
     for framing in [Some(Framing::NewlineDelimited), Some(Framing::ContentLength), None] {
         let editor = EditorImpl::default();
-        let builder = Peer::builder().serve(editor.clone().into_rpc());
+        let builder = Peer::builder().router(editor.clone().into_rpc());
         let server = Server::new(LanguageImpl.into_rpc());
         let peer = match framing {
-            None => builder.in_process(server),
+            None => builder.connect(server).await.unwrap(),
             Some(framing) => {
                 let (ours, theirs) = tokio::io::duplex(4096);
                 let server = server.framing(framing);
                 tokio::spawn(async move {
                     let (reader, writer) = tokio::io::split(theirs);
-                    server.serve_stream(reader, writer, Context::new()).await
+                    server.serve(rpc_runtime::transport::stream::Stream::new(reader, writer)).await
                 });
                 let (reader, writer) = tokio::io::split(ours);
-                builder.framing(framing).connect(reader, writer)
+                builder
+                    .framing(framing)
+                    .connect(rpc_runtime::transport::stream::Stream::new(reader, writer))
+                    .await
+                    .unwrap()
             }
         };
         let language = LanguageClient::new(peer);
@@ -106,7 +110,8 @@ async fn a_server_method_calls_back_its_client() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn many_requests_call_back_concurrently() {
     let editor = EditorImpl::default();
-    let peer = Peer::builder().serve(editor.clone().into_rpc()).in_process(Server::new(LanguageImpl.into_rpc()));
+    let peer =
+        Peer::builder().router(editor.clone().into_rpc()).connect(Server::new(LanguageImpl.into_rpc())).await.unwrap();
     let language = LanguageClient::new(peer);
     let calls: Vec<_> = (0..100)
         .map(|i| {
@@ -123,7 +128,7 @@ async fn many_requests_call_back_concurrently() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_without_a_service_answers_callbacks_with_method_not_found() {
-    let peer = Peer::builder().in_process(Server::new(LanguageImpl.into_rpc()));
+    let peer = Peer::builder().connect(Server::new(LanguageImpl.into_rpc())).await.unwrap();
     let err = LanguageClient::new(peer).hover("x".to_owned()).await.unwrap_err();
     let error = err.server_error().expect("an error object").clone();
     assert!(error.message().contains("calling the editor failed"), "{error}");
@@ -135,27 +140,31 @@ async fn per_connection_data_reaches_handlers() {
     let (ours, theirs) = tokio::io::duplex(4096);
     let (their_reader, their_writer) = tokio::io::split(theirs);
     let cx = Context::new().with_extension(User("ada".to_owned()));
-    tokio::spawn(async move { server.serve_stream(their_reader, their_writer, cx).await });
+    tokio::spawn(async move {
+        server.serve(rpc_runtime::transport::stream::Stream::new(their_reader, their_writer).context(cx)).await
+    });
     let (reader, writer) = tokio::io::split(ours);
-    let language = LanguageClient::new(Peer::builder().connect(reader, writer));
+    let language = LanguageClient::new(
+        Peer::builder().connect(rpc_runtime::transport::stream::Stream::new(reader, writer)).await.unwrap(),
+    );
     assert_eq!(language.whoami().await.unwrap().as_deref(), Some("ada"));
 
     // A connection without it sees none.
-    let language = LanguageClient::new(Peer::builder().in_process(Server::new(LanguageImpl.into_rpc())));
+    let language = LanguageClient::new(Peer::builder().connect(Server::new(LanguageImpl.into_rpc())).await.unwrap());
     assert_eq!(language.whoami().await.unwrap(), None);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn serve_stream_finishes_callbacks_then_returns_at_end_of_input() {
+async fn serving_a_stream_finishes_callbacks_then_returns_at_end_of_input() {
     // The client sends a request and closes its side at once; the server's
-    // callback then fails promptly (nobody can answer), and serve_stream
+    // callback then fails promptly (nobody can answer), and serving
     // still answers the request before returning.
     let server = Server::new(LanguageImpl.into_rpc()).framing(Framing::ContentLength);
     let request = r#"{"jsonrpc":"2.0","method":"hover","params":["x"],"id":1}"#;
     let input = format!("Content-Length: {}\r\n\r\n{request}", request.len()).into_bytes();
     let (writer, mut output) = tokio::io::duplex(64 * 1024);
-    let served = server.serve_stream(&input[..], writer, Context::new());
-    tokio::time::timeout(Duration::from_secs(30), served).await.expect("serve_stream returned").unwrap();
+    let served = server.serve(rpc_runtime::transport::stream::Stream::new(std::io::Cursor::new(input), writer));
+    tokio::time::timeout(Duration::from_secs(30), served).await.expect("serving returned").unwrap();
     let mut bytes = Vec::new();
     tokio::io::AsyncReadExt::read_to_end(&mut output, &mut bytes).await.unwrap();
     let text = String::from_utf8(bytes).unwrap();
@@ -219,7 +228,11 @@ async fn stopping_the_connection_cancels_running_handlers_without_cancellation_c
         let (their_writer, reader) = tokio::io::duplex(4096);
         let (writer, their_reader) = tokio::io::duplex(4096);
         let mut their_writer = their_writer;
-        let peer = Peer::builder().serve(WaiterImpl(events).into_rpc()).connect(reader, writer);
+        let peer = Peer::builder()
+            .router(WaiterImpl(events).into_rpc())
+            .connect(rpc_runtime::transport::stream::Stream::new(reader, writer))
+            .await
+            .unwrap();
         their_writer.write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"wait\",\"id\":1}\n").await.unwrap();
         assert_eq!(eventually(seen.recv()).await, Some("started"));
         let _peer = match stop {

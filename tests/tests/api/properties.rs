@@ -242,7 +242,7 @@ fn a_stream_split_anywhere_reads_as_the_same_messages() {
             let (server_read, server_write) = tokio::io::split(server_end);
             let server = Server::new(Service.into_rpc()).framing(wire.framing());
             let serve = tokio::spawn(async move {
-                server.serve_stream(server_read, server_write, rpc_runtime::Context::default()).await
+                server.serve(rpc_runtime::transport::stream::Stream::new(server_read, server_write).context(rpc_runtime::Context::default())).await
             });
             let (client_read, mut client_write) = tokio::io::split(client);
             let write = tokio::spawn(async move {

@@ -115,20 +115,20 @@ async fn next<T: std::fmt::Debug, E: std::fmt::Debug>(
 }
 
 /// A client of `server` over the in-memory transport.
-fn in_memory(server: Server) -> FeedClient {
-    FeedClient::new(Peer::builder().in_process(server))
+async fn in_memory(server: Server) -> FeedClient {
+    FeedClient::new(Peer::builder().connect(server).await.unwrap())
 }
 
 /// A client of `server` over a byte stream (an in-process duplex pipe,
 /// newline-delimited).
-fn over_bytes(server: Server) -> FeedClient {
+async fn over_bytes(server: Server) -> FeedClient {
     let (client_side, server_side) = tokio::io::duplex(64 * 1024);
     tokio::spawn(async move {
         let (reader, writer) = tokio::io::split(server_side);
-        let _ = server.serve_stream(reader, writer, rpc_runtime::Context::new()).await;
+        let _ = server.serve(rpc_runtime::transport::stream::Stream::new(reader, writer)).await;
     });
     let (reader, writer) = tokio::io::split(client_side);
-    FeedClient::new(Peer::builder().connect(reader, writer))
+    FeedClient::new(Peer::builder().connect(rpc_runtime::transport::stream::Stream::new(reader, writer)).await.unwrap())
 }
 
 /// Subscribe, read typed items, the server's end, unsubscribe, and calls
@@ -179,14 +179,14 @@ async fn exercise(client: &FeedClient, seen: &mut mpsc::UnboundedReceiver<SinkEr
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn typed_items_over_the_in_memory_transport() {
     let (service, mut seen) = feed();
-    let client = in_memory(Server::new(service.into_rpc()));
+    let client = in_memory(Server::new(service.into_rpc())).await;
     exercise(&client, &mut seen).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn typed_items_over_a_byte_stream() {
     let (service, mut seen) = feed();
-    let client = over_bytes(Server::new(service.into_rpc()));
+    let client = over_bytes(Server::new(service.into_rpc())).await;
     exercise(&client, &mut seen).await;
 }
 
@@ -196,8 +196,8 @@ async fn typed_items_over_tcp() {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let server = Server::new(service.into_rpc());
-    tokio::spawn(async move { server.serve_listener(listener).await });
-    let client = FeedClient::new(Peer::builder().connect_tcp(addr).await.unwrap());
+    tokio::spawn(server.serve(listener));
+    let client = FeedClient::new(Peer::builder().connect(rpc_runtime::transport::tcp::Tcp::new(addr)).await.unwrap());
     exercise(&client, &mut seen).await;
 }
 
@@ -206,16 +206,16 @@ async fn typed_items_over_websocket() {
     let (service, mut seen) = feed();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    let http = Server::new(service.into_rpc()).http();
-    tokio::spawn(http.serve_listener_with_shutdown(listener, std::future::pending()));
-    let peer = Peer::builder().connect_ws(format!("ws://{addr}/")).await.unwrap();
+    let listener = rpc_runtime::transport::http::Http::default().listener(listener);
+    tokio::spawn(Server::new(service.into_rpc()).serve(listener));
+    let peer = Peer::builder().connect(rpc_runtime::WsConnect::new(format!("ws://{addr}/"))).await.unwrap();
     exercise(&FeedClient::new(peer), &mut seen).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dropping_the_stream_unsubscribes() {
     let (service, mut seen) = feed();
-    let client = in_memory(Server::new(service.into_rpc()));
+    let client = in_memory(Server::new(service.into_rpc())).await;
     let mut endless = client.forever().await.unwrap();
     assert_eq!(next(&mut endless).await.unwrap().unwrap(), 1);
     drop(endless);
@@ -242,7 +242,7 @@ async fn dropping_the_stream_unsubscribes() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unsubscribe_method_ends_only_its_own_subscriptions() {
     let (service, mut seen) = feed();
-    let client = in_memory(Server::new(service.into_rpc()));
+    let client = in_memory(Server::new(service.into_rpc())).await;
     let peer = client.peer().clone();
     let mut words = client.words().await.unwrap();
     assert_eq!(next(&mut words).await.unwrap().unwrap(), "hello");
@@ -272,7 +272,7 @@ async fn an_unsubscribe_method_ends_only_its_own_subscriptions() {
 async fn the_per_connection_limit_refuses_with_a_clear_error() {
     let (service, _seen) = feed();
     let limits = Limits::default().max_subscriptions(2);
-    let client = in_memory(Server::new(service.into_rpc()).limits(limits));
+    let client = in_memory(Server::new(service.into_rpc()).limits(limits)).await;
     let first = client.forever().await.unwrap();
     let _second = client.forever().await.unwrap();
     match client.forever().await {
@@ -294,7 +294,11 @@ async fn raw_client(server: Server) -> (MemorySource, MemorySink) {
     let (client_side, server_side) = memory_pair();
     tokio::spawn(async move {
         let (source, sink) = server_side;
-        let _ = server.serve_transport(source, sink, rpc_runtime::ConnectionInfo::new("memory")).await;
+        let _ = server
+            .serve(
+                rpc_runtime::transport::Transport::new(source, sink).info(rpc_runtime::ConnectionInfo::new("memory")),
+            )
+            .await;
     });
     client_side
 }
@@ -345,8 +349,11 @@ async fn a_reader_that_falls_behind_is_dropped_with_an_error_notification() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stream_that_is_not_read_ends_with_lagged_and_unsubscribes() {
     let (service, mut seen) = feed();
-    let client =
-        Peer::builder().limits(Limits::default().subscription_buffer(3)).in_process(Server::new(service.into_rpc()));
+    let client = Peer::builder()
+        .limits(Limits::default().subscription_buffer(3))
+        .connect(Server::new(service.into_rpc()))
+        .await
+        .unwrap();
     let client = FeedClient::new(client);
     let mut endless = client.forever().await.unwrap();
     // Not read: the server keeps sending, this side keeps 3 and gives up.
@@ -365,7 +372,7 @@ async fn a_stream_that_is_not_read_ends_with_lagged_and_unsubscribes() {
 async fn closing_the_connection_ends_every_subscription_on_both_sides() {
     // The client leaves: every handler sees it.
     let (service, mut seen) = feed();
-    let client = in_memory(Server::new(service.into_rpc()));
+    let client = in_memory(Server::new(service.into_rpc())).await;
     let a = client.words().await.unwrap();
     let b = client.words().await.unwrap();
     client.peer().close();
@@ -375,7 +382,7 @@ async fn closing_the_connection_ends_every_subscription_on_both_sides() {
 
     // Over a byte stream whose client side is dropped, too.
     let (service, mut seen) = feed();
-    let client = over_bytes(Server::new(service.into_rpc()));
+    let client = over_bytes(Server::new(service.into_rpc())).await;
     let endless = client.forever().await.unwrap();
     drop(client);
     drop(endless);
@@ -388,10 +395,15 @@ async fn closing_the_connection_ends_every_subscription_on_both_sides() {
     let server = Server::new(service.into_rpc());
     let serving = tokio::spawn(async move {
         let (source, sink) = server_side;
-        server.serve_transport(source, sink, rpc_runtime::ConnectionInfo::new("memory")).await
+        server
+            .serve(
+                rpc_runtime::transport::Transport::new(source, sink).info(rpc_runtime::ConnectionInfo::new("memory")),
+            )
+            .await
     });
     let (source, sink) = client_side;
-    let client = FeedClient::new(Peer::builder().connect_transport(source, sink));
+    let client =
+        FeedClient::new(Peer::builder().connect(rpc_runtime::transport::Transport::new(source, sink)).await.unwrap());
     let mut words = client.words().await.unwrap();
     assert_eq!(next(&mut words).await.unwrap().unwrap(), "hello");
     serving.abort();
@@ -460,11 +472,17 @@ async fn many_items_arrive_in_order() {
     let server = Server::new(service.into_rpc());
     tokio::spawn(async move {
         let (reader, writer) = tokio::io::split(server_side);
-        let _ = server.serve_stream(reader, writer, rpc_runtime::Context::new()).await;
+        let _ = server.serve(rpc_runtime::transport::stream::Stream::new(reader, writer)).await;
     });
     let (reader, writer) = tokio::io::split(client_side);
     let limits = Limits::default().subscription_buffer(32_768);
-    let client = FeedClient::new(Peer::builder().limits(limits).connect(reader, writer));
+    let client = FeedClient::new(
+        Peer::builder()
+            .limits(limits)
+            .connect(rpc_runtime::transport::stream::Stream::new(reader, writer))
+            .await
+            .unwrap(),
+    );
     let mut counting = client.count_to(20_000, false).await.unwrap();
     let mut expected = 1;
     while let Some(item) = next(&mut counting).await {
@@ -478,7 +496,7 @@ async fn many_items_arrive_in_order() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn untyped_subscriptions() {
     let (service, _seen) = feed();
-    let peer = Peer::builder().in_process(Server::new(service.into_rpc()));
+    let peer = Peer::builder().connect(Server::new(service.into_rpc())).await.unwrap();
     let mut counting =
         peer.subscribe::<Value, _>("count_to", json!([2, false]), "subscription", "unsubscribe_feed").await.unwrap();
     assert_eq!(next(&mut counting).await.unwrap().unwrap(), json!(1));
@@ -495,8 +513,8 @@ async fn subscribing_over_http_post_says_the_transport_carries_no_notifications(
     let (service, _seen) = feed();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    let http = Server::new(service.into_rpc()).http();
-    tokio::spawn(http.serve_listener_with_shutdown(listener, std::future::pending()));
+    let listener = rpc_runtime::transport::http::Http::default().listener(listener);
+    tokio::spawn(Server::new(service.into_rpc()).serve(listener));
     let body = r#"{"jsonrpc":"2.0","method":"count_to","params":[3,false],"id":1}"#;
     let request = format!(
         "POST / HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
@@ -666,6 +684,9 @@ impl Watch for WatchImpl {
         loop {
             tokio::select! {
                 why = sink.closed() => {
+                    // Stop listening before saying so: a `fire` the test
+                    // sends next must not count this subscription.
+                    drop(events);
                     let _ = self.seen.send(why.to_string());
                     return Ok(());
                 }
@@ -810,7 +831,7 @@ async fn a_pending_sink_whose_client_left_during_setup_ends() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_typed_client_of_a_pending_sink_method() {
     let (server, _seen) = watch();
-    let client = WatchClient::new(Peer::builder().in_process(server));
+    let client = WatchClient::new(Peer::builder().connect(server).await.unwrap());
     let mut events = client.watch("accept".to_owned()).await.unwrap();
     assert_eq!(next(&mut events).await.map(Result::unwrap), Some(1));
     assert_eq!(client.fire(8).await.unwrap(), 1);

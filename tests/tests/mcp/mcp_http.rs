@@ -12,7 +12,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use rpc_runtime::{rpc, Context, Limits, McpHttpService, McpServer};
+use rpc_runtime::mcp::McpHttp;
+use rpc_runtime::transport::http::Http;
+use rpc_runtime::{rpc, Context, Limits, McpServer};
 use serde_json::{json, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -60,22 +62,20 @@ impl Desk for Counters {
     }
 }
 
-/// Serves `configure(endpoint)` on a free port; the sender stops it.
-async fn serve_with(
-    configure: impl FnOnce(McpHttpService) -> McpHttpService,
-) -> (SocketAddr, Counters, tokio::sync::oneshot::Sender<()>) {
+/// Serves the endpoint with `settings` on a free port; the sender stops it.
+async fn serve_with(settings: McpHttp) -> (SocketAddr, Counters, tokio::sync::oneshot::Sender<()>) {
     let counters = Counters::default();
-    let endpoint = configure(McpServer::new(counters.clone().into_rpc()).name("desk").into_http());
+    let server = McpServer::new(counters.clone().into_rpc()).name("desk").into_server();
     let (listener, addr) = listener().await;
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    tokio::spawn(endpoint.serve_listener_with_shutdown(listener, async move {
+    tokio::spawn(server.serve(settings.listener(listener)).with_graceful_shutdown(async move {
         let _ = stopped.await;
     }));
     (addr, counters, stop)
 }
 
 async fn serve() -> (SocketAddr, Counters, tokio::sync::oneshot::Sender<()>) {
-    serve_with(|endpoint| endpoint).await
+    serve_with(McpHttp::default()).await
 }
 
 const ACCEPT_BOTH: &str = "Accept: application/json, text/event-stream";
@@ -526,7 +526,7 @@ async fn a_session_runs_at_most_max_concurrent_requests_calls_even_when_their_cl
     let limits = Limits::default().max_concurrent_requests(8);
     let server = McpServer::new(counters.clone().into_rpc()).name("desk").into_server().limits(limits);
     let (listener, addr) = listener().await;
-    tokio::spawn(McpHttpService::new(server).serve_listener_with_shutdown(listener, std::future::pending()));
+    tokio::spawn(server.serve(McpHttp::default().listener(listener)));
     let id = open_session(addr).await;
     let session = format!("Mcp-Session-Id: {id}");
     let mut open = Vec::new();
@@ -579,7 +579,7 @@ async fn a_session_runs_at_most_max_concurrent_requests_calls_even_when_their_cl
 #[tokio::test]
 async fn sessions_are_bounded_and_expire_when_idle() {
     let (addr, _, _stop) =
-        serve_with(|endpoint| endpoint.max_sessions(1).session_idle_timeout(Duration::from_millis(300))).await;
+        serve_with(McpHttp::default().max_sessions(1).session_idle_timeout(Duration::from_millis(300))).await;
     let first = open_session(addr).await;
     let reply = post(addr, &initialize("2025-11-25"), &[]).await;
     assert_eq!(reply.status, 503, "one session at most");
@@ -618,7 +618,7 @@ async fn the_endpoint_mounts_in_axum_and_runs_the_connection_hook() {
     });
     let app = axum::Router::new()
         .route("/health", axum::routing::get(|| async { "ok" }))
-        .route_service("/mcp", McpHttpService::new(server));
+        .route_service("/mcp", McpHttp::default().service(&server));
     let (listener, addr) = listener().await;
     tokio::spawn(async move { axum::serve(listener, app).await });
     let body = call(1, "subtract", json!({"minuend": 3, "subtrahend": 1}), modern_meta());
@@ -647,7 +647,7 @@ async fn cors_lets_a_configured_web_origin_hold_a_session() {
     assert_eq!(reply.status, 403);
 
     let (addr, _, _stop) =
-        serve_with(|endpoint| endpoint.with_http(|http| http.cors(["https://inspector.example"]))).await;
+        serve_with(McpHttp::default().http(Http::default().cors(["https://inspector.example"]))).await;
     let reply = exchange(addr, &preflight(addr)).await;
     assert_eq!(reply.status, 200, "{reply:?}");
     assert_eq!(reply.header("access-control-allow-origin"), Some("https://inspector.example"));

@@ -101,7 +101,7 @@ async fn child_process_in_both_framings() {
         command.args(["--framing", flag]);
         let (peer, mut child) = Peer::builder()
             .framing(framing)
-            .serve(host.into_rpc())
+            .router(host.into_rpc())
             .timeout(Duration::from_secs(60))
             .spawn_child(&mut command)
             .unwrap();
@@ -167,9 +167,14 @@ async fn tcp_in_both_framings() {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let server = Server::new(Calc.into_rpc()).framing(framing);
-        tokio::spawn(async move { server.serve_listener(listener).await });
+        tokio::spawn(server.serve(listener));
         let (host, mut notes) = host();
-        let peer = Peer::builder().framing(framing).serve(host.into_rpc()).connect_tcp(addr).await.unwrap();
+        let peer = Peer::builder()
+            .framing(framing)
+            .router(host.into_rpc())
+            .connect(rpc_runtime::transport::tcp::Tcp::new(addr))
+            .await
+            .unwrap();
         exercise(&CalculatorClient::new(peer), &mut notes).await;
     }
 }
@@ -178,7 +183,12 @@ async fn tcp_in_both_framings() {
 async fn in_process_in_both_framings() {
     for framing in [Framing::NewlineDelimited, Framing::ContentLength] {
         let (host, mut notes) = host();
-        let peer = Peer::builder().framing(framing).serve(host.into_rpc()).in_process(Server::new(Calc.into_rpc()));
+        let peer = Peer::builder()
+            .framing(framing)
+            .router(host.into_rpc())
+            .connect(Server::new(Calc.into_rpc()))
+            .await
+            .unwrap();
         exercise(&CalculatorClient::new(peer), &mut notes).await;
     }
 }

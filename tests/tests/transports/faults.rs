@@ -242,7 +242,7 @@ async fn a_server_dying_mid_call_fails_the_pending_calls_promptly() {
     }
     // A TCP server.
     let mut server = TcpCalculator::spawn("ndjson", &[], Stderr::Collected).await;
-    let peer = Peer::builder().connect_tcp(server.addr).await.unwrap();
+    let peer = Peer::builder().connect(rpc_runtime::transport::tcp::Tcp::new(server.addr)).await.unwrap();
     let pending = start_hour_long_calls(&peer).await;
     server.kill().await;
     expect_prompt_failures(pending, "tcp").await;
@@ -355,7 +355,7 @@ async fn serve_stuck(max_connections: usize) -> SocketAddr {
         .limits(limits)
         .cancellation(Cancellation::Lsp)
         .max_connections(max_connections);
-    tokio::spawn(async move { server.serve_listener(listener).await });
+    tokio::spawn(server.serve(listener));
     addr
 }
 
@@ -366,7 +366,11 @@ async fn serve_stuck(max_connections: usize) -> SocketAddr {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_timed_out_call_is_cancelled_and_its_slot_reused() {
     let addr = serve_stuck(8).await;
-    let peer = Peer::builder().cancellation(Cancellation::Lsp).connect_tcp(addr).await.unwrap();
+    let peer = Peer::builder()
+        .cancellation(Cancellation::Lsp)
+        .connect(rpc_runtime::transport::tcp::Tcp::new(addr))
+        .await
+        .unwrap();
     let client = StuckClient::new(peer.clone());
     let start_hang = || {
         let client = client.with_timeout(Duration::from_millis(500));

@@ -20,7 +20,7 @@ use web_support::*;
 #[tokio::test]
 async fn a_post_is_answered_200_with_the_response() {
     let (server, _) = vault();
-    let (addr, _stop, _task) = serve(server.http()).await;
+    let (addr, _stop, _task) = serve(&server, Http::default()).await;
     let reply =
         exchange(addr, &post_json(addr, r#"{"jsonrpc":"2.0","method":"read","params":["k"],"id":7}"#, &[])).await;
     assert_eq!(reply.status, 200);
@@ -42,7 +42,7 @@ async fn a_large_answer_arrives_whole_on_a_kept_alive_connection() {
     // flattened writes); a 3 MiB answer must still arrive whole, and the
     // connection serve the next request.
     let (server, _) = vault();
-    let (addr, _stop, _task) = serve(server.http()).await;
+    let (addr, _stop, _task) = serve(&server, Http::default()).await;
     let key = "k".repeat(3 << 20);
     let mut stream = TcpStream::connect(addr).await.unwrap();
     let request = post_json(addr, &format!(r#"{{"jsonrpc":"2.0","method":"read","params":["{key}"],"id":1}}"#), &[]);
@@ -58,7 +58,7 @@ async fn a_large_answer_arrives_whole_on_a_kept_alive_connection() {
 #[tokio::test]
 async fn only_notifications_are_answered_204_without_a_body() {
     let (server, _) = vault();
-    let (addr, _stop, _task) = serve(server.http()).await;
+    let (addr, _stop, _task) = serve(&server, Http::default()).await;
     for body in
         [r#"{"jsonrpc":"2.0","method":"read","params":["k"]}"#, r#"[{"jsonrpc":"2.0","method":"read","params":["k"]}]"#]
     {
@@ -71,7 +71,7 @@ async fn only_notifications_are_answered_204_without_a_body() {
 #[tokio::test]
 async fn json_rpc_failures_are_error_objects_in_a_200() {
     let (server, _) = vault();
-    let (addr, _stop, _task) = serve(server.http()).await;
+    let (addr, _stop, _task) = serve(&server, Http::default()).await;
     let cases = [
         ("{not json", -32700),
         (r#"{"jsonrpc":"2.0","method":"nope","id":1}"#, -32601),
@@ -89,7 +89,7 @@ async fn json_rpc_failures_are_error_objects_in_a_200() {
 #[tokio::test]
 async fn other_methods_are_answered_405_with_allow() {
     let (server, _) = vault();
-    let (addr, _stop, _task) = serve(server.http()).await;
+    let (addr, _stop, _task) = serve(&server, Http::default()).await;
     for method in ["GET", "PUT", "DELETE"] {
         let reply = exchange(addr, &format!("{method} / HTTP/1.1\r\nHost: {addr}\r\nContent-Length: 0\r\n\r\n")).await;
         assert_eq!(reply.status, 405, "{method}");
@@ -101,7 +101,7 @@ async fn other_methods_are_answered_405_with_allow() {
 #[tokio::test]
 async fn a_content_type_that_is_not_json_is_answered_415() {
     let (server, _) = vault();
-    let (addr, _stop, _task) = serve(server.http()).await;
+    let (addr, _stop, _task) = serve(&server, Http::default()).await;
     let body = r#"{"jsonrpc":"2.0","method":"read","params":["k"],"id":1}"#;
     for headers in [&["Content-Type: text/plain"][..], &["Content-Type: application/x-www-form-urlencoded"], &[]] {
         let reply = exchange(addr, &post(addr, body, headers)).await;
@@ -115,7 +115,7 @@ async fn a_content_type_that_is_not_json_is_answered_415() {
 #[tokio::test]
 async fn a_body_over_the_limit_is_413_before_it_is_read() {
     let (server, _) = vault();
-    let (addr, _stop, _task) = serve(server.http().max_body(64)).await;
+    let (addr, _stop, _task) = serve(&server, Http::default().max_body(64)).await;
     // Only the headers are sent: the answer comes from Content-Length.
     let mut stream = TcpStream::connect(addr).await.unwrap();
     let head =
@@ -138,7 +138,7 @@ async fn a_body_over_the_limit_is_413_before_it_is_read() {
 async fn a_batch_over_the_length_limit_is_a_json_rpc_error() {
     let (server, _) = vault();
     let server = server.limits(Limits::default().max_batch_len(2));
-    let (addr, _stop, _task) = serve(server.http()).await;
+    let (addr, _stop, _task) = serve(&server, Http::default()).await;
     let entry = r#"{"jsonrpc":"2.0","method":"read","params":["k"],"id":1}"#;
     let reply = exchange(addr, &post_json(addr, &format!("[{entry},{entry},{entry}]"), &[])).await;
     assert_eq!(reply.status, 200);
@@ -156,7 +156,7 @@ async fn a_loopback_server_refuses_other_hosts_with_403() {
             body.len()
         )
     };
-    let (addr, _stop, _task) = serve(server.http()).await;
+    let (addr, _stop, _task) = serve(&server, Http::default()).await;
     let port = addr.port();
     for host in [format!("localhost:{port}"), format!("127.0.0.1:{port}"), "localhost".to_owned()] {
         assert_eq!(exchange(addr, &request(&host)).await.status, 200, "{host}");
@@ -166,10 +166,10 @@ async fn a_loopback_server_refuses_other_hosts_with_403() {
         assert_eq!(reply.status, 403, "{host}");
         assert!(reply.body.contains("Host"), "{}", reply.body);
     }
-    let (addr, _stop, _task) = serve(server.http().allowed_hosts(["rpc.example"])).await;
+    let (addr, _stop, _task) = serve(&server, Http::default().allowed_hosts(["rpc.example"])).await;
     assert_eq!(exchange(addr, &request("rpc.example:8080")).await.status, 200);
     assert_eq!(exchange(addr, &request("other.example")).await.status, 403);
-    let (addr, _stop, _task) = serve(server.http().allow_any_host()).await;
+    let (addr, _stop, _task) = serve(&server, Http::default().allow_any_host()).await;
     assert_eq!(exchange(addr, &request("other.example")).await.status, 200);
 }
 
@@ -177,7 +177,7 @@ async fn a_loopback_server_refuses_other_hosts_with_403() {
 async fn a_foreign_origin_is_refused_with_403() {
     let (server, _) = vault();
     let body = r#"{"jsonrpc":"2.0","method":"read","params":["k"],"id":1}"#;
-    let (addr, _stop, _task) = serve(server.http().allowed_origins(["https://app.example"])).await;
+    let (addr, _stop, _task) = serve(&server, Http::default().allowed_origins(["https://app.example"])).await;
     let same = format!("Origin: http://{addr}");
     for (origin, status) in [
         ("Origin: https://evil.example", 403),
@@ -193,7 +193,7 @@ async fn a_foreign_origin_is_refused_with_403() {
 #[tokio::test]
 async fn the_hook_answers_401_and_403_and_its_identity_reaches_handlers() {
     let (server, _) = vault();
-    let (addr, _stop, _task) = serve(with_tokens(server).http()).await;
+    let (addr, _stop, _task) = serve(&with_tokens(server), Http::default()).await;
     let whoami = r#"{"jsonrpc":"2.0","method":"whoami","id":1}"#;
     let reply = exchange(addr, &post_json(addr, whoami, &[])).await;
     assert_eq!(reply.status, 401);
@@ -207,7 +207,7 @@ async fn the_hook_answers_401_and_403_and_its_identity_reaches_handlers() {
 #[tokio::test]
 async fn per_method_authorization_refuses_before_decoding_and_allows_holders() {
     let (server, _) = vault();
-    let (addr, _stop, _task) = serve(with_tokens(server).http()).await;
+    let (addr, _stop, _task) = serve(&with_tokens(server), Http::default()).await;
     // Params that would not even decode: the permission is checked first.
     let wipe = r#"{"jsonrpc":"2.0","method":"wipe","params":["not a bool"],"id":1}"#;
     let reply = exchange(addr, &post_json(addr, wipe, &["Authorization: Bearer bob"])).await;
@@ -234,7 +234,7 @@ fn the_catalog_lists_the_required_permission() {
 #[tokio::test]
 async fn connections_are_kept_alive() {
     let (server, _) = vault();
-    let (addr, _stop, _task) = serve(server.http()).await;
+    let (addr, _stop, _task) = serve(&server, Http::default()).await;
     let mut stream = TcpStream::connect(addr).await.unwrap();
     for id in 1..=3 {
         let body = format!(r#"{{"jsonrpc":"2.0","method":"read","params":["k"],"id":{id}}}"#);
@@ -246,7 +246,7 @@ async fn connections_are_kept_alive() {
 #[tokio::test]
 async fn a_slow_loris_is_cut_off_while_others_are_served() {
     let (server, _) = vault();
-    let (addr, _stop, _task) = serve(server.http().header_timeout(Duration::from_millis(300))).await;
+    let (addr, _stop, _task) = serve(&server, Http::default().header_timeout(Duration::from_millis(300))).await;
     let slow = TcpStream::connect(addr).await.unwrap();
     let (mut reader, mut writer) = slow.into_split();
     let started = tokio::time::Instant::now();
@@ -283,7 +283,7 @@ async fn the_header_timeout_counts_only_while_a_connection_waits_for_a_request()
     // left idle after its answer is closed once it ran out.
     let (server, _) = vault();
     let timeout = Duration::from_millis(400);
-    let (addr, _stop, _task) = serve(server.http().header_timeout(timeout)).await;
+    let (addr, _stop, _task) = serve(&server, Http::default().header_timeout(timeout)).await;
     let mut stream = TcpStream::connect(addr).await.unwrap();
     let slow_call = post_json(addr, r#"{"jsonrpc":"2.0","method":"sleep","params":[1000],"id":1}"#, &[]);
     stream.write_all(slow_call.as_bytes()).await.unwrap();
@@ -306,7 +306,7 @@ async fn the_header_timeout_counts_only_while_a_connection_waits_for_a_request()
 #[tokio::test]
 async fn a_body_that_does_not_arrive_is_answered_408() {
     let (server, _) = vault();
-    let (addr, _stop, _task) = serve(server.http().body_timeout(Duration::from_millis(200))).await;
+    let (addr, _stop, _task) = serve(&server, Http::default().body_timeout(Duration::from_millis(200))).await;
     let mut stream = TcpStream::connect(addr).await.unwrap();
     let head = format!(
         "POST / HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: 50\r\n\r\n{{\"jsonrpc\""
@@ -319,7 +319,7 @@ async fn a_body_that_does_not_arrive_is_answered_408() {
 #[tokio::test]
 async fn connections_over_the_limit_are_answered_503() {
     let (server, _) = vault();
-    let (addr, _stop, _task) = serve(server.max_connections(1).http()).await;
+    let (addr, _stop, _task) = serve(&server.max_connections(1), Http::default()).await;
     let mut first = TcpStream::connect(addr).await.unwrap();
     let body = r#"{"jsonrpc":"2.0","method":"read","params":["k"],"id":1}"#;
     first.write_all(post_json(addr, body, &[]).as_bytes()).await.unwrap();
@@ -332,7 +332,7 @@ async fn connections_over_the_limit_are_answered_503() {
 #[tokio::test]
 async fn graceful_shutdown_answers_the_request_in_progress() {
     let (server, _) = vault();
-    let (addr, stop, task) = serve(server.http()).await;
+    let (addr, stop, task) = serve(&server, Http::default()).await;
     let request = post_json(addr, r#"{"jsonrpc":"2.0","method":"sleep","params":[300],"id":1}"#, &[]);
     let slow = tokio::spawn(async move { exchange(addr, &request).await });
     tokio::time::sleep(Duration::from_millis(100)).await;
@@ -374,7 +374,7 @@ async fn middleware_logs_and_rate_limits_with_json_rpc_errors() {
     let (server, _) = vault();
     let log = Arc::new(Mutex::new(Vec::new()));
     let server = server.middleware(Log(Arc::clone(&log))).middleware(RateLimit { max: 2, used: AtomicUsize::new(0) });
-    let (addr, _stop, _task) = serve(server.http()).await;
+    let (addr, _stop, _task) = serve(&server, Http::default()).await;
     let call =
         |method: &str, params: &str| format!(r#"{{"jsonrpc":"2.0","method":"{method}","params":{params},"id":1}}"#);
     assert_eq!(exchange(addr, &post_json(addr, &call("read", r#"["k"]"#), &[])).await.json()["result"], "value of k");
@@ -390,7 +390,7 @@ async fn the_service_mounts_in_axum_next_to_other_routes() {
     let (server, _) = vault();
     let app = axum::Router::new()
         .route("/health", axum::routing::get(|| async { "ok" }))
-        .route_service("/rpc", with_tokens(server).http());
+        .route_service("/rpc", Http::default().service(&with_tokens(server)));
     let (listener, addr) = listener().await;
     tokio::spawn(async move { axum::serve(listener, app).await });
     let reply = exchange(addr, &format!("GET /health HTTP/1.1\r\nHost: {addr}\r\n\r\n")).await;
@@ -414,11 +414,11 @@ async fn cors_answers_preflights_only_when_configured() {
             "OPTIONS / HTTP/1.1\r\nHost: {addr}\r\nOrigin: https://app.example\r\nAccess-Control-Request-Method: POST\r\nAccess-Control-Request-Headers: content-type\r\nContent-Length: 0\r\n\r\n"
         )
     };
-    let (addr, _stop, _task) = serve(server.http()).await;
+    let (addr, _stop, _task) = serve(&server, Http::default()).await;
     let reply = exchange(addr, &preflight(addr)).await;
     assert_eq!(reply.status, 405);
     assert_eq!(reply.header("access-control-allow-origin"), None);
-    let (addr, _stop, _task) = serve(server.http().cors(["https://app.example"])).await;
+    let (addr, _stop, _task) = serve(&server, Http::default().cors(["https://app.example"])).await;
     let reply = exchange(addr, &preflight(addr)).await;
     assert_eq!(reply.status, 200);
     assert_eq!(reply.header("access-control-allow-origin"), Some("https://app.example"));
@@ -431,9 +431,10 @@ async fn cors_answers_preflights_only_when_configured() {
 #[tokio::test]
 async fn a_typed_client_works_over_http_with_batches() {
     let (server, _) = vault();
-    let (addr, _stop, _task) = serve(with_tokens(server).http()).await;
+    let (addr, _stop, _task) = serve(&with_tokens(server), Http::default()).await;
     let peer = Peer::builder()
-        .connect_http(HttpConnect::new(format!("http://{addr}/")).header("authorization", "Bearer alice"))
+        .connect(HttpConnect::new(format!("http://{addr}/")).header("authorization", "Bearer alice"))
+        .await
         .unwrap();
     let vault = VaultClient::new(peer);
     assert_eq!(vault.whoami().await.unwrap(), "alice");
@@ -452,8 +453,10 @@ async fn a_typed_client_works_over_http_with_batches() {
 #[tokio::test]
 async fn http_statuses_fail_each_call_with_a_transport_error() {
     let (server, _) = vault();
-    let (addr, _stop, _task) = serve(with_tokens(server).http()).await;
-    let vault = VaultClient::new(Peer::builder().connect_http(format!("http://{addr}/")).unwrap());
+    let (addr, _stop, _task) = serve(&with_tokens(server), Http::default()).await;
+    let vault = VaultClient::new(
+        Peer::builder().connect(rpc_runtime::HttpConnect::new(format!("http://{addr}/"))).await.unwrap(),
+    );
     match vault.read("k".into()).await {
         Err(ClientError::Server(error)) => {
             assert_eq!(error.code(), TRANSPORT_ERROR);
@@ -470,9 +473,11 @@ async fn http_statuses_fail_each_call_with_a_transport_error() {
     // Nothing listening: the call fails at once, saying why.
     let (gone, gone_addr) = listener().await;
     drop(gone);
-    let nobody = VaultClient::new(Peer::builder().connect_http(format!("http://{gone_addr}/")).unwrap());
+    let nobody = VaultClient::new(
+        Peer::builder().connect(rpc_runtime::HttpConnect::new(format!("http://{gone_addr}/"))).await.unwrap(),
+    );
     assert!(
         matches!(nobody.read("k".into()).await, Err(ClientError::Server(e)) if e.message().contains("HTTP request failed"))
     );
-    assert!(Peer::builder().connect_http("https://example.com/").is_err());
+    assert!(Peer::builder().connect(rpc_runtime::HttpConnect::new("https://example.com/")).await.is_err());
 }

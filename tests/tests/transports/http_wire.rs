@@ -102,7 +102,7 @@ impl Conn {
 #[tokio::test]
 async fn pipelined_requests_in_one_write_are_all_answered_in_order() {
     let (server, _) = vault();
-    let (addr, _stop, _task) = serve(server.http()).await;
+    let (addr, _stop, _task) = serve(&server, Http::default()).await;
     // The first call is the slowest: its answer must still come first.
     let slow = r#"{"jsonrpc":"2.0","method":"sleep","params":[50],"id":1}"#;
     let notification = r#"{"jsonrpc":"2.0","method":"read","params":["n"]}"#;
@@ -133,7 +133,7 @@ async fn pipelined_requests_of_every_kind_in_one_write_are_answered_in_order() {
     // then plain POSTs again, all in one write: every answer comes, in the
     // order of the requests, on the one connection.
     let (server, _) = vault();
-    let (addr, _stop, _task) = serve(server.http()).await;
+    let (addr, _stop, _task) = serve(&server, Http::default()).await;
     let body = call(3);
     let chunked_post = format!(
         "POST / HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n{}",
@@ -159,7 +159,7 @@ async fn pipelined_requests_of_every_kind_in_one_write_are_answered_in_order() {
 #[tokio::test]
 async fn a_request_split_into_many_small_writes_is_answered() {
     let (server, _) = vault();
-    let (addr, _stop, _task) = serve(server.http()).await;
+    let (addr, _stop, _task) = serve(&server, Http::default()).await;
     let mut conn = Conn::open(addr).await;
     for id in [1, 2] {
         let request = post_json(addr, &call(id), &[]);
@@ -183,7 +183,7 @@ async fn a_request_split_into_many_small_writes_is_answered() {
 #[tokio::test]
 async fn a_body_sent_after_its_head_within_the_body_timeout_is_answered() {
     let (server, _) = vault();
-    let (addr, _stop, _task) = serve(server.http().body_timeout(Duration::from_secs(2))).await;
+    let (addr, _stop, _task) = serve(&server, Http::default().body_timeout(Duration::from_secs(2))).await;
     let mut conn = Conn::open(addr).await;
     let request = post_json(addr, &call(1), &[]);
     let (head, body) = request.split_at(request.find("\r\n\r\n").unwrap() + 4);
@@ -197,7 +197,7 @@ async fn a_body_sent_after_its_head_within_the_body_timeout_is_answered() {
 #[tokio::test]
 async fn a_connection_stays_alive_across_error_statuses() {
     let (server, _) = vault();
-    let (addr, _stop, _task) = serve(server.http()).await;
+    let (addr, _stop, _task) = serve(&server, Http::default()).await;
     let mut conn = Conn::open(addr).await;
     conn.send(post_json(addr, &call(1), &[])).await;
     let reply = conn.reply().await;
@@ -229,7 +229,7 @@ async fn a_refusal_before_the_body_arrived_is_answered_then_the_connection_close
     // `Connection: close` in the answer). Reading and dropping the rest
     // and keeping the connection would be correct too.
     let (server, _) = vault();
-    let (addr, _stop, _task) = serve(server.http()).await;
+    let (addr, _stop, _task) = serve(&server, Http::default()).await;
     let mut conn = Conn::open(addr).await;
     conn.send(format!(
         "POST / HTTP/1.1\r\nHost: {addr}\r\nContent-Type: text/plain\r\nContent-Length: 100000\r\n\r\n{}",
@@ -245,7 +245,7 @@ async fn a_refusal_before_the_body_arrived_is_answered_then_the_connection_close
 #[tokio::test]
 async fn connection_close_is_answered_then_the_connection_is_closed() {
     let (server, _) = vault();
-    let (addr, _stop, _task) = serve(server.http()).await;
+    let (addr, _stop, _task) = serve(&server, Http::default()).await;
     let mut conn = Conn::open(addr).await;
     // A second request in the same write is never answered.
     conn.send(post_json(addr, &call(1), &["Connection: close"]) + &post_json(addr, &call(2), &[])).await;
@@ -258,7 +258,7 @@ async fn connection_close_is_answered_then_the_connection_is_closed() {
 #[tokio::test]
 async fn http_1_0_is_answered_and_closed_unless_it_asks_for_keep_alive() {
     let (server, _) = vault();
-    let (addr, _stop, _task) = serve(server.http()).await;
+    let (addr, _stop, _task) = serve(&server, Http::default()).await;
     let request = |id: u64, extra: &str| {
         let body = call(id);
         format!(
@@ -290,7 +290,7 @@ async fn http_1_0_is_answered_and_closed_unless_it_asks_for_keep_alive() {
 #[tokio::test]
 async fn a_chunked_body_is_read_whole() {
     let (server, _) = vault();
-    let (addr, _stop, _task) = serve(server.http()).await;
+    let (addr, _stop, _task) = serve(&server, Http::default()).await;
     let mut conn = Conn::open(addr).await;
     for id in [1, 2] {
         let body = call(id);
@@ -316,7 +316,7 @@ async fn content_length_with_transfer_encoding_is_read_as_chunked_and_closes_the
     // `Content-Length` and stops keep-alive), in either header order; the
     // smuggled request is never answered.
     let (server, _) = vault();
-    let (addr, _stop, _task) = serve(server.http()).await;
+    let (addr, _stop, _task) = serve(&server, Http::default()).await;
     let smuggled = post_json(addr, &call(666), &[]);
     let body = chunked(&[&call(1)]) + &smuggled;
     for framing in [
@@ -347,7 +347,7 @@ async fn content_length_with_transfer_encoding_is_read_as_chunked_and_closes_the
 #[tokio::test]
 async fn different_content_lengths_are_refused_400_and_close_the_connection() {
     let (server, _) = vault();
-    let (addr, _stop, _task) = serve(server.http()).await;
+    let (addr, _stop, _task) = serve(&server, Http::default()).await;
     let body = call(1);
     let next = post_json(addr, &call(666), &[]);
     for lengths in [
@@ -377,7 +377,7 @@ async fn different_content_lengths_are_refused_400_and_close_the_connection() {
 #[tokio::test]
 async fn a_garbage_request_line_is_answered_400_and_closed() {
     let (server, _) = vault();
-    let (addr, _stop, _task) = serve(server.http()).await;
+    let (addr, _stop, _task) = serve(&server, Http::default()).await;
     for garbage in [
         &b"this is not HTTP\r\n\r\n"[..],
         b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03\r\n\r\n",
@@ -399,7 +399,7 @@ async fn a_header_section_over_the_limit_is_answered_431_and_closed() {
     // 431, and the connection closed without reading the rest (the close
     // may reach the client as a reset after the 431).
     let (server, _) = vault();
-    let (addr, _stop, _task) = serve(server.http()).await;
+    let (addr, _stop, _task) = serve(&server, Http::default()).await;
     let huge = format!("POST / HTTP/1.1\r\nHost: {addr}\r\nX-Big: {}\r\n\r\n", "a".repeat(1 << 20));
     let mut stream = TcpStream::connect(addr).await.unwrap();
     let (mut reader, mut writer) = stream.split();
@@ -425,7 +425,7 @@ async fn a_header_section_over_the_limit_is_answered_431_and_closed() {
 #[tokio::test]
 async fn expect_100_continue_is_answered_100_before_the_body_is_sent() {
     let (server, _) = vault();
-    let (addr, _stop, _task) = serve(server.http()).await;
+    let (addr, _stop, _task) = serve(&server, Http::default()).await;
     let mut conn = Conn::open(addr).await;
     let request = post_json(addr, &call(1), &["Expect: 100-continue"]);
     let (head, body) = request.split_at(request.find("\r\n\r\n").unwrap() + 4);
@@ -441,7 +441,7 @@ async fn expect_100_continue_is_answered_100_before_the_body_is_sent() {
 #[tokio::test]
 async fn header_names_in_any_case_and_a_json_charset_are_accepted() {
     let (server, _) = vault();
-    let (addr, _stop, _task) = serve(server.http()).await;
+    let (addr, _stop, _task) = serve(&server, Http::default()).await;
     let mut conn = Conn::open(addr).await;
     let body = call(1);
     conn.send(format!(
@@ -463,7 +463,7 @@ async fn header_names_in_any_case_and_a_json_charset_are_accepted() {
 #[tokio::test]
 async fn answers_carry_a_date_and_an_exact_content_length_and_a_204_has_no_body() {
     let (server, _) = vault();
-    let (addr, _stop, _task) = serve(server.http()).await;
+    let (addr, _stop, _task) = serve(&server, Http::default()).await;
     let mut conn = Conn::open(addr).await;
     conn.send(post_json(addr, &call(1), &["Connection: close"])).await;
     let reply = conn.reply().await;
@@ -497,14 +497,14 @@ async fn a_request_without_host_is_refused_400_as_rfc_9112_says() {
     let body = call(1);
     let request =
         format!("POST / HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}", body.len());
-    for http in [server.http(), server.http().allow_any_host()] {
-        let (addr, _stop, _task) = serve(http).await;
+    for http in [Http::default(), Http::default().allow_any_host()] {
+        let (addr, _stop, _task) = serve(&server, http).await;
         let reply = exchange(addr, &request).await;
         assert_eq!(reply.status, 400, "{}", reply.body);
         assert!(reply.body.contains("needs a Host header"), "{}", reply.body);
     }
     // HTTP/1.0 has no such rule: with the Host check off it is answered.
-    let (addr, _stop, _task) = serve(server.http().allow_any_host()).await;
+    let (addr, _stop, _task) = serve(&server, Http::default().allow_any_host()).await;
     let request = request.replacen("HTTP/1.1", "HTTP/1.0", 1);
     let reply = exchange(addr, &request).await;
     assert_eq!((reply.status, reply.json()), (200, answer(1)));
@@ -516,7 +516,7 @@ async fn host_values_that_are_not_one_authority_are_refused_400_never_read_as_lo
     // 400. Each of these could pass for a loopback name to a careless
     // reading (the name before the first colon, say).
     let (server, _) = vault();
-    let (addr, _stop, _task) = serve(server.http()).await;
+    let (addr, _stop, _task) = serve(&server, Http::default()).await;
     let body = call(1);
     let post = |target: &str, hosts: &[&str]| {
         let hosts: String = hosts.iter().map(|host| format!("Host: {host}\r\n")).collect();
@@ -558,7 +558,7 @@ async fn host_values_that_are_not_one_authority_are_refused_400_never_read_as_lo
 #[tokio::test]
 async fn a_client_that_half_closes_after_its_request_gets_an_answer_ready_at_once() {
     let (server, _) = vault();
-    let (addr, _stop, _task) = serve(server.http()).await;
+    let (addr, _stop, _task) = serve(&server, Http::default()).await;
     let mut conn = Conn::open(addr).await;
     conn.send(post_json(addr, &call(1), &[])).await;
     conn.stream.shutdown().await.unwrap();
@@ -584,7 +584,7 @@ async fn a_client_that_half_closes_after_its_request_gets_an_answer_ready_at_onc
 #[tokio::test]
 async fn a_post_then_a_websocket_upgrade_on_one_connection_switches_protocols() {
     let (server, _) = vault();
-    let (addr, _stop, _task) = serve(server.http()).await;
+    let (addr, _stop, _task) = serve(&server, Http::default()).await;
     let mut conn = Conn::open(addr).await;
     conn.send(post_json(addr, &call(1), &[])).await;
     let reply = conn.reply().await;

@@ -92,7 +92,9 @@ async fn serve_svc(
     let server = configure(Server::new(SvcImpl { recorded }.into_rpc()));
     let client = connect(broker).await;
     let subject = subject.to_owned();
-    tokio::spawn(async move { server.serve_nats(client, subject.clone(), subject).await });
+    tokio::spawn(
+        async move { server.serve(rpc_runtime::nats::NatsListener::new(client, subject.clone(), subject)).await },
+    );
     // The subscription reaches the broker right after; give it a moment.
     tokio::time::sleep(Duration::from_millis(200)).await;
     received
@@ -101,9 +103,9 @@ async fn serve_svc(
 async fn svc_client(broker: &NatsServer, subject: &str) -> SvcClient {
     let peer = Peer::builder()
         .timeout(Duration::from_secs(10))
-        .connect_nats(connect(broker).await, subject)
+        .connect(rpc_runtime::nats::NatsConnect::new(connect(broker).await, subject))
         .await
-        .expect("connect_nats");
+        .expect("connect over NATS");
     SvcClient::new(peer)
 }
 
@@ -153,7 +155,11 @@ async fn calls_notifications_batches_errors_and_timeouts() {
 }
 
 async fn svc_peer(broker: &NatsServer, subject: &str) -> Peer {
-    Peer::builder().timeout(Duration::from_secs(10)).connect_nats(connect(broker).await, subject).await.unwrap()
+    Peer::builder()
+        .timeout(Duration::from_secs(10))
+        .connect(rpc_runtime::nats::NatsConnect::new(connect(broker).await, subject))
+        .await
+        .unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -212,11 +218,9 @@ async fn the_hook_sees_each_message_headers() {
     for subject in ["svc.auth", "svc.auth2"] {
         let mut headers = HeaderMap::new();
         headers.insert("Authorization", "Bearer ada");
-        let peer = Peer::builder().timeout(Duration::from_secs(10)).connect_nats_with_headers(
-            connect(&broker).await,
-            subject,
-            headers,
-        );
+        let peer = Peer::builder()
+            .timeout(Duration::from_secs(10))
+            .connect(rpc_runtime::nats::NatsConnect::new(connect(&broker).await, subject).headers(headers));
         let ada = SvcClient::new(peer.await.unwrap());
         assert_eq!(ada.whoami().await.unwrap().as_deref(), Some("ada"));
         let mut batch = ada.batch();
@@ -231,7 +235,10 @@ async fn the_hook_sees_each_message_headers() {
 
         let mut headers = HeaderMap::new();
         headers.insert("Authorization", "Bearer eve");
-        let peer = Peer::builder().connect_nats_with_headers(connect(&broker).await, subject, headers).await.unwrap();
+        let peer = Peer::builder()
+            .connect(rpc_runtime::nats::NatsConnect::new(connect(&broker).await, subject).headers(headers))
+            .await
+            .unwrap();
         let eve = SvcClient::new(peer).with_timeout(Duration::from_secs(10));
         let mut batch = eve.batch();
         let (a, b) = (batch.whoami(), batch.subtract(3, 1));
@@ -393,7 +400,11 @@ async fn calculator_clients(
 ) -> Vec<CalculatorClient> {
     let mut clients = Vec::new();
     for _ in 0..count {
-        let peer = Peer::builder().timeout(timeout).connect_nats(connect(broker).await, subject).await.unwrap();
+        let peer = Peer::builder()
+            .timeout(timeout)
+            .connect(rpc_runtime::nats::NatsConnect::new(connect(broker).await, subject))
+            .await
+            .unwrap();
         clients.push(CalculatorClient::new(peer));
     }
     clients

@@ -90,7 +90,8 @@ async fn start(server: Server) -> (SocketAddr, oneshot::Sender<()>, tokio::task:
     let (stop, stopped) = oneshot::channel::<()>();
     let task = tokio::spawn(async move {
         server
-            .serve_listener_with_shutdown(listener, async {
+            .serve(listener)
+            .with_graceful_shutdown(async {
                 let _ = stopped.await;
             })
             .await

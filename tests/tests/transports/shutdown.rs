@@ -1,6 +1,7 @@
 //! How the calculator ends: gracefully on SIGTERM over stdio and TCP (the
 //! request running when the signal came is still answered, exit status 0),
-//! and quietly when its client closes while an answer is on its way.
+//! and quietly when its client closes while an answer is on its way; and
+//! `with_graceful_shutdown` on a served byte stream.
 
 use crate::client_support;
 
@@ -82,7 +83,7 @@ async fn sigterm_over_tcp_answers_the_running_request_and_exits_0() {
 }
 
 /// Regression (issue 9, defect 2): the client closing while an answer is on
-/// its way made `serve_stdio` return `Err(BrokenPipe)` and the calculator
+/// its way made serving stdio return `Err(BrokenPipe)` and the calculator
 /// exit 1. The other side going away is the normal end of a connection.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_closing_while_an_answer_is_on_its_way_is_not_an_error() {
@@ -102,4 +103,55 @@ async fn a_client_closing_while_an_answer_is_on_its_way_is_not_an_error() {
     tokio::io::AsyncReadExt::read_to_string(child.stderr.as_mut().unwrap(), &mut stderr).await.unwrap();
     assert!(status.success(), "{status}: {stderr}");
     assert!(!stderr.contains("Broken pipe"), "{stderr}");
+}
+
+/// Holds each call until the test releases it, and says when one started.
+#[rpc_runtime::rpc]
+pub trait Gate {
+    /// Answers `value` once released.
+    async fn pass(&self, value: u64) -> u64;
+}
+
+struct GateImpl {
+    started: std::sync::Arc<tokio::sync::Notify>,
+    release: std::sync::Arc<tokio::sync::Notify>,
+}
+
+impl Gate for GateImpl {
+    async fn pass(&self, value: u64) -> u64 {
+        self.started.notify_one();
+        self.release.notified().await;
+        value
+    }
+}
+
+/// `with_graceful_shutdown` on a listener of one byte stream: the request
+/// running when the signal came is answered, then the connection is
+/// closed (the client never closed its side) and serving returns `Ok`.
+#[tokio::test]
+async fn graceful_shutdown_of_a_stream_answers_the_running_request_then_closes() {
+    let started = std::sync::Arc::new(tokio::sync::Notify::new());
+    let release = std::sync::Arc::new(tokio::sync::Notify::new());
+    let gate = GateImpl { started: started.clone(), release: release.clone() };
+    let (client, served) = tokio::io::duplex(64 * 1024);
+    let (reader, writer) = tokio::io::split(served);
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let serving = tokio::spawn(
+        rpc_runtime::Server::new(gate.into_rpc())
+            .serve(rpc_runtime::transport::stream::Stream::new(reader, writer))
+            .with_graceful_shutdown(async move {
+                let _ = stopped.await;
+            }),
+    );
+    let (client_reader, mut client_writer) = tokio::io::split(client);
+    client_writer.write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"pass\",\"params\":[7],\"id\":1}\n").await.unwrap();
+    eventually(started.notified()).await;
+    stop.send(()).unwrap();
+    release.notify_one();
+    let mut lines = BufReader::new(client_reader).lines();
+    let answer: Value = serde_json::from_str(&eventually(lines.next_line()).await.unwrap().unwrap()).unwrap();
+    assert_eq!((answer["id"].clone(), answer["result"].clone()), (1.into(), 7.into()));
+    assert_eq!(eventually(lines.next_line()).await.unwrap(), None, "the connection is closed");
+    eventually(serving).await.expect("the server task").expect("serving ends cleanly");
+    drop(client_writer);
 }

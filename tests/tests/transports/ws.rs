@@ -56,10 +56,10 @@ async fn next_text(ws: &mut Raw) -> serde_json::Value {
 #[tokio::test]
 async fn a_typed_client_calls_and_the_server_calls_back() {
     let (server, _) = vault();
-    let (addr, _stop, _task) = serve(with_tokens(server).http()).await;
+    let (addr, _stop, _task) = serve(&with_tokens(server), Http::default()).await;
     let peer = Peer::builder()
-        .serve(PingerImpl.into_rpc())
-        .connect_ws(WsConnect::new(format!("ws://{addr}/")).header("authorization", "Bearer alice"))
+        .router(PingerImpl.into_rpc())
+        .connect(WsConnect::new(format!("ws://{addr}/")).header("authorization", "Bearer alice"))
         .await
         .expect("connect");
     let vault = VaultClient::new(peer);
@@ -75,17 +75,18 @@ async fn a_typed_client_calls_and_the_server_calls_back() {
 #[tokio::test]
 async fn the_hook_and_origin_check_refuse_the_handshake() {
     let (server, _) = vault();
-    let (addr, _stop, _task) = serve(with_tokens(server).http()).await;
-    let err = Peer::builder().connect_ws(format!("ws://{addr}/")).await.expect_err("no token");
+    let (addr, _stop, _task) = serve(&with_tokens(server), Http::default()).await;
+    let err =
+        Peer::builder().connect(rpc_runtime::WsConnect::new(format!("ws://{addr}/"))).await.expect_err("no token");
     assert_eq!(err.kind(), std::io::ErrorKind::PermissionDenied);
     assert!(err.to_string().contains("401"), "{err}");
     let err = Peer::builder()
-        .connect_ws(WsConnect::new(format!("ws://{addr}/")).header("authorization", "Bearer mallory"))
+        .connect(WsConnect::new(format!("ws://{addr}/")).header("authorization", "Bearer mallory"))
         .await
         .expect_err("unknown token");
     assert!(err.to_string().contains("403"), "{err}");
     let err = Peer::builder()
-        .connect_ws(
+        .connect(
             WsConnect::new(format!("ws://{addr}/"))
                 .header("authorization", "Bearer bob")
                 .header("origin", "https://evil.example"),
@@ -94,7 +95,7 @@ async fn the_hook_and_origin_check_refuse_the_handshake() {
         .expect_err("foreign origin");
     assert!(err.to_string().contains("403"), "{err}");
     let bob = Peer::builder()
-        .connect_ws(WsConnect::new(format!("ws://{addr}/")).header("authorization", "Bearer bob"))
+        .connect(WsConnect::new(format!("ws://{addr}/")).header("authorization", "Bearer bob"))
         .await
         .unwrap();
     let error = VaultClient::new(bob).wipe(true).await.expect_err("bob is no admin");
@@ -104,8 +105,12 @@ async fn the_hook_and_origin_check_refuse_the_handshake() {
 #[tokio::test]
 async fn an_abandoned_call_cancels_the_handler() {
     let (server, mut cancelled) = vault();
-    let (addr, _stop, _task) = serve(server.cancellation(Cancellation::Lsp).http()).await;
-    let peer = Peer::builder().cancellation(Cancellation::Lsp).connect_ws(format!("ws://{addr}/")).await.unwrap();
+    let (addr, _stop, _task) = serve(&server.cancellation(Cancellation::Lsp), Http::default()).await;
+    let peer = Peer::builder()
+        .cancellation(Cancellation::Lsp)
+        .connect(rpc_runtime::WsConnect::new(format!("ws://{addr}/")))
+        .await
+        .unwrap();
     let vault = VaultClient::new(peer).with_timeout(Duration::from_millis(100));
     assert!(matches!(vault.wait_for_cancel().await, Err(ClientError::Timeout(_))));
     tokio::time::timeout(HANG_GUARD, cancelled.recv()).await.expect("the handler saw the cancellation");
@@ -114,7 +119,7 @@ async fn an_abandoned_call_cancels_the_handler() {
 #[tokio::test]
 async fn binary_frames_are_refused_with_a_parse_error_naming_them() {
     let (server, _) = vault();
-    let (addr, _stop, _task) = serve(server.http()).await;
+    let (addr, _stop, _task) = serve(&server, Http::default()).await;
     let mut ws = raw_client(addr).await;
     ws.send(Message::Binary(br#"{"jsonrpc":"2.0","method":"read","params":["k"],"id":1}"#.to_vec().into()))
         .await
@@ -130,7 +135,7 @@ async fn binary_frames_are_refused_with_a_parse_error_naming_them() {
 #[tokio::test]
 async fn the_close_handshake_is_answered_and_sent() {
     let (server, _) = vault();
-    let (addr, stop, task) = serve(server.http()).await;
+    let (addr, stop, task) = serve(&server, Http::default()).await;
     // The client closes: the server answers with its close frame.
     let mut ws = raw_client(addr).await;
     ws.close(None).await.unwrap();
@@ -161,7 +166,7 @@ async fn the_close_handshake_is_answered_and_sent() {
 #[tokio::test]
 async fn keepalive_pings_close_a_silent_client_and_keep_a_live_one() {
     let (server, _) = vault();
-    let (addr, _stop, _task) = serve(server.http().ws_ping_interval(Some(Duration::from_millis(100)))).await;
+    let (addr, _stop, _task) = serve(&server, Http::default().ws_ping_interval(Some(Duration::from_millis(100)))).await;
     // A live client (tungstenite answers pings as it reads) outlasts
     // several intervals.
     let mut live = raw_client(addr).await;
@@ -202,7 +207,7 @@ async fn large_messages_whole_and_fragmented_are_answered() {
     // Larger than what the server's frame reader keeps ahead, so the read
     // buffer grows while the payload arrives.
     let (server, _) = vault();
-    let (addr, _stop, _task) = serve(server.http()).await;
+    let (addr, _stop, _task) = serve(&server, Http::default()).await;
     let mut ws = raw_client(addr).await;
     let key = "k".repeat(3 << 20);
     let request = format!(r#"{{"jsonrpc":"2.0","method":"read","params":["{key}"],"id":1}}"#);
@@ -236,7 +241,7 @@ async fn large_messages_whole_and_fragmented_are_answered() {
 async fn a_message_over_the_limit_closes_with_1009() {
     let (server, _) = vault();
     let server = server.limits(Limits::default().max_message_size(1024));
-    let (addr, _stop, _task) = serve(server.http()).await;
+    let (addr, _stop, _task) = serve(&server, Http::default()).await;
     let mut ws = raw_client(addr).await;
     let big = format!(r#"{{"jsonrpc":"2.0","method":"read","params":["{}"],"id":1}}"#, "x".repeat(4096));
     let _ = ws.send(Message::text(big)).await;
@@ -280,11 +285,11 @@ async fn cuttable_proxy(to: std::net::SocketAddr) -> (std::net::SocketAddr, toki
 #[tokio::test]
 async fn a_reconnecting_client_fails_calls_in_flight_and_carries_on() {
     let (server, _) = vault();
-    let (server_addr, _stop, _task) = serve(server.http().allow_any_host()).await;
+    let (server_addr, _stop, _task) = serve(&server, Http::default().allow_any_host()).await;
     let (proxy, cut) = cuttable_proxy(server_addr).await;
     let reconnect =
         Reconnect::default().initial(Duration::from_millis(20)).max(Duration::from_millis(200)).attempts(Some(50));
-    let peer = Peer::builder().connect_ws(WsConnect::new(format!("ws://{proxy}/")).reconnect(reconnect)).await.unwrap();
+    let peer = Peer::builder().connect(WsConnect::new(format!("ws://{proxy}/")).reconnect(reconnect)).await.unwrap();
     let vault = VaultClient::new(peer);
     assert_eq!(vault.read("a".into()).await.unwrap(), "value of a");
     let in_flight = tokio::spawn({
