@@ -6,6 +6,7 @@ use crate::client_support;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use rpc_runtime::transport::Transport;
 use rpc_runtime::{rpc, ClientError, Context, ErrorObject, Framing, Peer, Server};
 
 /// What the editor (the client side) answers.
@@ -282,10 +283,10 @@ async fn a_dialect_on_a_peer_holds_the_requests_it_serves_to_its_rules() {
         let (ours, theirs) = rpc_runtime::memory_pair();
         let editor = EditorImpl::default();
         let events = Arc::clone(&editor.events);
-        let builder = Peer::builder().serve(editor.into_rpc());
+        let builder = Peer::builder().router(editor.into_rpc());
         let builder = if strict { builder.dialect(StringIds) } else { builder };
-        let _serving = builder.connect_transport(theirs.0, theirs.1);
-        let caller = EditorClient::new(Peer::builder().connect_transport(ours.0, ours.1));
+        let _serving = builder.connect(Transport::new(theirs.0, theirs.1)).await.unwrap();
+        let caller = EditorClient::new(Peer::builder().connect(Transport::new(ours.0, ours.1)).await.unwrap());
         let answer = caller.configuration("style".to_owned()).await;
         if strict {
             match answer {
