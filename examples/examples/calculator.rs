@@ -52,7 +52,10 @@ use rpc_runtime::serde_json::{Map, Value};
 use rpc_runtime::transport::http::Http;
 use rpc_runtime::transport::stdio::Stdio;
 use rpc_runtime::{
-    rpc, ClientError, Context, ErrorObject, Framing, McpServer, RpcError, Server, Sink, INTERNAL_ERROR, INVALID_PARAMS,
+    mcp::McpServer,
+    rpc,
+    wire::{INTERNAL_ERROR, INVALID_PARAMS},
+    ClientError, Context, ErrorObject, Framing, RpcError, Server, SubscriptionSink,
 };
 
 /// The calculator of the JSON-RPC 2.0 specification's examples.
@@ -130,7 +133,7 @@ pub trait Calculator {
     /// then the subscription ends (`{"subscription": id, "end": true}`).
     /// `unsubscribe_ticks` ends it early.
     #[rpc(unsubscribe = "unsubscribe_ticks")]
-    async fn ticks(&self, count: u64, interval_ms: u64, sink: Sink<Tick>) -> Result<(), ErrorObject>;
+    async fn ticks(&self, count: u64, interval_ms: u64, sink: SubscriptionSink<Tick>) -> Result<(), ErrorObject>;
 
     /// Waits up to `ms` milliseconds, less if the request is cancelled
     /// (its connection is gone); answers how many milliseconds it waited.
@@ -265,7 +268,7 @@ impl Calculator for Calc {
         dividend.checked_div(divisor).ok_or(CalcError::Overflow { dividend, divisor })
     }
 
-    async fn ticks(&self, count: u64, interval_ms: u64, sink: Sink<Tick>) -> Result<(), ErrorObject> {
+    async fn ticks(&self, count: u64, interval_ms: u64, sink: SubscriptionSink<Tick>) -> Result<(), ErrorObject> {
         let interval = Duration::from_millis(interval_ms);
         for index in 1..=count {
             if index > 1 && !interval.is_zero() {
@@ -486,10 +489,10 @@ async fn serve_nats(
     queue: Option<String>,
     shutdown: Shutdown,
 ) -> std::io::Result<()> {
-    let client = rpc_runtime::nats::async_nats::connect(url).await.map_err(std::io::Error::other)?;
+    let client = rpc_runtime::transport::nats::async_nats::connect(url).await.map_err(std::io::Error::other)?;
     let queue = queue.unwrap_or_else(|| subject.clone());
     eprintln!("serving NATS subject {subject} in queue group {queue}");
-    let listener = rpc_runtime::nats::NatsListener::new(client, subject, queue);
+    let listener = rpc_runtime::transport::nats::NatsListener::new(client, subject, queue);
     server.serve(listener).with_graceful_shutdown(shutdown.wait()).await
 }
 

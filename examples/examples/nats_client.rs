@@ -10,7 +10,7 @@
 
 use std::time::{Duration, Instant};
 
-use rpc_runtime::nats::async_nats;
+use rpc_runtime::transport::nats::async_nats;
 use rpc_runtime::{rpc, Peer};
 
 /// The calculator's `subtract`, as a client sees it.
@@ -31,7 +31,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let client = async_nats::connect(&url).await?;
     let peer = Peer::builder()
         .timeout(Duration::from_secs(5))
-        .connect(rpc_runtime::nats::NatsConnect::new(client, &subject))
+        .connect(rpc_runtime::transport::nats::NatsConnect::new(client, &subject))
         .await?;
     let calc = CalculatorClient::new(peer);
     println!("42 - 23 = {}", calc.subtract(42, 23).await?);

@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use rpc_runtime::schemars::JsonSchema;
 use rpc_runtime::serde::{Deserialize, Serialize};
-use rpc_runtime::{rpc, Context, McpServer, RpcError};
+use rpc_runtime::{mcp::McpServer, rpc, Context, RpcError};
 
 /// A notebook: short notes with a title, a body and tags. Search before
 /// adding, to avoid duplicates; note ids are stable.

@@ -13,8 +13,10 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use rpc_runtime::{
-    rpc, Context, ErrorObject, MethodCall, MethodOutcome, Middleware, Next, Permissions, Refused, Server,
-    LIMIT_EXCEEDED,
+    dispatch::{MethodCall, MethodOutcome, Middleware, Next, Permissions},
+    rpc,
+    wire::LIMIT_EXCEEDED,
+    Context, ErrorObject, Refused, Server,
 };
 
 /// A counter anyone signed in may read and bump; only admins may reset it.

@@ -9,7 +9,7 @@ use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
 use rpc_runtime::serde_json::value::RawValue;
-use rpc_runtime::{rpc, Context, Engine, ErrorObject, Limits};
+use rpc_runtime::{rpc, Context, ErrorObject, Limits, dispatch::Engine};
 use serde_json::Value;
 
 #[rpc]

@@ -8,7 +8,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use rpc_runtime::serde_json::value::RawValue;
-use rpc_runtime::{MethodSpec, ParamSpec, Params, INVALID_PARAMS};
+use rpc_runtime::{dispatch::{MethodSpec, ParamSpec, Params}, wire::INVALID_PARAMS};
 use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::{Map, Value};
 

@@ -111,14 +111,14 @@ use proc_macro::TokenStream;
 ///   method's MCP tool is left out, or gets that name (`[a-zA-Z0-9_-]`, at
 ///   most 64 characters, as model APIs accept), title and hints;
 /// - `unsubscribe = "unsubscribe_ticks"`: on a subscription method (an
-///   `async fn` taking a `sink: Sink<Item>` parameter, injected like
+///   `async fn` taking a `sink: SubscriptionSink<Item>` parameter, injected like
 ///   `Context`, and returning `()` or `Result<(), E>`), the method that
 ///   ends its subscriptions (the namespace applies; several subscription
 ///   methods may share one). The subscribe call answers with the
 ///   subscription id; the client method returns a typed stream. A method
-///   whose setup must await takes a `pending: PendingSink<Item>` instead
+///   whose setup must await takes a `pending: PendingSubscription<Item>` instead
 ///   and answers the call itself with `pending.accept().await` (which
-///   gives the `Sink`) or `pending.reject(error).await`; its catalog entry
+///   gives the `SubscriptionSink`) or `pending.reject(error).await`; its catalog entry
 ///   and client method are the same.
 ///
 /// Options on a parameter: `name = "..."`; `///` doc comments on a

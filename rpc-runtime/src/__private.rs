@@ -15,10 +15,11 @@ pub use crate::peer::client::support::{
     ResultTypes, ViaFromErrorObject, ViaServerError,
 };
 pub use crate::peer::client::FromErrorObject;
-pub use crate::peer::client::{Batch, BatchReply, Call, ClientError, Notification};
+pub use crate::peer::client::{Batch, BatchReply, Call, ClientError, Notify};
 pub use crate::peer::subscription::client::Subscribe;
 pub use crate::peer::subscription::server::{
-    pending_subscription, register_unsubscribe, subscription, subscription_end, PendingSink, Sink, UNSUBSCRIBE_PARAMS,
+    pending_subscription, register_unsubscribe, subscription, subscription_end, PendingSubscription, SubscriptionSink,
+    UNSUBSCRIBE_PARAMS,
 };
 pub use crate::peer::Peer;
 pub use crate::spec::{MethodSpec, ParamSpec, ParamStructure};

@@ -27,7 +27,7 @@ impl ParamStructure {
 /// One declared parameter of a method.
 ///
 /// ```
-/// use rpc_runtime::ParamSpec;
+/// use rpc_runtime::dispatch::ParamSpec;
 ///
 /// let limit = ParamSpec::new("limit", "Option<u32>").optional(true);
 /// assert_eq!((limit.name, limit.optional), ("limit", true));
@@ -60,7 +60,7 @@ impl ParamSpec {
 /// `#[rpc]` as a `static`, or written by hand for [`Router::register`](crate::Router::register):
 ///
 /// ```
-/// use rpc_runtime::{MethodSpec, ParamSpec, ParamStructure};
+/// use rpc_runtime::{dispatch::{MethodSpec, ParamSpec, ParamStructure}};
 ///
 /// static PARAMS: [ParamSpec; 2] = [ParamSpec::new("a", "i64"), ParamSpec::new("b", "i64")];
 /// static ADD: MethodSpec = MethodSpec::new("add", &PARAMS).structure(ParamStructure::ByName).requiring("math");

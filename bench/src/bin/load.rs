@@ -39,7 +39,7 @@ use std::time::{Duration, Instant};
 
 use rpc_bench::process::ServerProcess;
 use rpc_bench::{handwritten, ours};
-use rpc_runtime::nats::async_nats;
+use rpc_runtime::transport::nats::async_nats;
 use serde::Deserialize;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader as AsyncBufReader};
 use tokio::net::{TcpListener, TcpStream};
@@ -64,7 +64,7 @@ enum Target {
     Ours,
     /// A hand-written tokio NDJSON server calling the hand-written handler.
     Handwritten,
-    /// a `rpc_runtime::nats::NatsListener` on a subject in a queue group.
+    /// a `rpc_runtime::transport::nats::NatsListener` on a subject in a queue group.
     OursNats,
     /// A hand-written async-nats request/reply loop calling the
     /// hand-written handler.
@@ -159,7 +159,7 @@ impl Target {
                 // the NATS listener subscribes first thing; the flush below makes
                 // sure the subscription left before we say we are ready.
                 let server = rpc_runtime::Server::new(ours::router());
-                let listener = rpc_runtime::nats::NatsListener::new(client.clone(), NATS_SUBJECT, NATS_SUBJECT);
+                let listener = rpc_runtime::transport::nats::NatsListener::new(client.clone(), NATS_SUBJECT, NATS_SUBJECT);
                 let serve = server.serve(listener);
                 tokio::pin!(serve);
                 tokio::select! {

@@ -3,7 +3,7 @@
 //! own process on loopback:
 //!
 //! - **ours**: `rpc_runtime::Server` over TCP (newline-delimited), the
-//!   method sending with `Sink::send`;
+//!   method sending with `SubscriptionSink::send`;
 //! - **jsonrpsee**: jsonrpsee 0.26's server over WebSocket, the method
 //!   sending with `SubscriptionSink::send` and `SubscriptionMessage::new`.
 //!

@@ -241,7 +241,7 @@ fn client_method(service: &Service, method: &Method) -> TokenStream {
             ///
             /// A notification: returns once it is written; there is no answer.
             #[inline]
-            #vis fn #ident(&self, #(#args),*) -> #private::Notification {
+            #vis fn #ident(&self, #(#args),*) -> #private::Notify {
                 self.__core.notify(#name, #encode)
             }
         };

@@ -149,9 +149,9 @@ fn register(service: &Service, index: usize, aliases: std::ops::Range<usize>, me
     quote!(#private::register_aliased(&mut __router, &#specs[#index], &#specs[#start..#end], &__this, #handler);)
 }
 
-/// The outcome of a subscription method whose `Sink` is parameter `index`:
+/// The outcome of a subscription method whose `SubscriptionSink` is parameter `index`:
 /// the runtime opens the subscription, answers with its id and runs the
-/// method with the sink once that answer is queued. With a `PendingSink`,
+/// method with the sink once that answer is queued. With a `PendingSubscription`,
 /// the method runs at once and the answer waits for its decision.
 fn subscription(method: &Method, index: usize, call: &TokenStream, output_span: Span) -> TokenStream {
     let var = format_ident!("__arg{}", index);
@@ -161,9 +161,9 @@ fn subscription(method: &Method, index: usize, call: &TokenStream, output_span: 
     // Spanned so that an error type that does not convert into an error
     // object is reported on the return type...
     let end = respan(quote!(__rpc::subscription_end(#call.await)), output_span);
-    // ...and an item type that is not Serialize on the `Sink` parameter.
+    // ...and an item type that is not Serialize on the `SubscriptionSink` parameter.
     let open = if method.params[index].pending {
-        // The method answers the call itself, through its `PendingSink`.
+        // The method answers the call itself, through its `PendingSubscription`.
         quote!(__rpc::pending_subscription(&__params, __cx, #notification, #unsubscribe, __run))
     } else {
         quote!(__rpc::subscription(&__params, __cx, __out, #notification, #unsubscribe, __run))

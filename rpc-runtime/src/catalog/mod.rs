@@ -15,7 +15,7 @@ use serde_json::{Map, Value};
 
 use crate::spec::{MethodSpec, ParamStructure};
 
-pub(crate) mod compat;
+pub mod compat;
 mod tool;
 
 pub use tool::{StandaloneSchema, ToolInfo};
@@ -69,7 +69,7 @@ pub struct MethodInfo {
     pub alias_of: Option<&'static str>,
     /// How the method appears as an MCP tool (`#[rpc(mcp(...))]`).
     pub tool: ToolInfo,
-    /// For a subscribe method (one with a `Sink` parameter): its items and
+    /// For a subscribe method (one with a `SubscriptionSink` parameter): its items and
     /// how they arrive and end. Its `result` is the subscription id.
     pub subscription: Option<SubscriptionInfo>,
 }
@@ -78,7 +78,7 @@ pub struct MethodInfo {
 #[derive(Debug, Clone, Copy)]
 #[non_exhaustive]
 pub struct SubscriptionInfo {
-    /// The schema of one item (`T` of its `Sink<T>`).
+    /// The schema of one item (`T` of its `SubscriptionSink<T>`).
     pub item: SchemaFn,
     /// The method of the notifications that carry its items.
     pub notification: &'static str,
@@ -111,7 +111,7 @@ impl ErrorInfo {
     /// [`RpcError`] (the derive writes them itself):
     ///
     /// ```
-    /// use rpc_runtime::{ErrorInfo, RpcError};
+    /// use rpc_runtime::{RpcError, catalog::ErrorInfo};
     ///
     /// struct Busy;
     /// impl RpcError for Busy {
@@ -709,7 +709,7 @@ impl Info {
     /// [`Catalog::set_info`]:
     ///
     /// ```
-    /// let info = rpc_runtime::Info::new("Everything", "9.9.9").description("All services in one.");
+    /// let info = rpc_runtime::catalog::Info::new("Everything", "9.9.9").description("All services in one.");
     /// assert_eq!(info.description.as_deref(), Some("All services in one."));
     /// ```
     pub fn new(title: impl Into<String>, version: impl Into<String>) -> Self {
@@ -898,7 +898,7 @@ impl<T: ?Sized> ViaNoJsonSchema for &SchemaOf<T> {
 /// An error type that declares the errors it stands for, so that every
 /// method returning `Result<_, E>` lists them in the catalog's `errors`.
 /// Implemented by `#[derive(RpcError)]`, which also gives
-/// `From<E> for ErrorObject` and [`FromErrorObject`](crate::FromErrorObject).
+/// `From<E> for ErrorObject` and [`FromErrorObject`](crate::peer::FromErrorObject).
 pub trait RpcError {
     /// Each error: its code and message.
     const ERRORS: &'static [ErrorInfo];

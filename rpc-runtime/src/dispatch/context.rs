@@ -123,7 +123,7 @@ impl Context {
     ///
     /// Each connection has one such slot: `None` when another type holds
     /// it, or outside a connection (for example with
-    /// [`Engine::handle`](crate::Engine::handle) called directly).
+    /// [`Engine::handle`](crate::dispatch::Engine::handle) called directly).
     pub fn connection_state<T: Send + Sync + 'static>(&self, init: impl FnOnce() -> T) -> Option<Arc<T>> {
         self.link.as_ref()?.protocol_state(init)
     }

@@ -14,7 +14,7 @@ use crate::wire::ErrorObject;
 /// what the engine does with a message.
 ///
 /// Install one with [`Server::dialect`](crate::Server::dialect) (or
-/// [`Engine::with_dialect`](crate::Engine::with_dialect) for an engine fed
+/// [`Engine::with_dialect`](crate::dispatch::Engine::with_dialect) for an engine fed
 /// by hand). Every method has a default that keeps plain JSON-RPC 2.0, so
 /// a dialect implements only what its protocol changes:
 ///
@@ -38,7 +38,7 @@ use crate::wire::ErrorObject;
 /// ```
 /// use rpc_runtime::dispatch::Dialect;
 /// use rpc_runtime::serde_json::value::RawValue;
-/// use rpc_runtime::{Context, Engine, ErrorObject, Limits, Router};
+/// use rpc_runtime::{Context, ErrorObject, Limits, Router, dispatch::Engine};
 ///
 /// /// Ids must be strings, as some message brokers require.
 /// struct StringIds;

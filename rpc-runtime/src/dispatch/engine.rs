@@ -56,9 +56,9 @@ pub struct Limits {
     /// A subscribe call beyond it is answered with -32000 and opens nothing.
     pub max_subscriptions: usize,
     /// Most items of one subscription waiting to be written (default
-    /// 1,024), on either side. A server's `Sink::send` waits for room;
-    /// `Sink::try_send` finding no room ends the subscription with
-    /// [`SUBSCRIPTION_LAGGED`](crate::SUBSCRIPTION_LAGGED) (the slow-reader
+    /// 1,024), on either side. A server's `SubscriptionSink::send` waits for room;
+    /// `SubscriptionSink::try_send` finding no room ends the subscription with
+    /// [`SUBSCRIPTION_LAGGED`](crate::wire::SUBSCRIPTION_LAGGED) (the slow-reader
     /// policy). On a client, a stream whose items are not read ends with
     /// [`ClientError::Lagged`](crate::ClientError::Lagged) and unsubscribes.
     pub subscription_buffer: usize,

@@ -21,7 +21,7 @@ pub struct MethodCall<'a> {
     /// The params as raw JSON (an array or an object), if any.
     pub params: Option<&'a RawValue>,
     /// The request's context: the caller's extensions (identity,
-    /// [`Permissions`](crate::Permissions)), peer address, cancellation.
+    /// [`Permissions`](crate::dispatch::Permissions)), peer address, cancellation.
     pub cx: &'a Context,
     /// `true` for a notification (its outcome is never sent).
     pub notification: bool,
@@ -32,7 +32,7 @@ pub struct MethodCall<'a> {
 /// answer without it.
 ///
 /// ```
-/// use rpc_runtime::{ErrorObject, MethodCall, MethodOutcome, Middleware, Next, LIMIT_EXCEEDED};
+/// use rpc_runtime::{ErrorObject, MethodCall, Middleware, Next, dispatch::MethodOutcome, wire::LIMIT_EXCEEDED};
 ///
 /// /// Refuses every call to `expensive` with a JSON-RPC error.
 /// struct NoExpensive;

@@ -17,5 +17,12 @@ pub(crate) mod router;
 pub(crate) mod signal;
 mod strict;
 
+pub use crate::spec::{MethodSpec, ParamSpec, ParamStructure, Requirement};
 pub use dialect::{Cancellation, Dialect};
-pub use params::named_to_positional;
+pub use engine::{Engine, PendingResponse};
+pub use middleware::{MethodCall, Middleware, Next};
+pub use params::{named_to_positional, Params};
+pub use permissions::Permissions;
+pub use router::{
+    encode, DuplicateMethod, IntoErrorObject, IntoMethodResult, MethodFuture, MethodOutcome, MethodResult,
+};

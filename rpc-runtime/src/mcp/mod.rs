@@ -61,7 +61,7 @@ pub const DEFAULT_PAGE_SIZE: usize = 100;
 /// params by name.
 ///
 /// ```no_run
-/// use rpc_runtime::{rpc, McpServer};
+/// use rpc_runtime::{rpc, mcp::McpServer};
 ///
 /// /// Notes kept in memory.
 /// #[rpc]

@@ -2,7 +2,7 @@
 //! engine, incoming responses to the outgoing call waiting for them;
 //! cancellation, timeouts and backpressure live here, over any message
 //! transport ([`MessageSource`] and [`MessageSink`]). The typed client and
-//! batches sit on top ([`client`]).
+//! batches sit on top ([`Batch`], [`Subscription`](crate::Subscription)).
 
 pub(crate) mod client;
 mod connection;
@@ -21,16 +21,19 @@ use tokio::sync::{mpsc, oneshot, OwnedSemaphorePermit, Semaphore};
 use tokio::time::Instant;
 
 use crate::dispatch::context::Context;
-pub use crate::dispatch::dialect::Cancellation;
+pub(crate) use crate::dispatch::dialect::Cancellation;
 use crate::dispatch::dialect::SharedDialect;
 use crate::dispatch::engine::{Engine, Limits};
 use crate::dispatch::inflight::Link;
 use crate::dispatch::router::Router;
 use crate::dispatch::signal::Signal;
 use client::{Batch, ClientError};
+pub use client::{BatchReply, FromErrorObject, Notify};
 pub(crate) use connection::{AtEof, Connection, Controls};
+pub use subscription::client::Subscribe;
 use subscription::client::{Entry, Subscribed};
 use subscription::server::Serving;
+pub use subscription::server::{IntoSubscriptionEnd, PendingSubscription, SendError};
 pub use transport::{MessageSink, MessageSource, Received};
 
 /// Settings shared by both ends of a connection.

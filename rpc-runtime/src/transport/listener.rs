@@ -31,11 +31,11 @@ use crate::peer::{Controls, MessageSink, MessageSource, Peer, PeerBuilder};
 /// ```
 /// use std::io;
 /// use rpc_runtime::transport::{Listener, Shutdown};
-/// use rpc_runtime::{memory_pair, ConnectionInfo, Peer, Router, Server};
+/// use rpc_runtime::{ConnectionInfo, Peer, Router, Server, transport::memory::memory_pair};
 ///
 /// /// Connections handed over a channel (a custom message transport: here,
 /// /// in-memory pairs).
-/// struct Channel(tokio::sync::mpsc::Receiver<(rpc_runtime::MemorySource, rpc_runtime::MemorySink)>);
+/// struct Channel(tokio::sync::mpsc::Receiver<(rpc_runtime::transport::memory::MemorySource, rpc_runtime::transport::memory::MemorySink)>);
 ///
 /// impl Listener for Channel {
 ///     async fn run(mut self, server: Server, shutdown: Shutdown) -> io::Result<()> {
@@ -68,7 +68,7 @@ use crate::peer::{Controls, MessageSink, MessageSource, Peer, PeerBuilder};
 /// drop(tx);
 /// let peer = Peer::builder().connect(rpc_runtime::transport::Transport::new(ours.0, ours.1)).await?;
 /// let error = peer.call::<i64, _>("missing", ()).await.unwrap_err();
-/// assert_eq!(error.server_error().map(|e| e.code()), Some(rpc_runtime::METHOD_NOT_FOUND));
+/// assert_eq!(error.server_error().map(|e| e.code()), Some(rpc_runtime::wire::METHOD_NOT_FOUND));
 /// drop(peer);
 /// serving.await.unwrap()?;
 /// # Ok(()) }
@@ -277,7 +277,7 @@ impl<S: MessageSource + 'static, K: MessageSink + 'static> Connect for Transport
 /// ```
 /// use std::io;
 /// use rpc_runtime::transport::{Connect, Transport};
-/// use rpc_runtime::{memory_pair, Peer, PeerBuilder, Router, Server};
+/// use rpc_runtime::{Peer, PeerBuilder, Router, Server, transport::memory::memory_pair};
 ///
 /// /// A server of this process, reached over an in-memory pair.
 /// struct Local(Server);
@@ -305,7 +305,7 @@ impl PeerBuilder {
     ///
     /// ```no_run
     /// # async fn run() -> std::io::Result<()> {
-    /// use rpc_runtime::{transport::tcp::Tcp, Peer};
+    /// use rpc_runtime::{Peer, transport::tcp::Tcp};
     /// let peer = Peer::builder().connect(Tcp::new("127.0.0.1:4000")).await?;
     /// # Ok(()) }
     /// ```

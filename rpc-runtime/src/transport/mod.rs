@@ -1,6 +1,6 @@
 //! Transports: the media a connection runs over, each a small piece that
-//! turns its medium into whole messages and back ([`MessageSource`](crate::MessageSource) and
-//! [`MessageSink`](crate::MessageSink)), and the server that accepts
+//! turns its medium into whole messages and back ([`MessageSource`](crate::peer::MessageSource) and
+//! [`MessageSink`](crate::peer::MessageSink)), and the server that accepts
 //! connections on them.
 //!
 //! - `stream`: any byte stream with a [`Framing`](crate::Framing);
@@ -25,9 +25,9 @@ pub(crate) mod hook;
 #[cfg(feature = "http")]
 pub mod http;
 pub(crate) mod listener;
-pub(crate) mod memory;
+pub mod memory;
 #[cfg(feature = "nats")]
-pub(crate) mod nats;
+pub mod nats;
 #[cfg(any(feature = "http", feature = "ws"))]
 pub(crate) mod replies;
 pub(crate) mod server;
@@ -35,6 +35,8 @@ pub mod stdio;
 pub mod stream;
 pub mod tcp;
 #[cfg(feature = "ws")]
-pub(crate) mod ws;
+pub mod ws;
 
+pub use hook::HookFuture;
 pub use listener::{Connect, Listener, Serve, Shutdown, Transport, WithGracefulShutdown};
+pub use server::DEFAULT_MAX_CONNECTIONS;

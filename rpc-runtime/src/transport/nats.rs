@@ -3,7 +3,7 @@
 //! - Server: a [`NatsListener`] serves a router on a subject in a queue
 //!   group, so that any number of processes share the calls (the broker
 //!   picks one member per message). Each message is one "request" of its
-//!   own, as over HTTP: it goes straight to the [`Engine`](crate::Engine),
+//!   own, as over HTTP: it goes straight to the [`Engine`],
 //!   its answer is published on its reply subject, and the connection hook
 //!   runs for it with the message's headers. There is no connection to call
 //!   the client back on.
@@ -12,6 +12,14 @@
 //!   subject under a private inbox, and what comes back on the inbox is an
 //!   incoming message, so the whole peer (ids, timeouts, batches, typed
 //!   clients) is the one every other transport uses.
+
+/// The NATS client the transport runs on, re-exported so that the versions
+/// agree: connect with `async_nats::connect`; hooks read
+/// `async_nats::HeaderMap`. Its types cross this API because the caller
+/// brings a connected client (with its own authentication, TLS and
+/// reconnection settings), so the `nats` feature follows async-nats' minor
+/// versions.
+pub use async_nats;
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, VecDeque};
@@ -84,7 +92,7 @@ fn next(subscriber: &mut Subscriber) -> impl Future<Output = Option<Message>> + 
 ///
 /// ```no_run
 /// # async fn run(router: rpc_runtime::Router) -> std::io::Result<()> {
-/// use rpc_runtime::{nats::{async_nats, NatsListener}, Server};
+/// use rpc_runtime::{Server, transport::nats::{async_nats, NatsListener}};
 ///
 /// let client = async_nats::connect("nats://127.0.0.1:4222").await.map_err(std::io::Error::other)?;
 /// Server::new(router).serve(NatsListener::new(client, "svc.calculator", "svc.calculator")).await
@@ -102,7 +110,7 @@ fn next(subscriber: &mut Subscriber) -> impl Future<Output = Option<Message>> + 
 ///   no connection to call the client back on).
 /// - The connection hook ([`Server::on_connect`]) runs once per
 ///   message, with a [`ConnectionInfo`] of transport `"nats"` whose
-///   parts are the message's [`HeaderMap`](async_nats::HeaderMap) (empty without headers) and
+///   parts are the message's [`HeaderMap`] (empty without headers) and
 ///   its [`Subject`]: a token in a header authenticates each call. A
 ///   refused message is answered with [`REFUSED`] for each of its ids.
 ///   Cost: without a hook nothing is built; with one, each message
@@ -511,7 +519,7 @@ fn write_errors<'a>(out: &mut Vec<u8>, batch: bool, ids: impl Iterator<Item = &'
 /// ```no_run
 /// # async fn run() -> std::io::Result<()> {
 /// use std::time::Duration;
-/// use rpc_runtime::{nats::{async_nats, NatsConnect}, Peer};
+/// use rpc_runtime::{Peer, transport::nats::{async_nats, NatsConnect}};
 ///
 /// let client = async_nats::connect("nats://127.0.0.1:4222").await.map_err(std::io::Error::other)?;
 /// let peer = Peer::builder().timeout(Duration::from_secs(5)).connect(NatsConnect::new(client, "svc.calculator")).await?;
@@ -535,8 +543,8 @@ impl NatsConnect {
     /// connection hook, say).
     ///
     /// ```no_run
-    /// # async fn run(client: rpc_runtime::nats::async_nats::Client) -> std::io::Result<()> {
-    /// use rpc_runtime::{nats::{async_nats::HeaderMap, NatsConnect}, Peer};
+    /// # async fn run(client: rpc_runtime::transport::nats::async_nats::Client) -> std::io::Result<()> {
+    /// use rpc_runtime::{Peer, transport::nats::{async_nats::HeaderMap, NatsConnect}};
     ///
     /// let mut headers = HeaderMap::new();
     /// headers.insert("Authorization", "Bearer secret");

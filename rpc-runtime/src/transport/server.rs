@@ -28,7 +28,7 @@ pub const DEFAULT_MAX_CONNECTIONS: usize = 512;
 ///
 /// ```no_run
 /// # async fn run(router: rpc_runtime::Router) -> std::io::Result<()> {
-/// use rpc_runtime::{transport::stdio::Stdio, Framing, Server};
+/// use rpc_runtime::{Framing, Server, transport::stdio::Stdio};
 /// Server::new(router).framing(Framing::ContentLength).serve(Stdio).await
 /// # }
 /// ```

@@ -21,7 +21,7 @@ use crate::wire::FrameReader;
 ///
 /// ```no_run
 /// # async fn run(router: rpc_runtime::Router) -> std::io::Result<()> {
-/// use rpc_runtime::{transport::stdio::Stdio, Server};
+/// use rpc_runtime::{Server, transport::stdio::Stdio};
 /// Server::new(router).serve(Stdio).await
 /// # }
 /// ```

@@ -144,7 +144,7 @@ impl<W: AsyncWrite + Unpin + Send> MessageSink for StreamSink<W> {
 ///
 /// ```no_run
 /// # async fn run(router: rpc_runtime::Router) -> std::io::Result<()> {
-/// use rpc_runtime::{transport::stream::Stream, Server};
+/// use rpc_runtime::{Server, transport::stream::Stream};
 /// let (_client, ours) = tokio::io::duplex(64 * 1024);
 /// let (reader, writer) = tokio::io::split(ours);
 /// Server::new(router).serve(Stream::new(reader, writer)).await

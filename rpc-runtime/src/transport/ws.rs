@@ -717,7 +717,7 @@ fn into_io(err: WsError) -> io::Error {
 ///
 /// ```
 /// # use std::time::Duration;
-/// let reconnect = rpc_runtime::Reconnect::default().initial(Duration::from_millis(20)).attempts(Some(50));
+/// let reconnect = rpc_runtime::transport::ws::Reconnect::default().initial(Duration::from_millis(20)).attempts(Some(50));
 /// assert_eq!((reconnect.max, reconnect.attempts), (Duration::from_secs(5), Some(50)));
 /// ```
 #[derive(Clone, Copy, Debug)]
@@ -762,7 +762,7 @@ impl Default for Reconnect {
 ///
 /// ```no_run
 /// # async fn run() -> std::io::Result<()> {
-/// use rpc_runtime::{Peer, Reconnect, WsConnect};
+/// use rpc_runtime::{Peer, transport::{ws::Reconnect, ws::WsConnect}};
 /// let peer = Peer::builder()
 ///     .connect(WsConnect::new("ws://127.0.0.1:8080/").header("authorization", "Bearer s3cret").reconnect(Reconnect::default()))
 ///     .await?;

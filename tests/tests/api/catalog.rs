@@ -6,7 +6,7 @@
 use crate::catalog_util;
 
 use rpc_runtime::schemars::JsonSchema;
-use rpc_runtime::{rpc, Context, Draft, Engine, ErrorObject, Limits, Router};
+use rpc_runtime::{catalog::Draft, dispatch::Engine, rpc, Context, ErrorObject, Limits, Router};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
@@ -422,7 +422,7 @@ async fn merged_services_yield_one_document_served_as_rpc_discover() {
 #[tokio::test]
 async fn merged_info_can_be_set() {
     let mut router = merged();
-    router.catalog_mut().set_info(rpc_runtime::Info::new("Everything", "9.9.9"));
+    router.catalog_mut().set_info(rpc_runtime::catalog::Info::new("Everything", "9.9.9"));
     let response = call(&engine(router), json!({"jsonrpc": "2.0", "method": "rpc.discover", "id": 1})).await;
     assert_eq!(response["result"]["info"], json!({"title": "Everything", "version": "9.9.9"}));
 }

@@ -8,8 +8,10 @@ use std::time::Duration;
 
 use rpc_runtime::serde_json::{self, Value};
 use rpc_runtime::{
-    rpc, Cancellation, ClientError, Context, ErrorObject, Framing, FromErrorObject, Peer, Server, INVALID_PARAMS,
-    METHOD_NOT_FOUND, REQUEST_CANCELLED,
+    peer::FromErrorObject,
+    rpc,
+    wire::{INVALID_PARAMS, METHOD_NOT_FOUND, REQUEST_CANCELLED},
+    Cancellation, ClientError, Context, ErrorObject, Framing, Peer, Server,
 };
 use tokio::sync::mpsc;
 
@@ -65,7 +67,7 @@ pub trait Bank {
     fn refuse(&self) -> Result<(), ErrorObject>;
 
     /// Halves an even number; returns a `Result` alias.
-    fn halve(&self, n: i64) -> rpc_runtime::RpcResult<i64>;
+    fn halve(&self, n: i64) -> rpc_runtime::wire::RpcResult<i64>;
 
     /// Counts the entries of a map (its keys cannot be JSON keys).
     fn count(&self, map: BTreeMap<(i64, i64), i64>) -> usize;
@@ -114,7 +116,7 @@ impl Bank for BankImpl {
     fn refuse(&self) -> Result<(), ErrorObject> {
         Err(ErrorObject::new(-32050, "refused"))
     }
-    fn halve(&self, n: i64) -> rpc_runtime::RpcResult<i64> {
+    fn halve(&self, n: i64) -> rpc_runtime::wire::RpcResult<i64> {
         if n % 2 == 0 {
             Ok(n / 2)
         } else {

@@ -6,7 +6,7 @@
 //! error type as a `std::error::Error` (`?` into a boxed error).
 
 use rpc_runtime::serde_json::{self, json, Value};
-use rpc_runtime::{rpc, ClientError, Context, Engine, ErrorObject, Limits, Peer, RpcError, Server};
+use rpc_runtime::{dispatch::Engine, rpc, ClientError, Context, ErrorObject, Limits, Peer, RpcError, Server};
 
 /// The code of `StoreError::NotFound`.
 pub const NOT_FOUND: i64 = -32004;
@@ -144,7 +144,7 @@ async fn the_client_decodes_each_variant() {
 
 #[test]
 fn error_objects_convert_both_ways() {
-    use rpc_runtime::FromErrorObject;
+    use rpc_runtime::peer::FromErrorObject;
     for error in [
         StoreError::NotFound { key: "k".into(), nearest: None },
         StoreError::ReadOnly,

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use rpc_runtime::schemars::JsonSchema;
 use rpc_runtime::serde::{Deserialize, Serialize};
-use rpc_runtime::{rpc, Context, Engine, ErrorObject, Limits, Router};
+use rpc_runtime::{dispatch::Engine, rpc, Context, ErrorObject, Limits, Router};
 
 #[rpc(rename_all = "camelCase")]
 pub trait Naming {
@@ -423,8 +423,8 @@ impl Guarded for Guard {
 
 #[tokio::test]
 async fn requires_takes_one_any_or_all_permissions() {
+    use rpc_runtime::dispatch::Permissions;
     use rpc_runtime::serde_json::{self, json, Value};
-    use rpc_runtime::Permissions;
     let engine = new_engine(Guard.into_rpc());
     let answer = |method: &'static str, held: &'static [&'static str]| {
         let engine = &engine;

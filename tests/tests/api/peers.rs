@@ -280,7 +280,7 @@ async fn a_dialect_on_a_peer_holds_the_requests_it_serves_to_its_rules() {
     // Our own calls carry integer ids: a side that only takes string ids
     // refuses them before its handler runs, one without the dialect serves them.
     for strict in [false, true] {
-        let (ours, theirs) = rpc_runtime::memory_pair();
+        let (ours, theirs) = rpc_runtime::transport::memory::memory_pair();
         let editor = EditorImpl::default();
         let events = Arc::clone(&editor.events);
         let builder = Peer::builder().router(editor.into_rpc());

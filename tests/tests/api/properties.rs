@@ -20,7 +20,11 @@ use common::{result, serve_in_process, Wire};
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 use rpc_runtime::serde_json::value::RawValue;
-use rpc_runtime::{rpc, Frame, FrameReader, Server};
+use rpc_runtime::{
+    rpc,
+    wire::{Frame, FrameReader},
+    Server,
+};
 use tokio::io::{AsyncWriteExt, BufReader};
 
 #[rpc]

@@ -8,8 +8,11 @@ use std::time::Duration;
 
 use rpc_runtime::serde_json::{self, json, Value};
 use rpc_runtime::{
-    memory_pair, rpc, ClientError, ErrorObject, Limits, MemorySink, MemorySource, MessageSink, MessageSource, Peer,
-    PendingSink, Received, RpcError, Server, Sink, SinkError, Subscription, SUBSCRIPTION_LAGGED,
+    peer::{MessageSink, MessageSource, PendingSubscription, Received, SendError},
+    rpc,
+    transport::{memory::memory_pair, memory::MemorySink, memory::MemorySource},
+    wire::SUBSCRIPTION_LAGGED,
+    ClientError, ErrorObject, Limits, Peer, RpcError, Server, Subscription, SubscriptionSink,
 };
 use tokio::sync::mpsc;
 
@@ -18,21 +21,21 @@ use tokio::sync::mpsc;
 pub trait Feed {
     /// Sends 1..=count, then ends; with `fail`, ends with an error instead.
     #[rpc(unsubscribe = "unsubscribe_feed")]
-    async fn count_to(&self, count: u64, fail: bool, sink: Sink<u64>) -> Result<(), FeedError>;
+    async fn count_to(&self, count: u64, fail: bool, sink: SubscriptionSink<u64>) -> Result<(), FeedError>;
 
     /// Sends 1, 2, 3... (waiting for room, and a millisecond between
     /// items) until the subscription ends, then reports why.
     #[rpc(unsubscribe = "unsubscribe_feed")]
-    async fn forever(&self, sink: Sink<u64>);
+    async fn forever(&self, sink: SubscriptionSink<u64>);
 
     /// Sends `count` items without waiting (`try_send`), then waits for the
     /// subscription to end; reports the first failure.
     #[rpc(unsubscribe = "unsubscribe_feed")]
-    async fn flood(&self, count: u64, sink: Sink<String>);
+    async fn flood(&self, count: u64, sink: SubscriptionSink<String>);
 
     /// A subscription with an unsubscribe method of its own.
     #[rpc(unsubscribe = "stop_words")]
-    async fn words(&self, sink: Sink<String>);
+    async fn words(&self, sink: SubscriptionSink<String>);
 
     /// A plain method, to see that calls go on next to subscriptions.
     fn add(&self, a: u64, b: u64) -> u64;
@@ -49,11 +52,11 @@ pub enum FeedError {
 /// Reports what the handlers saw: why each sink closed.
 #[derive(Clone)]
 struct FeedImpl {
-    seen: mpsc::UnboundedSender<SinkError>,
+    seen: mpsc::UnboundedSender<SendError>,
 }
 
 impl Feed for FeedImpl {
-    async fn count_to(&self, count: u64, fail: bool, sink: Sink<u64>) -> Result<(), FeedError> {
+    async fn count_to(&self, count: u64, fail: bool, sink: SubscriptionSink<u64>) -> Result<(), FeedError> {
         for n in 1..=count {
             if sink.send(n).await.is_err() {
                 return Ok(());
@@ -65,7 +68,7 @@ impl Feed for FeedImpl {
         Ok(())
     }
 
-    async fn forever(&self, sink: Sink<u64>) {
+    async fn forever(&self, sink: SubscriptionSink<u64>) {
         for n in 1.. {
             if let Err(err) = sink.send(n).await {
                 let _ = self.seen.send(err);
@@ -75,7 +78,7 @@ impl Feed for FeedImpl {
         }
     }
 
-    async fn flood(&self, count: u64, sink: Sink<String>) {
+    async fn flood(&self, count: u64, sink: SubscriptionSink<String>) {
         for n in 0..count {
             if let Err(err) = sink.try_send(format!("item {n}")) {
                 let _ = self.seen.send(err);
@@ -86,7 +89,7 @@ impl Feed for FeedImpl {
         let _ = self.seen.send(why);
     }
 
-    async fn words(&self, sink: Sink<String>) {
+    async fn words(&self, sink: SubscriptionSink<String>) {
         let _ = sink.send("hello".to_owned()).await;
         let why = sink.closed().await;
         let _ = self.seen.send(why);
@@ -97,14 +100,14 @@ impl Feed for FeedImpl {
     }
 }
 
-fn feed() -> (FeedImpl, mpsc::UnboundedReceiver<SinkError>) {
+fn feed() -> (FeedImpl, mpsc::UnboundedReceiver<SendError>) {
     let (seen, rx) = mpsc::unbounded_channel();
     (FeedImpl { seen }, rx)
 }
 
 const WAIT: Duration = Duration::from_secs(30);
 
-async fn next_seen(seen: &mut mpsc::UnboundedReceiver<SinkError>) -> SinkError {
+async fn next_seen(seen: &mut mpsc::UnboundedReceiver<SendError>) -> SendError {
     tokio::time::timeout(WAIT, seen.recv()).await.expect("the handler reports in time").expect("a report")
 }
 
@@ -133,7 +136,7 @@ async fn over_bytes(server: Server) -> FeedClient {
 
 /// Subscribe, read typed items, the server's end, unsubscribe, and calls
 /// next to a running subscription.
-async fn exercise(client: &FeedClient, seen: &mut mpsc::UnboundedReceiver<SinkError>) {
+async fn exercise(client: &FeedClient, seen: &mut mpsc::UnboundedReceiver<SendError>) {
     // The server ends it: all items, then the end.
     let mut counting = client.count_to(3, false).await.unwrap();
     let mut items = Vec::new();
@@ -160,7 +163,7 @@ async fn exercise(client: &FeedClient, seen: &mut mpsc::UnboundedReceiver<SinkEr
     assert_eq!(next(&mut endless).await.unwrap().unwrap(), 2);
     assert_eq!(client.add(2, 3).await.unwrap(), 5, "calls go on next to a subscription");
     assert!(endless.unsubscribe().await.unwrap());
-    assert_eq!(next_seen(seen).await, SinkError::Unsubscribed);
+    assert_eq!(next_seen(seen).await, SendError::Unsubscribed);
 
     // Two at once, each with its own items.
     let mut a = client.count_to(2, false).await.unwrap();
@@ -208,7 +211,8 @@ async fn typed_items_over_websocket() {
     let addr = listener.local_addr().unwrap();
     let listener = rpc_runtime::transport::http::Http::default().listener(listener);
     tokio::spawn(Server::new(service.into_rpc()).serve(listener));
-    let peer = Peer::builder().connect(rpc_runtime::WsConnect::new(format!("ws://{addr}/"))).await.unwrap();
+    let peer =
+        Peer::builder().connect(rpc_runtime::transport::ws::WsConnect::new(format!("ws://{addr}/"))).await.unwrap();
     exercise(&FeedClient::new(peer), &mut seen).await;
 }
 
@@ -219,13 +223,13 @@ async fn dropping_the_stream_unsubscribes() {
     let mut endless = client.forever().await.unwrap();
     assert_eq!(next(&mut endless).await.unwrap().unwrap(), 1);
     drop(endless);
-    assert_eq!(next_seen(&mut seen).await, SinkError::Unsubscribed);
+    assert_eq!(next_seen(&mut seen).await, SendError::Unsubscribed);
 
     // Also before its first item was read, and when the subscribe call is
     // dropped unanswered: the answer then unsubscribes.
     let endless = client.forever().await.unwrap();
     drop(endless);
-    assert_eq!(next_seen(&mut seen).await, SinkError::Unsubscribed);
+    assert_eq!(next_seen(&mut seen).await, SendError::Unsubscribed);
     let call = client.forever();
     let pending = tokio::spawn(call);
     pending.abort();
@@ -234,7 +238,7 @@ async fn dropping_the_stream_unsubscribes() {
     // second case the handler sees the unsubscribe.
     let report = tokio::time::timeout(Duration::from_millis(500), seen.recv()).await;
     if let Ok(report) = report {
-        assert_eq!(report, Some(SinkError::Unsubscribed));
+        assert_eq!(report, Some(SendError::Unsubscribed));
     }
     assert_eq!(client.add(1, 1).await.unwrap(), 2);
 }
@@ -253,7 +257,7 @@ async fn an_unsubscribe_method_ends_only_its_own_subscriptions() {
     assert!(!peer.call::<bool, _>("stop_words", [999]).await.unwrap());
     // By name too.
     assert!(peer.call::<bool, _>("stop_words", json!({"subscription": id})).await.unwrap());
-    assert_eq!(next_seen(&mut seen).await, SinkError::Unsubscribed);
+    assert_eq!(next_seen(&mut seen).await, SendError::Unsubscribed);
     assert!(!peer.call::<bool, _>("stop_words", [&id]).await.unwrap(), "already ended");
     // A missing id, or one no subscribe call answers with: -32602 naming
     // the param.
@@ -323,7 +327,7 @@ async fn a_reader_that_falls_behind_is_dropped_with_an_error_notification() {
     let (mut source, mut sink) = raw_client(Server::new(service.into_rpc()).limits(limits)).await;
     // Subscribe, then read nothing while the handler floods.
     send(&mut sink, r#"{"jsonrpc":"2.0","method":"flood","params":[100000],"id":1}"#).await;
-    assert_eq!(next_seen(&mut seen).await, SinkError::Lagged { capacity: 4 });
+    assert_eq!(next_seen(&mut seen).await, SendError::Lagged { capacity: 4 });
     // Reading now: the answer, the items that fit, then the error.
     assert_eq!(recv(&mut source).await, json!({"jsonrpc": "2.0", "result": 1, "id": 1}));
     let mut items = 0;
@@ -357,7 +361,7 @@ async fn a_stream_that_is_not_read_ends_with_lagged_and_unsubscribes() {
     let client = FeedClient::new(client);
     let mut endless = client.forever().await.unwrap();
     // Not read: the server keeps sending, this side keeps 3 and gives up.
-    assert_eq!(next_seen(&mut seen).await, SinkError::Unsubscribed);
+    assert_eq!(next_seen(&mut seen).await, SendError::Unsubscribed);
     for expected in 1..=3 {
         assert_eq!(next(&mut endless).await.unwrap().unwrap(), expected);
     }
@@ -376,8 +380,8 @@ async fn closing_the_connection_ends_every_subscription_on_both_sides() {
     let a = client.words().await.unwrap();
     let b = client.words().await.unwrap();
     client.peer().close();
-    assert_eq!(next_seen(&mut seen).await, SinkError::Closed);
-    assert_eq!(next_seen(&mut seen).await, SinkError::Closed);
+    assert_eq!(next_seen(&mut seen).await, SendError::Closed);
+    assert_eq!(next_seen(&mut seen).await, SendError::Closed);
     drop((a, b));
 
     // Over a byte stream whose client side is dropped, too.
@@ -387,7 +391,7 @@ async fn closing_the_connection_ends_every_subscription_on_both_sides() {
     drop(client);
     drop(endless);
     let why = next_seen(&mut seen).await;
-    assert!(matches!(why, SinkError::Closed | SinkError::Unsubscribed), "{why:?}");
+    assert!(matches!(why, SendError::Closed | SendError::Unsubscribed), "{why:?}");
 
     // The server side goes away: the stream says so after its items.
     let (service, _seen) = feed();
@@ -454,7 +458,7 @@ async fn the_wire_shape_is_the_ethereum_convention() {
     );
     send(&mut sink, r#"{"jsonrpc":"2.0","method":"stop_words","params":[3],"id":5}"#).await;
     assert_eq!(recv(&mut source).await, json!({"jsonrpc": "2.0", "result": true, "id": 5}));
-    assert_eq!(next_seen(&mut seen).await, SinkError::Unsubscribed);
+    assert_eq!(next_seen(&mut seen).await, SendError::Unsubscribed);
     // Bad params are -32602 and open nothing.
     send(&mut sink, r#"{"jsonrpc":"2.0","method":"count_to","params":{"count":"x","fail":false},"id":6}"#).await;
     let answer = recv(&mut source).await;
@@ -540,7 +544,7 @@ async fn subscribing_over_http_post_says_the_transport_carries_no_notifications(
 pub trait Bus {
     /// Sends 0 at once, then every event fired after the subscription.
     #[rpc(unsubscribe = "unsubscribe_events")]
-    async fn events(&self, sink: Sink<u64>);
+    async fn events(&self, sink: SubscriptionSink<u64>);
 
     /// Fires `value`; answers how many subscriptions were listening.
     fn fire(&self, value: u64) -> usize;
@@ -551,7 +555,7 @@ struct BusImpl {
 }
 
 impl Bus for BusImpl {
-    async fn events(&self, sink: Sink<u64>) {
+    async fn events(&self, sink: SubscriptionSink<u64>) {
         // The setup: done before the subscribe call is answered.
         let mut events = self.events.subscribe();
         let _ = sink.try_send(0);
@@ -609,7 +613,7 @@ async fn an_event_fired_right_after_subscribing_is_not_lost() {
 }
 
 /// A watch whose setup must await before it can listen (a query, a remote
-/// subscription): the case `PendingSink` is for.
+/// subscription): the case `PendingSubscription` is for.
 #[rpc]
 pub trait Watch {
     /// After an awaited setup: with `decide` "accept", accepts and sends
@@ -617,13 +621,13 @@ pub trait Watch {
     /// "never" returns without deciding; "fail" returns an error without
     /// deciding; "drop" drops the pending sink and goes on.
     #[rpc(unsubscribe = "unsubscribe_watch")]
-    async fn watch(&self, decide: String, pending: PendingSink<u64>) -> Result<(), ErrorObject>;
+    async fn watch(&self, decide: String, pending: PendingSubscription<u64>) -> Result<(), ErrorObject>;
 
     /// Fires `value`; answers how many subscriptions were listening.
     fn fire(&self, value: u64) -> usize;
 }
 
-/// The same subscription through a `Sink`: its catalog must be the same.
+/// The same subscription through a `SubscriptionSink`: its catalog must be the same.
 #[rpc]
 pub trait SinkWatch {
     /// After an awaited setup: with `decide` "accept", accepts and sends
@@ -631,7 +635,7 @@ pub trait SinkWatch {
     /// "never" returns without deciding; "fail" returns an error without
     /// deciding; "drop" drops the pending sink and goes on.
     #[rpc(unsubscribe = "unsubscribe_watch")]
-    async fn watch(&self, decide: String, sink: Sink<u64>) -> Result<(), ErrorObject>;
+    async fn watch(&self, decide: String, sink: SubscriptionSink<u64>) -> Result<(), ErrorObject>;
 
     /// Fires `value`; answers how many subscriptions were listening.
     fn fire(&self, value: u64) -> usize;
@@ -648,8 +652,8 @@ struct WatchImpl {
 const WATCH_FAILED: i64 = -32099;
 
 impl Watch for WatchImpl {
-    async fn watch(&self, decide: String, pending: PendingSink<u64>) -> Result<(), ErrorObject> {
-        // Setup that awaits, then listens: a `Sink` would have had its id
+    async fn watch(&self, decide: String, pending: PendingSubscription<u64>) -> Result<(), ErrorObject> {
+        // Setup that awaits, then listens: a `SubscriptionSink` would have had its id
         // sent at the first `.await`, before the receiver exists.
         tokio::time::sleep(Duration::from_millis(20)).await;
         let mut events = self.events.subscribe();
@@ -709,7 +713,7 @@ fn watch() -> (Server, mpsc::UnboundedReceiver<String>) {
     (Server::new(service.into_rpc()), rx)
 }
 
-/// With a `PendingSink`, setup that awaits is covered too: the id goes out
+/// With a `PendingSubscription`, setup that awaits is covered too: the id goes out
 /// when the method accepts, so the event fired right after its setup (by
 /// another producer, before the method's first send) and an event the
 /// client fires as soon as it holds the id both arrive, after the id.
@@ -764,7 +768,7 @@ async fn a_rejected_pending_sink_answers_with_the_error() {
     assert_eq!(recv(&mut source).await["id"], 3, "no notification of the rejected subscription");
 }
 
-/// A method that returns (or drops its `PendingSink`) without deciding has
+/// A method that returns (or drops its `PendingSubscription`) without deciding has
 /// its call answered with its own error, or with one saying why.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_pending_sink_never_accepted_answers_with_an_error() {
@@ -807,7 +811,7 @@ async fn unsubscribing_ends_an_accepted_pending_subscription() {
     send(&mut sink, r#"{"jsonrpc":"2.0","method":"unsubscribe_watch","params":{"subscription":1},"id":2}"#).await;
     assert_eq!(recv(&mut source).await, json!({"jsonrpc": "2.0", "result": true, "id": 2}));
     let why = tokio::time::timeout(WAIT, seen.recv()).await.expect("in time");
-    assert_eq!(why, Some(SinkError::Unsubscribed.to_string()));
+    assert_eq!(why, Some(SendError::Unsubscribed.to_string()));
     send(&mut sink, r#"{"jsonrpc":"2.0","method":"unsubscribe_watch","params":[1],"id":3}"#).await;
     assert_eq!(recv(&mut source).await, json!({"jsonrpc": "2.0", "result": false, "id": 3}));
     send(&mut sink, r#"{"jsonrpc":"2.0","method":"fire","params":[9],"id":4}"#).await;
@@ -823,10 +827,10 @@ async fn a_pending_sink_whose_client_left_during_setup_ends() {
     send(&mut sink, r#"{"jsonrpc":"2.0","method":"watch","params":["slow"],"id":1}"#).await;
     drop((source, sink));
     let why = tokio::time::timeout(WAIT, seen.recv()).await.expect("in time");
-    assert_eq!(why, Some(SinkError::Closed.to_string()));
+    assert_eq!(why, Some(SendError::Closed.to_string()));
 }
 
-/// The typed client is the same for a `PendingSink` method: a stream of
+/// The typed client is the same for a `PendingSubscription` method: a stream of
 /// items, and the error of a rejected call.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_typed_client_of_a_pending_sink_method() {
@@ -840,8 +844,8 @@ async fn the_typed_client_of_a_pending_sink_method() {
     assert!(refused.to_string().contains("no such feed"), "{refused}");
 }
 
-/// A `PendingSink` method is catalogued exactly as the same method with a
-/// `Sink`: the result is the subscription id, with the same `x-` fields.
+/// A `PendingSubscription` method is catalogued exactly as the same method with a
+/// `SubscriptionSink`: the result is the subscription id, with the same `x-` fields.
 #[test]
 fn a_pending_sink_method_has_the_catalog_of_a_sink_method() {
     let pending = serde_json::to_value(WatchCatalog::catalog().document()).unwrap();

@@ -2,7 +2,7 @@
 //! calculator example, an independent (strict) implementation of both
 //! framings, and connections that speak them over any byte stream.
 //!
-//! The decoder here is deliberately separate from `rpc_runtime::FrameReader`:
+//! The decoder here is deliberately separate from `rpc_runtime::wire::FrameReader`:
 //! the tests check the server's bytes, so they must not trust its own code
 //! to read them back.
 

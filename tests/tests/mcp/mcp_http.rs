@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use rpc_runtime::mcp::McpHttp;
 use rpc_runtime::transport::http::Http;
-use rpc_runtime::{rpc, Context, Limits, McpServer};
+use rpc_runtime::{mcp::McpServer, rpc, Context, Limits};
 use serde_json::{json, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;

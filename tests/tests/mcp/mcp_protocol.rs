@@ -14,7 +14,7 @@ use std::time::Duration;
 use common::{Conn, Wire, HANG_GUARD};
 use rpc_runtime::schemars::JsonSchema;
 use rpc_runtime::serde::{Deserialize, Serialize};
-use rpc_runtime::{rpc, Context, ErrorObject, McpServer};
+use rpc_runtime::{mcp::McpServer, rpc, Context, ErrorObject};
 use serde_json::{json, Value};
 use tokio::process::{Child, Command};
 

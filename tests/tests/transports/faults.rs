@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use common::{result, Conn, Wire};
 use measure::{open_fds, procfs, within, Stderr, TcpCalculator};
-use rpc_runtime::{rpc, Cancellation, ClientError, Context, Framing, Limits, Peer, Server, SERVER_OVERLOADED};
+use rpc_runtime::{rpc, wire::SERVER_OVERLOADED, Cancellation, ClientError, Context, Framing, Limits, Peer, Server};
 use serde_json::Value;
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;

@@ -9,8 +9,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rpc_runtime::{
-    ClientError, ErrorObject, HttpConnect, Limits, MethodCall, MethodOutcome, Middleware, Next, Peer, LIMIT_EXCEEDED,
-    PERMISSION_DENIED, TRANSPORT_ERROR,
+    dispatch::{MethodCall, MethodOutcome, Middleware, Next},
+    transport::http::HttpConnect,
+    wire::{LIMIT_EXCEEDED, PERMISSION_DENIED, TRANSPORT_ERROR},
+    ClientError, ErrorObject, Limits, Peer,
 };
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -455,7 +457,10 @@ async fn http_statuses_fail_each_call_with_a_transport_error() {
     let (server, _) = vault();
     let (addr, _stop, _task) = serve(&with_tokens(server), Http::default()).await;
     let vault = VaultClient::new(
-        Peer::builder().connect(rpc_runtime::HttpConnect::new(format!("http://{addr}/"))).await.unwrap(),
+        Peer::builder()
+            .connect(rpc_runtime::transport::http::HttpConnect::new(format!("http://{addr}/")))
+            .await
+            .unwrap(),
     );
     match vault.read("k".into()).await {
         Err(ClientError::Server(error)) => {
@@ -474,10 +479,16 @@ async fn http_statuses_fail_each_call_with_a_transport_error() {
     let (gone, gone_addr) = listener().await;
     drop(gone);
     let nobody = VaultClient::new(
-        Peer::builder().connect(rpc_runtime::HttpConnect::new(format!("http://{gone_addr}/"))).await.unwrap(),
+        Peer::builder()
+            .connect(rpc_runtime::transport::http::HttpConnect::new(format!("http://{gone_addr}/")))
+            .await
+            .unwrap(),
     );
     assert!(
         matches!(nobody.read("k".into()).await, Err(ClientError::Server(e)) if e.message().contains("HTTP request failed"))
     );
-    assert!(Peer::builder().connect(rpc_runtime::HttpConnect::new("https://example.com/")).await.is_err());
+    assert!(Peer::builder()
+        .connect(rpc_runtime::transport::http::HttpConnect::new("https://example.com/"))
+        .await
+        .is_err());
 }

@@ -12,9 +12,13 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use rpc_runtime::nats::async_nats::{self, HeaderMap};
-use rpc_runtime::nats::{NO_RESPONDERS, REFUSED};
-use rpc_runtime::{rpc, ClientError, Context, Peer, Refused, RpcError, Server, INTERNAL_ERROR, INVALID_REQUEST};
+use rpc_runtime::transport::nats::async_nats::{self, HeaderMap};
+use rpc_runtime::transport::nats::{NO_RESPONDERS, REFUSED};
+use rpc_runtime::{
+    rpc,
+    wire::{INTERNAL_ERROR, INVALID_REQUEST},
+    ClientError, Context, Peer, Refused, RpcError, Server,
+};
 use tests::nats::NatsServer;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
@@ -92,9 +96,9 @@ async fn serve_svc(
     let server = configure(Server::new(SvcImpl { recorded }.into_rpc()));
     let client = connect(broker).await;
     let subject = subject.to_owned();
-    tokio::spawn(
-        async move { server.serve(rpc_runtime::nats::NatsListener::new(client, subject.clone(), subject)).await },
-    );
+    tokio::spawn(async move {
+        server.serve(rpc_runtime::transport::nats::NatsListener::new(client, subject.clone(), subject)).await
+    });
     // The subscription reaches the broker right after; give it a moment.
     tokio::time::sleep(Duration::from_millis(200)).await;
     received
@@ -103,7 +107,7 @@ async fn serve_svc(
 async fn svc_client(broker: &NatsServer, subject: &str) -> SvcClient {
     let peer = Peer::builder()
         .timeout(Duration::from_secs(10))
-        .connect(rpc_runtime::nats::NatsConnect::new(connect(broker).await, subject))
+        .connect(rpc_runtime::transport::nats::NatsConnect::new(connect(broker).await, subject))
         .await
         .expect("connect over NATS");
     SvcClient::new(peer)
@@ -122,7 +126,7 @@ async fn calls_notifications_batches_errors_and_timeouts() {
     assert_eq!(svc.divide(1, 0).await.unwrap_err().app_error(), Some(&SvcError::DivisionByZero));
     let peer = svc_peer(&broker, "svc.basic").await;
     let unknown = peer.call::<i64, _>("nope", [1]).await.unwrap_err();
-    assert_eq!(unknown.server_error().map(|e| e.code()), Some(rpc_runtime::METHOD_NOT_FOUND));
+    assert_eq!(unknown.server_error().map(|e| e.code()), Some(rpc_runtime::wire::METHOD_NOT_FOUND));
 
     // A notification arrives and is never answered.
     svc.record(7).await.unwrap();
@@ -157,7 +161,7 @@ async fn calls_notifications_batches_errors_and_timeouts() {
 async fn svc_peer(broker: &NatsServer, subject: &str) -> Peer {
     Peer::builder()
         .timeout(Duration::from_secs(10))
-        .connect(rpc_runtime::nats::NatsConnect::new(connect(broker).await, subject))
+        .connect(rpc_runtime::transport::nats::NatsConnect::new(connect(broker).await, subject))
         .await
         .unwrap()
 }
@@ -220,7 +224,7 @@ async fn the_hook_sees_each_message_headers() {
         headers.insert("Authorization", "Bearer ada");
         let peer = Peer::builder()
             .timeout(Duration::from_secs(10))
-            .connect(rpc_runtime::nats::NatsConnect::new(connect(&broker).await, subject).headers(headers));
+            .connect(rpc_runtime::transport::nats::NatsConnect::new(connect(&broker).await, subject).headers(headers));
         let ada = SvcClient::new(peer.await.unwrap());
         assert_eq!(ada.whoami().await.unwrap().as_deref(), Some("ada"));
         let mut batch = ada.batch();
@@ -236,7 +240,7 @@ async fn the_hook_sees_each_message_headers() {
         let mut headers = HeaderMap::new();
         headers.insert("Authorization", "Bearer eve");
         let peer = Peer::builder()
-            .connect(rpc_runtime::nats::NatsConnect::new(connect(&broker).await, subject).headers(headers))
+            .connect(rpc_runtime::transport::nats::NatsConnect::new(connect(&broker).await, subject).headers(headers))
             .await
             .unwrap();
         let eve = SvcClient::new(peer).with_timeout(Duration::from_secs(10));
@@ -402,7 +406,7 @@ async fn calculator_clients(
     for _ in 0..count {
         let peer = Peer::builder()
             .timeout(timeout)
-            .connect(rpc_runtime::nats::NatsConnect::new(connect(broker).await, subject))
+            .connect(rpc_runtime::transport::nats::NatsConnect::new(connect(broker).await, subject))
             .await
             .unwrap();
         clients.push(CalculatorClient::new(peer));

@@ -8,7 +8,12 @@ use crate::web_support;
 use std::time::Duration;
 
 use futures_util::{SinkExt, StreamExt};
-use rpc_runtime::{rpc, Cancellation, ClientError, Limits, Peer, Reconnect, WsConnect, TRANSPORT_ERROR};
+use rpc_runtime::{
+    rpc,
+    transport::{ws::Reconnect, ws::WsConnect},
+    wire::TRANSPORT_ERROR,
+    Cancellation, ClientError, Limits, Peer,
+};
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -76,8 +81,10 @@ async fn a_typed_client_calls_and_the_server_calls_back() {
 async fn the_hook_and_origin_check_refuse_the_handshake() {
     let (server, _) = vault();
     let (addr, _stop, _task) = serve(&with_tokens(server), Http::default()).await;
-    let err =
-        Peer::builder().connect(rpc_runtime::WsConnect::new(format!("ws://{addr}/"))).await.expect_err("no token");
+    let err = Peer::builder()
+        .connect(rpc_runtime::transport::ws::WsConnect::new(format!("ws://{addr}/")))
+        .await
+        .expect_err("no token");
     assert_eq!(err.kind(), std::io::ErrorKind::PermissionDenied);
     assert!(err.to_string().contains("401"), "{err}");
     let err = Peer::builder()
@@ -99,7 +106,7 @@ async fn the_hook_and_origin_check_refuse_the_handshake() {
         .await
         .unwrap();
     let error = VaultClient::new(bob).wipe(true).await.expect_err("bob is no admin");
-    assert!(matches!(error, ClientError::Server(e) if e.code() == rpc_runtime::PERMISSION_DENIED));
+    assert!(matches!(error, ClientError::Server(e) if e.code() == rpc_runtime::wire::PERMISSION_DENIED));
 }
 
 #[tokio::test]
@@ -108,7 +115,7 @@ async fn an_abandoned_call_cancels_the_handler() {
     let (addr, _stop, _task) = serve(&server.cancellation(Cancellation::Lsp), Http::default()).await;
     let peer = Peer::builder()
         .cancellation(Cancellation::Lsp)
-        .connect(rpc_runtime::WsConnect::new(format!("ws://{addr}/")))
+        .connect(rpc_runtime::transport::ws::WsConnect::new(format!("ws://{addr}/")))
         .await
         .unwrap();
     let vault = VaultClient::new(peer).with_timeout(Duration::from_millis(100));

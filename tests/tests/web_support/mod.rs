@@ -9,7 +9,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 pub use rpc_runtime::transport::http::Http;
-use rpc_runtime::{rpc, Context, ErrorObject, Permissions, Refused, Server};
+use rpc_runtime::{dispatch::Permissions, rpc, Context, ErrorObject, Refused, Server};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 

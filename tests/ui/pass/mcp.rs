@@ -1,5 +1,5 @@
 // `#[rpc(mcp(...))]` in every form it takes; the catalog records it.
-use rpc_runtime::{rpc, ToolInfo};
+use rpc_runtime::{rpc, catalog::ToolInfo};
 
 #[rpc]
 pub trait Tools {

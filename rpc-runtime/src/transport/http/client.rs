@@ -28,7 +28,7 @@ const MAX_IDLE: usize = 32;
 ///
 /// ```no_run
 /// # async fn run() -> std::io::Result<()> {
-/// use rpc_runtime::{HttpConnect, Peer};
+/// use rpc_runtime::{Peer, transport::http::HttpConnect};
 /// let peer = Peer::builder()
 ///     .connect(HttpConnect::new("http://127.0.0.1:8080/rpc").header("authorization", "Bearer s3cret"))
 ///     .await?;

@@ -90,7 +90,7 @@ enum HostCheck {
 ///
 /// ```no_run
 /// # async fn run(router: rpc_runtime::Router) -> std::io::Result<()> {
-/// use rpc_runtime::{transport::http::Http, Server};
+/// use rpc_runtime::{Server, transport::http::Http};
 /// let listener = Http::default().allowed_origins(["https://app.example.com"]).bind("127.0.0.1:8080").await?;
 /// println!("serving on {}", listener.local_addr()?);
 /// Server::new(router).serve(listener).await

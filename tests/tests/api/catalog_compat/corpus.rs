@@ -4,7 +4,7 @@
 //! which a method may be named instead of numbered
 //! (`/methods/subtract/params/1`).
 
-use rpc_runtime::compat::{compare, Report, Verdict};
+use rpc_runtime::catalog::compat::{compare, Report, Verdict};
 use serde_json::{json, Value};
 
 use super::catalog;

@@ -7,7 +7,7 @@
 
 use std::path::PathBuf;
 
-use rpc_runtime::compat::{assert_compatible, check_file, FileCheck, FileError, ACCEPT_VAR};
+use rpc_runtime::catalog::compat::{assert_compatible, check_file, FileCheck, FileError, ACCEPT_VAR};
 use rpc_runtime::rpc;
 
 /// Version 1 of a service.

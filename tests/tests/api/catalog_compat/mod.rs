@@ -1,4 +1,4 @@
-//! Versioning (`rpc_runtime::compat`): a corpus of old/new pairs made from
+//! Versioning (`rpc_runtime::catalog::compat`): a corpus of old/new pairs made from
 //! the examples' real catalogs, property tests, the committed-file helper
 //! and the `catalog_diff` example's exit codes.
 

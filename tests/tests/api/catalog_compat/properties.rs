@@ -5,7 +5,7 @@
 //! compare without a panic, one line per change naming its method.
 
 use proptest::prelude::*;
-use rpc_runtime::compat::{compare, Verdict};
+use rpc_runtime::catalog::compat::{compare, Verdict};
 use serde_json::{json, Map, Value};
 
 use super::corpus::rename_refs;

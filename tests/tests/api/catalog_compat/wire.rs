@@ -5,10 +5,10 @@
 //! nothing breaks, every such call must still be taken; when it says
 //! something breaks, at least one must be refused.
 
-use rpc_runtime::compat::compare;
+use rpc_runtime::catalog::compat::compare;
 use rpc_runtime::schemars::JsonSchema;
 use rpc_runtime::serde::Deserialize;
-use rpc_runtime::{rpc, Context, Engine, Limits, Router};
+use rpc_runtime::{dispatch::Engine, rpc, Context, Limits, Router};
 use serde_json::{json, Map, Value};
 
 // Only the catalogs and servers of these traits are used.
