@@ -1,6 +1,6 @@
 //! The subscription benchmark's service: `items(count)` streams `count`
 //! [`Quote`]s to its caller and ends, implemented with `rpc-runtime`
-//! (`Sink::send`) and with jsonrpsee 0.26 (`SubscriptionSink::send`, its
+//! (`SubscriptionSink::send`) and with jsonrpsee 0.26 (`SubscriptionSink::send`, its
 //! single-allocation `SubscriptionMessage::new`). Both wait for room when
 //! the connection is full, neither drops items.
 
@@ -27,7 +27,7 @@ impl Quote {
 
 /// `rpc-runtime`'s side.
 pub mod ours {
-    use rpc_runtime::{rpc, ErrorObject, Router, Sink};
+    use rpc_runtime::{rpc, ErrorObject, Router, SubscriptionSink};
 
     use super::Quote;
 
@@ -36,13 +36,13 @@ pub mod ours {
     pub trait Feed {
         /// Streams `count` quotes, then ends.
         #[rpc(unsubscribe = "unsubscribe_items")]
-        async fn items(&self, count: u64, sink: Sink<Quote>) -> Result<(), ErrorObject>;
+        async fn items(&self, count: u64, sink: SubscriptionSink<Quote>) -> Result<(), ErrorObject>;
     }
 
     struct Service;
 
     impl Feed for Service {
-        async fn items(&self, count: u64, sink: Sink<Quote>) -> Result<(), ErrorObject> {
+        async fn items(&self, count: u64, sink: SubscriptionSink<Quote>) -> Result<(), ErrorObject> {
             for seq in 0..count {
                 sink.send(Quote::nth(seq)).await?;
             }

@@ -1,6 +1,6 @@
 //! One small service implemented three ways, for side-by-side benchmarks:
 //!
-//! - [`ours`]: `#[rpc]` from `rpc-runtime`, driven through [`rpc_runtime::Engine`];
+//! - [`ours`]: `#[rpc]` from `rpc-runtime`, driven through [`rpc_runtime::dispatch::Engine`];
 //! - [`jsonrpsee_impl`]: jsonrpsee 0.26's `#[rpc(server)]`, driven through
 //!   `RpcModule::raw_json_request`;
 //! - [`handwritten`]: the practical floor, a serde_json handler that parses

@@ -1,6 +1,6 @@
 //! The service with `rpc-runtime`'s `#[rpc]`.
 
-use rpc_runtime::{rpc, Context, Engine, Limits, Router};
+use rpc_runtime::{rpc, Context, Limits, Router, dispatch::Engine};
 
 use crate::{Record, VERSION};
 

@@ -49,8 +49,13 @@ use rpc_runtime::schemars::JsonSchema;
 use rpc_runtime::serde::{Deserialize, Serialize};
 use rpc_runtime::serde_json::value::RawValue;
 use rpc_runtime::serde_json::{Map, Value};
+use rpc_runtime::transport::http::Http;
+use rpc_runtime::transport::stdio::Stdio;
 use rpc_runtime::{
-    rpc, ClientError, Context, ErrorObject, Framing, McpServer, RpcError, Server, Sink, INTERNAL_ERROR, INVALID_PARAMS,
+    mcp::McpServer,
+    rpc,
+    wire::{INTERNAL_ERROR, INVALID_PARAMS},
+    ClientError, Context, ErrorObject, Framing, RpcError, Server, SubscriptionSink,
 };
 
 /// The calculator of the JSON-RPC 2.0 specification's examples.
@@ -128,7 +133,7 @@ pub trait Calculator {
     /// then the subscription ends (`{"subscription": id, "end": true}`).
     /// `unsubscribe_ticks` ends it early.
     #[rpc(unsubscribe = "unsubscribe_ticks")]
-    async fn ticks(&self, count: u64, interval_ms: u64, sink: Sink<Tick>) -> Result<(), ErrorObject>;
+    async fn ticks(&self, count: u64, interval_ms: u64, sink: SubscriptionSink<Tick>) -> Result<(), ErrorObject>;
 
     /// Waits up to `ms` milliseconds, less if the request is cancelled
     /// (its connection is gone); answers how many milliseconds it waited.
@@ -263,7 +268,7 @@ impl Calculator for Calc {
         dividend.checked_div(divisor).ok_or(CalcError::Overflow { dividend, divisor })
     }
 
-    async fn ticks(&self, count: u64, interval_ms: u64, sink: Sink<Tick>) -> Result<(), ErrorObject> {
+    async fn ticks(&self, count: u64, interval_ms: u64, sink: SubscriptionSink<Tick>) -> Result<(), ErrorObject> {
         let interval = Duration::from_millis(interval_ms);
         for index in 1..=count {
             if index > 1 && !interval.is_zero() {
@@ -427,7 +432,7 @@ async fn bind(addr: &str, scheme: &str) -> std::io::Result<tokio::net::TcpListen
 }
 
 async fn serve_tcp(server: &Server, addr: &str, shutdown: Shutdown) -> std::io::Result<()> {
-    server.serve_listener_with_shutdown(bind(addr, "").await?, shutdown.wait()).await
+    server.serve(bind(addr, "").await?).with_graceful_shutdown(shutdown.wait()).await
 }
 
 /// Serves every listener asked for at once; returns when one fails.
@@ -437,25 +442,23 @@ async fn serve_listeners(server: Server, options: Options, shutdown: Shutdown) -
     let mut tasks = tokio::task::JoinSet::new();
     if let Some(addr) = &options.tcp {
         let listener = bind(addr, "").await?;
-        let server = server.clone();
-        let shutdown = until_stopped();
-        tasks.spawn(async move { server.serve_listener_with_shutdown(listener, shutdown).await });
+        tasks.spawn(server.serve(listener).with_graceful_shutdown(until_stopped()));
     }
     if let (Some(addr), true) = (&options.http, options.mcp) {
         // MCP's Streamable HTTP: both eras, sessions for the handshake ones.
         let origins = options.origins.clone();
-        let mcp = rpc_runtime::McpHttpService::new(server.clone()).with_http(|http| with_origins(http, &origins));
-        let listener = bind(addr, "http://").await?;
-        tasks.spawn(mcp.serve_listener_with_shutdown(listener, until_stopped()));
+        let mcp = rpc_runtime::mcp::McpHttp::default().http(with_origins(Http::default(), &origins));
+        let listener = mcp.listener(bind(addr, "http://").await?);
+        tasks.spawn(server.serve(listener).with_graceful_shutdown(until_stopped()));
     } else if let Some(addr) = &options.http {
-        let http = with_origins(server.http().websocket(false), &options.origins);
-        let listener = bind(addr, "http://").await?;
-        tasks.spawn(http.serve_listener_with_shutdown(listener, until_stopped()));
+        let http = with_origins(Http::default().websocket(false), &options.origins);
+        let listener = http.listener(bind(addr, "http://").await?);
+        tasks.spawn(server.serve(listener).with_graceful_shutdown(until_stopped()));
     }
     if let Some(addr) = &options.ws {
-        let listener = bind(addr, "ws://").await?;
-        let http = with_origins(server.http(), &options.origins);
-        tasks.spawn(http.serve_listener_with_shutdown(listener, until_stopped()));
+        let http = with_origins(Http::default(), &options.origins);
+        let listener = http.listener(bind(addr, "ws://").await?);
+        tasks.spawn(server.serve(listener).with_graceful_shutdown(until_stopped()));
     }
     // Until every listener has shut down (or one fails).
     while let Some(joined) = tasks.join_next().await {
@@ -470,7 +473,7 @@ async fn serve_listeners(server: Server, options: Options, shutdown: Shutdown) -
 
 /// `http` with CORS for `origins` (preflights, answers, WebSocket
 /// upgrades from pages of those origins); as it is when there are none.
-fn with_origins(http: rpc_runtime::HttpService, origins: &[String]) -> rpc_runtime::HttpService {
+fn with_origins(http: Http, origins: &[String]) -> Http {
     if origins.is_empty() {
         return http;
     }
@@ -486,10 +489,11 @@ async fn serve_nats(
     queue: Option<String>,
     shutdown: Shutdown,
 ) -> std::io::Result<()> {
-    let client = rpc_runtime::nats::async_nats::connect(url).await.map_err(std::io::Error::other)?;
+    let client = rpc_runtime::transport::nats::async_nats::connect(url).await.map_err(std::io::Error::other)?;
     let queue = queue.unwrap_or_else(|| subject.clone());
     eprintln!("serving NATS subject {subject} in queue group {queue}");
-    server.serve_nats_with_shutdown(client, subject, queue, shutdown.wait()).await
+    let listener = rpc_runtime::transport::nats::NatsListener::new(client, subject, queue);
+    server.serve(listener).with_graceful_shutdown(shutdown.wait()).await
 }
 
 #[tokio::main]
@@ -529,7 +533,7 @@ async fn main() -> std::process::ExitCode {
         serve_nats(server, &url, subject, options.queue.clone(), shutdown).await
     } else if options.http.is_none() && options.ws.is_none() {
         match options.tcp {
-            None => server.serve_stdio_with_shutdown(shutdown.wait()).await,
+            None => server.serve(Stdio).with_graceful_shutdown(shutdown.wait()).await,
             Some(addr) => serve_tcp(&server, &addr, shutdown).await,
         }
     } else {

@@ -16,7 +16,7 @@
 use std::io::Write;
 use std::process::ExitCode;
 
-use rpc_runtime::compat::{compare, DocumentError, Side};
+use rpc_runtime::catalog::compat::{compare, DocumentError, Side};
 use rpc_runtime::serde_json::{self, Value};
 
 const USAGE: &str = "usage: catalog_diff OLD.json NEW.json";

@@ -188,8 +188,10 @@ async fn run(framing: Framing) -> Result<(), String> {
     let peer = Peer::builder()
         .framing(framing)
         .cancellation(Cancellation::Lsp)
-        .serve(editor.clone().into_rpc())
-        .in_process(server);
+        .router(editor.clone().into_rpc())
+        .connect(server)
+        .await
+        .map_err(|e| e.to_string())?;
     let language = LanguageServerClient::new(peer);
 
     let info = language.initialize("file:///project".to_owned()).await.map_err(|e| e.to_string())?;

@@ -10,7 +10,7 @@
 
 use std::time::{Duration, Instant};
 
-use rpc_runtime::nats::async_nats;
+use rpc_runtime::transport::nats::async_nats;
 use rpc_runtime::{rpc, Peer};
 
 /// The calculator's `subtract`, as a client sees it.
@@ -29,7 +29,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let calls: i64 = args.next().map_or(Ok(1000), |n| n.parse())?;
 
     let client = async_nats::connect(&url).await?;
-    let peer = Peer::builder().timeout(Duration::from_secs(5)).connect_nats(client, &subject).await?;
+    let peer = Peer::builder()
+        .timeout(Duration::from_secs(5))
+        .connect(rpc_runtime::transport::nats::NatsConnect::new(client, &subject))
+        .await?;
     let calc = CalculatorClient::new(peer);
     println!("42 - 23 = {}", calc.subtract(42, 23).await?);
 

@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use rpc_runtime::schemars::JsonSchema;
 use rpc_runtime::serde::{Deserialize, Serialize};
-use rpc_runtime::{rpc, Context, McpServer, RpcError};
+use rpc_runtime::{mcp::McpServer, rpc, Context, RpcError};
 
 /// A notebook: short notes with a title, a body and tags. Search before
 /// adding, to avoid duplicates; note ids are stable.
@@ -215,7 +215,7 @@ async fn main() -> std::process::ExitCode {
     let mcp = McpServer::new(notebook.into_rpc()).name("notes").title("Notes");
     let served = match http {
         Some(addr) => serve_http(mcp, &addr).await,
-        None => mcp.into_server().serve_stdio().await,
+        None => mcp.into_server().serve(rpc_runtime::transport::stdio::Stdio).await,
     };
     match served {
         Ok(()) => std::process::ExitCode::SUCCESS,
@@ -233,7 +233,8 @@ async fn serve_http(mcp: McpServer, addr: &str) -> std::io::Result<()> {
     let stop = async {
         let _ = tokio::signal::ctrl_c().await;
     };
-    mcp.into_http().serve_listener_with_shutdown(listener, stop).await
+    let listener = rpc_runtime::mcp::McpHttp::default().listener(listener);
+    mcp.into_server().serve(listener).with_graceful_shutdown(stop).await
 }
 
 fn usage(problem: &str) -> std::process::ExitCode {

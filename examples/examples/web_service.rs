@@ -17,7 +17,10 @@ use std::task::{Context as TaskContext, Poll};
 use std::time::{Duration, Instant};
 
 use rpc_runtime::{
-    rpc, Context, ErrorObject, MethodCall, MethodResponse, Permissions, Refused, Server, LIMIT_EXCEEDED,
+    dispatch::{MethodCall, MethodResponse, Permissions},
+    rpc,
+    wire::LIMIT_EXCEEDED,
+    Context, ErrorObject, Refused, Server,
 };
 use tower::{Layer, Service};
 
@@ -177,8 +180,10 @@ async fn main() -> std::io::Result<()> {
         .layer(RateLimitLayer { per_second: 20, windows: Arc::default() })
         .layer(LogLayer);
     eprintln!("listening on http://127.0.0.1:8080 (and ws://127.0.0.1:8080); Ctrl-C stops");
+    let listener = rpc_runtime::transport::http::Http::default().bind("127.0.0.1:8080").await?;
     server
-        .serve_http_with_shutdown("127.0.0.1:8080", async {
+        .serve(listener)
+        .with_graceful_shutdown(async {
             let _ = tokio::signal::ctrl_c().await;
         })
         .await

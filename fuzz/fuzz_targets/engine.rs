@@ -9,7 +9,7 @@ use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
 use rpc_runtime::serde_json::value::RawValue;
-use rpc_runtime::{rpc, Context, Engine, ErrorObject, Limits};
+use rpc_runtime::{rpc, Context, ErrorObject, Limits, dispatch::Engine};
 use serde_json::Value;
 
 #[rpc]
@@ -81,7 +81,7 @@ fn harness() -> &'static Harness {
         // Small limits, so that the fuzzer reaches them.
         engine: Engine::new(
             Impl.into_rpc(),
-            Limits { max_message_size: 1 << 20, max_batch_len: 16, max_concurrent_requests: 64, ..Limits::default() },
+            Limits::default().max_message_size(1 << 20).max_batch_len(16).max_concurrent_requests(64),
         ),
         runtime: tokio::runtime::Builder::new_current_thread().build().expect("a runtime"),
     })

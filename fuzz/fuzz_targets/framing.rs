@@ -17,7 +17,7 @@ use std::sync::OnceLock;
 use std::task::{Context, Poll};
 
 use libfuzzer_sys::fuzz_target;
-use rpc_runtime::{Frame, FrameReader, Framing};
+use rpc_runtime::{Framing, wire::{Frame, FrameReader}};
 use tokio::io::{AsyncRead, ReadBuf};
 
 fuzz_target!(|data: &[u8]| {

@@ -8,24 +8,16 @@
 
 use libfuzzer_sys::fuzz_target;
 use rpc_runtime::serde_json::value::RawValue;
-use rpc_runtime::{MethodSpec, ParamSpec, ParamStructure, Params, INVALID_PARAMS};
+use rpc_runtime::{dispatch::{MethodSpec, ParamSpec, Params}, wire::INVALID_PARAMS};
 use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::{Map, Value};
 
 const fn param(name: &'static str, ty: &'static str, optional: bool) -> ParamSpec {
-    ParamSpec { name, ty, optional }
+    ParamSpec::new(name, ty).optional(optional)
 }
 
 const fn spec(name: &'static str, params: &'static [ParamSpec], allow_extra: bool, whole: bool) -> MethodSpec {
-    MethodSpec {
-        name,
-        params,
-        structure: ParamStructure::Either,
-        allow_extra,
-        whole,
-        notification: false,
-        requires: None,
-    }
+    MethodSpec::new(name, params).allow_extra(allow_extra).whole(whole)
 }
 
 /// Four optional values that take anything: what the split found is

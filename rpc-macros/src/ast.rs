@@ -70,10 +70,10 @@ pub struct Param {
     pub optional: bool,
     /// `Context`: injected by the runtime, not decoded.
     pub context: bool,
-    /// `Sink<T>` or `PendingSink<T>`: the item type `T`; the method is a
+    /// `SubscriptionSink<T>` or `PendingSubscription<T>`: the item type `T`; the method is a
     /// subscription, and the sink is injected by the runtime, not decoded.
     pub sink: Option<Type>,
-    /// The sink is a `PendingSink<T>`: the method answers the subscribe
+    /// The sink is a `PendingSubscription<T>`: the method answers the subscribe
     /// call itself (accept or reject), after any setup.
     pub pending: bool,
     /// Doc comments on the parameter (removed from the emitted trait).
@@ -92,12 +92,12 @@ pub enum Output {
 
 impl Method {
     /// The parameters decoded from the request (everything but `Context`
-    /// and `Sink`).
+    /// and `SubscriptionSink`).
     pub fn wire_params(&self) -> impl Iterator<Item = &Param> {
         self.params.iter().filter(|p| !p.context && p.sink.is_none())
     }
 
-    /// The item type of a subscription method (one with a `Sink<T>`
+    /// The item type of a subscription method (one with a `SubscriptionSink<T>`
     /// parameter).
     pub fn item(&self) -> Option<&Type> {
         self.params.iter().find_map(|param| param.sink.as_ref())
@@ -172,7 +172,7 @@ fn parse_method(cx: &Ctxt, service: &ServiceAttrs, method: &mut TraitItemFn) -> 
                 Some(mut param) => {
                     param.docs = docs;
                     if matches!(sink_item(&param.ty), Some((_, None))) {
-                        // Reported already: emit `Sink<()>`, so that the
+                        // Reported already: emit `SubscriptionSink<()>`, so that the
                         // compiler does not report it again.
                         complete_sink(&mut typed.ty);
                     }
@@ -304,17 +304,19 @@ fn parse_param(cx: &Ctxt, service: &ServiceAttrs, typed: &syn::PatType, attrs: a
             reference,
             "take the `Context` by value, `cx: Context`: the runtime injects a fresh handle (a cheap clone) for each request",
         );
-    } else if let Some(reference) = reference.as_ref().filter(|reference| last_segment_is(&reference.elem, "Sink")) {
-        cx.error_spanned_by(
-            reference,
-            "take the `Sink` by value, `sink: Sink<Item>`: the subscription's method owns it while it runs",
-        );
     } else if let Some(reference) =
-        reference.as_ref().filter(|reference| last_segment_is(&reference.elem, "PendingSink"))
+        reference.as_ref().filter(|reference| last_segment_is(&reference.elem, "SubscriptionSink"))
     {
         cx.error_spanned_by(
             reference,
-            "take the `PendingSink` by value, `pending: PendingSink<Item>`: `accept` consumes it to answer the subscribe call",
+            "take the `SubscriptionSink` by value, `sink: SubscriptionSink<Item>`: the subscription's method owns it while it runs",
+        );
+    } else if let Some(reference) =
+        reference.as_ref().filter(|reference| last_segment_is(&reference.elem, "PendingSubscription"))
+    {
+        cx.error_spanned_by(
+            reference,
+            "take the `PendingSubscription` by value, `pending: PendingSubscription<Item>`: `accept` consumes it to answer the subscribe call",
         );
     } else if let Some(reference) = reference {
         cx.error_spanned_by(
@@ -338,14 +340,14 @@ fn parse_param(cx: &Ctxt, service: &ServiceAttrs, typed: &syn::PatType, attrs: a
         Some((SinkKind::Open, None)) => {
             cx.error_spanned_by(
                 &ty,
-                "a `Sink` parameter names the type of the items it sends: write `sink: Sink<Item>` (the item type must be `Serialize`)",
+                "a `SubscriptionSink` parameter names the type of the items it sends: write `sink: SubscriptionSink<Item>` (the item type must be `Serialize`)",
             );
             (None, false)
         }
         Some((SinkKind::Pending, None)) => {
             cx.error_spanned_by(
                 &ty,
-                "a `PendingSink` parameter names the type of the items its subscription sends: write `pending: PendingSink<Item>` (the item type must be `Serialize`)",
+                "a `PendingSubscription` parameter names the type of the items its subscription sends: write `pending: PendingSubscription<Item>` (the item type must be `Serialize`)",
             );
             (None, false)
         }
@@ -387,14 +389,14 @@ fn is_result_segment(segment: &syn::PathSegment) -> bool {
 /// Which sink a subscription method takes.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum SinkKind {
-    /// `Sink<T>`: answered with the id once the method's setup ran up to
+    /// `SubscriptionSink<T>`: answered with the id once the method's setup ran up to
     /// its first `.await`.
     Open,
-    /// `PendingSink<T>`: answered when the method accepts.
+    /// `PendingSubscription<T>`: answered when the method accepts.
     Pending,
 }
 
-/// For `Sink<T>` or `PendingSink<T>` (any path ending so): which, with
+/// For `SubscriptionSink<T>` or `PendingSubscription<T>` (any path ending so): which, with
 /// `Some(T)`, or `None` when it does not have exactly one type argument;
 /// `None` for other types.
 fn sink_item(ty: &Type) -> Option<(SinkKind, Option<Type>)> {
@@ -404,9 +406,9 @@ fn sink_item(ty: &Type) -> Option<(SinkKind, Option<Type>)> {
         Type::Paren(paren) => return sink_item(&paren.elem),
         _ => return None,
     };
-    let kind = if segment.ident == "Sink" {
+    let kind = if segment.ident == "SubscriptionSink" {
         SinkKind::Open
-    } else if segment.ident == "PendingSink" {
+    } else if segment.ident == "PendingSubscription" {
         SinkKind::Pending
     } else {
         return None;
@@ -422,7 +424,7 @@ fn sink_item(ty: &Type) -> Option<(SinkKind, Option<Type>)> {
     }
 }
 
-/// `Sink` or `Sink<A, B>` becomes `Sink<()>` (and so for `PendingSink`).
+/// `SubscriptionSink` or `SubscriptionSink<A, B>` becomes `SubscriptionSink<()>` (and so for `PendingSubscription`).
 fn complete_sink(ty: &mut Type) {
     if let Type::Path(path) = ty {
         if let Some(last) = path.path.segments.last_mut() {

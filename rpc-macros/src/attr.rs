@@ -23,7 +23,7 @@ const CATALOG: &str = "catalog";
 const STRICT_SCHEMAS: &str = "strict_schemas";
 const SUBSCRIPTION_NOTIFICATION: &str = "subscription_notification";
 const SERVER_ONLY: &str = "server_only";
-const TRAIT_KEYS: &[&str] = &[
+pub(crate) const TRAIT_KEYS: &[&str] = &[
     NAMESPACE,
     NAMESPACE_SEPARATOR,
     RENAME_ALL,
@@ -47,7 +47,7 @@ const ALIAS: &str = "alias";
 const REQUIRES: &str = "requires";
 const MCP: &str = "mcp";
 const UNSUBSCRIBE: &str = "unsubscribe";
-const METHOD_KEYS: &[&str] =
+pub(crate) const METHOD_KEYS: &[&str] =
     &[NAME, ALIAS, NOTIFICATION, PARAM_STRUCTURE, WHOLE_PARAMS, ALLOW_EXTRA_PARAMS, ERROR, REQUIRES, MCP, UNSUBSCRIBE];
 
 // Keys inside `mcp(...)`.
@@ -56,15 +56,15 @@ const READ_ONLY: &str = "read_only";
 const DESTRUCTIVE: &str = "destructive";
 const IDEMPOTENT: &str = "idempotent";
 const OPEN_WORLD: &str = "open_world";
-const MCP_KEYS: &[&str] = &[HIDDEN, NAME, TITLE, READ_ONLY, DESTRUCTIVE, IDEMPOTENT, OPEN_WORLD];
+pub(crate) const MCP_KEYS: &[&str] = &[HIDDEN, NAME, TITLE, READ_ONLY, DESTRUCTIVE, IDEMPOTENT, OPEN_WORLD];
 
 // Keys inside `error(...)`.
 const CODE: &str = "code";
 const MESSAGE: &str = "message";
-const ERROR_KEYS: &[&str] = &[CODE, MESSAGE];
+pub(crate) const ERROR_KEYS: &[&str] = &[CODE, MESSAGE];
 
 // Param-level keys.
-const PARAM_KEYS: &[&str] = &[NAME];
+pub(crate) const PARAM_KEYS: &[&str] = &[NAME];
 
 /// `param_structure = "..."` values.
 const STRUCTURES: &[&str] = &["either", "by-name", "by-position"];
@@ -369,6 +369,7 @@ fn parse_rename_rule(meta: &ParseNestedMeta<'_>) -> syn::Result<RenameRule> {
 /// Keys inside `requires(...)`.
 const ANY: &str = "any";
 const ALL: &str = "all";
+pub(crate) const REQUIRES_KEYS: &[&str] = &[ANY, ALL];
 
 /// What `requires` says a caller must hold.
 pub enum Requires {
@@ -409,7 +410,7 @@ fn parse_requires(meta: &ParseNestedMeta<'_>) -> syn::Result<Requires> {
     meta.parse_nested_meta(|inner| {
         let all = inner.path.is_ident(ALL);
         if !all && !inner.path.is_ident(ANY) {
-            return Err(unknown_key(&inner, "in `requires(...)`", &[ANY, ALL]));
+            return Err(unknown_key(&inner, "in `requires(...)`", REQUIRES_KEYS));
         }
         if out.is_some() {
             return Err(syn::Error::new(

@@ -94,7 +94,7 @@ fn invalid_permission(cx: &Ctxt, method: &Method) {
 /// ```ignore
 /// fn stop(&self);
 /// #[rpc(unsubscribe = "stop")]
-/// async fn ticks(&self, sink: Sink<u64>);   // `stop` is a method already
+/// async fn ticks(&self, sink: SubscriptionSink<u64>);   // `stop` is a method already
 /// ```
 ///
 /// Several subscription methods may share one unsubscribe method.
@@ -138,7 +138,7 @@ const TOOL_NAME_MAX: usize = 64;
 /// #[rpc(mcp(name = "items.list"))]
 /// fn list(&self) -> Vec<u8>;   // model APIs take only [a-zA-Z0-9_-]{1,64}
 /// #[rpc(mcp(name = "list"))]
-/// async fn ticks(&self, sink: Sink<u64>);   // a subscription is no tool
+/// async fn ticks(&self, sink: SubscriptionSink<u64>);   // a subscription is no tool
 /// ```
 fn invalid_tool_name(cx: &Ctxt, method: &Method) {
     let Some(name) = &method.mcp.name else {
@@ -360,17 +360,17 @@ fn duplicate_param_names(cx: &Ctxt, method: &Method) {
     }
 }
 
-/// Whether a parameter's type is named `Sink` (well-formed or not).
+/// Whether a parameter's type is named `SubscriptionSink` (well-formed or not).
 fn takes_sink(method: &Method) -> bool {
     method.params.iter().any(|param| param.sink.is_some())
         || method.sig.inputs.iter().any(|input| match input {
-            syn::FnArg::Typed(typed) => crate::render::type_name(&typed.ty).contains("Sink"),
+            syn::FnArg::Typed(typed) => crate::render::type_name(&typed.ty).contains("SubscriptionSink"),
             syn::FnArg::Receiver(_) => false,
         })
 }
 
 /// ```ignore
-/// async fn ticks(&self, sink: Sink<u64>);   // how does the client stop it?
+/// async fn ticks(&self, sink: SubscriptionSink<u64>);   // how does the client stop it?
 /// ```
 fn sink_needs_unsubscribe(cx: &Ctxt, method: &Method) {
     let Some(sink) = method.params.iter().find(|param| param.sink.is_some()) else { return };
@@ -380,7 +380,7 @@ fn sink_needs_unsubscribe(cx: &Ctxt, method: &Method) {
             format!(
                 "`{}` opens a subscription (it takes a `{}`): name the method that ends it with `#[rpc(unsubscribe = \"unsubscribe_{}\")]`",
                 method.ident,
-                if sink.pending { "PendingSink" } else { "Sink" },
+                if sink.pending { "PendingSubscription" } else { "SubscriptionSink" },
                 method.ident
             ),
         );
@@ -395,14 +395,14 @@ fn unsubscribe_needs_sink(cx: &Ctxt, method: &Method) {
     if let (Some((_, span)), false) = (&method.unsubscribe, takes_sink(method)) {
         cx.syn_error(syn::Error::new(
             *span,
-            "`unsubscribe` is for subscription methods, which send items through a parameter `sink: Sink<Item>`; add one, or remove `unsubscribe`",
+            "`unsubscribe` is for subscription methods, which send items through a parameter `sink: SubscriptionSink<Item>`; add one, or remove `unsubscribe`",
         ));
     }
 }
 
 /// ```ignore
-/// async fn ticks(&self, a: Sink<u64>, b: Sink<u64>);   // one subscription per call
-/// async fn feed(&self, a: PendingSink<u64>, b: Sink<u64>);   // answered how?
+/// async fn ticks(&self, a: SubscriptionSink<u64>, b: SubscriptionSink<u64>);   // one subscription per call
+/// async fn feed(&self, a: PendingSubscription<u64>, b: SubscriptionSink<u64>);   // answered how?
 /// ```
 fn one_sink(cx: &Ctxt, method: &Method) {
     let mut sinks = method.params.iter().filter(|param| param.sink.is_some());
@@ -410,13 +410,13 @@ fn one_sink(cx: &Ctxt, method: &Method) {
     for extra in sinks {
         let message = match (first.pending, extra.pending) {
             (false, false) => {
-                "a subscription method takes one `Sink`: each call opens one subscription with one stream of items"
+                "a subscription method takes one `SubscriptionSink`: each call opens one subscription with one stream of items"
             }
             (true, true) => {
-                "a subscription method takes one `PendingSink`: each call opens one subscription with one stream of items"
+                "a subscription method takes one `PendingSubscription`: each call opens one subscription with one stream of items"
             }
             _ => {
-                "a subscription method takes a `Sink` (answered with the id before the method's first `.await`) or a `PendingSink` (answered when the method accepts), not both"
+                "a subscription method takes a `SubscriptionSink` (answered with the id before the method's first `.await`) or a `PendingSubscription` (answered when the method accepts), not both"
             }
         };
         cx.error_spanned_by(&extra.ty, message);
@@ -425,7 +425,7 @@ fn one_sink(cx: &Ctxt, method: &Method) {
 
 /// ```ignore
 /// #[rpc(unsubscribe = "unsubscribe_ticks")]
-/// fn ticks(&self, sink: Sink<u64>);   // the subscription lasts while the method runs
+/// fn ticks(&self, sink: SubscriptionSink<u64>);   // the subscription lasts while the method runs
 /// ```
 fn subscription_is_async(cx: &Ctxt, method: &Method) {
     if method.item().is_some() && !method.is_async {
@@ -441,7 +441,7 @@ fn subscription_is_async(cx: &Ctxt, method: &Method) {
 
 /// ```ignore
 /// #[rpc(unsubscribe = "unsubscribe_ticks")]
-/// async fn ticks(&self, sink: Sink<u64>) -> u64;   // the answer is the subscription id
+/// async fn ticks(&self, sink: SubscriptionSink<u64>) -> u64;   // the answer is the subscription id
 /// ```
 fn subscription_returns_nothing(cx: &Ctxt, method: &Method) {
     if method.item().is_none() {
@@ -460,14 +460,14 @@ fn subscription_returns_nothing(cx: &Ctxt, method: &Method) {
     if let Some(span) = wrong {
         cx.syn_error(syn::Error::new(
             span,
-            "a subscription method returns `()` or `Result<(), E>`: the subscribe call is answered with the subscription id, and items go through the `Sink`",
+            "a subscription method returns `()` or `Result<(), E>`: the subscribe call is answered with the subscription id, and items go through the `SubscriptionSink`",
         ));
     }
 }
 
 /// ```ignore
 /// #[rpc(notification, unsubscribe = "unsubscribe_ticks")]
-/// async fn ticks(&self, sink: Sink<u64>);   // nobody would learn the id
+/// async fn ticks(&self, sink: SubscriptionSink<u64>);   // nobody would learn the id
 /// ```
 fn subscription_is_no_notification(cx: &Ctxt, method: &Method) {
     if let (Some(span), true) = (method.notification, takes_sink(method)) {

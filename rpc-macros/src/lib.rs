@@ -48,6 +48,15 @@ use proc_macro::TokenStream;
 /// `E: Into<ErrorObject>`. Params decode by position (array) and by name
 /// (object); a parameter of type `Context` is injected, not decoded.
 ///
+/// Every key below has a section with an example, compiled and run as a
+/// test, in `rpc_runtime::attributes` (a test of this crate fails when a
+/// key the parser accepts has none).
+///
+/// Generated items that users do not name (the spec table, the impls)
+/// sit in `const _: () = { ... }` blocks, so two traits in one module
+/// never collide; generated code reaches the runtime only through its
+/// hidden `__private` module.
+///
 /// Options on the trait, `#[rpc(...)]`:
 /// - `namespace = "eth"`: prefix of every method name (`eth_call`);
 /// - `namespace_separator = "."`: after the namespace (default `_`);
@@ -102,14 +111,14 @@ use proc_macro::TokenStream;
 ///   method's MCP tool is left out, or gets that name (`[a-zA-Z0-9_-]`, at
 ///   most 64 characters, as model APIs accept), title and hints;
 /// - `unsubscribe = "unsubscribe_ticks"`: on a subscription method (an
-///   `async fn` taking a `sink: Sink<Item>` parameter, injected like
+///   `async fn` taking a `sink: SubscriptionSink<Item>` parameter, injected like
 ///   `Context`, and returning `()` or `Result<(), E>`), the method that
 ///   ends its subscriptions (the namespace applies; several subscription
 ///   methods may share one). The subscribe call answers with the
 ///   subscription id; the client method returns a typed stream. A method
-///   whose setup must await takes a `pending: PendingSink<Item>` instead
+///   whose setup must await takes a `pending: PendingSubscription<Item>` instead
 ///   and answers the call itself with `pending.accept().await` (which
-///   gives the `Sink`) or `pending.reject(error).await`; its catalog entry
+///   gives the `SubscriptionSink`) or `pending.reject(error).await`; its catalog entry
 ///   and client method are the same.
 ///
 /// Options on a parameter: `name = "..."`; `///` doc comments on a
@@ -174,10 +183,16 @@ pub fn rpc(args: TokenStream, input: TokenStream) -> TokenStream {
 /// too and `?` turns it into a `Box<dyn Error>`. `Error` needs `Debug`:
 /// derive it beside `RpcError`.
 ///
+/// Every key has a tested example in `rpc_runtime::attributes`.
+///
 /// Options on the enum, `#[rpc(...)]`:
 /// - `crate = "path"`: where `rpc_runtime` is, if renamed or re-exported;
 /// - `display = false`: the enum implements `Display` itself (say, to
 ///   show its data); the derive still implements `std::error::Error`.
+///
+/// Options on a variant: `code = ...` (a literal or a constant; variants
+/// may share a code and are then told apart by their data) and
+/// `message = "..."`, both required.
 ///
 /// ```rust,ignore
 /// #[derive(Debug, RpcError)]
@@ -225,4 +240,88 @@ fn not_a_trait(input: TokenStream, err: syn::Error) -> syn::Error {
             "#[rpc] goes on a trait, not on {what}: declare the methods in `#[rpc] pub trait MyService {{ ... }}` and implement that trait for your type"
         ),
     )
+}
+
+/// Every key the parser accepts has a section with an example in
+/// `rpc_runtime::attributes` (`rpc-runtime/src/attributes.md`, whose
+/// examples run as rpc-runtime's doc tests): a new key without one fails
+/// here.
+#[cfg(test)]
+mod documented_keys {
+    const DOC: &str = include_str!("../../rpc-runtime/src/attributes.md");
+
+    /// The text of the section whose heading is exactly `heading`, up to
+    /// the next heading of the same or a higher level (lines in code
+    /// blocks are not headings: `# ` hides a line of a doc test).
+    fn section(heading: &str) -> Option<String> {
+        let level = |line: &str| {
+            let hashes = line.bytes().take_while(|&b| b == b'#').count();
+            (hashes > 0 && line[hashes..].starts_with(' ')).then_some(hashes)
+        };
+        let own = level(heading)?;
+        let mut lines = DOC.lines().skip_while(|line| *line != heading).skip(1);
+        let mut text = String::new();
+        let mut in_code = false;
+        for line in lines.by_ref() {
+            if line.starts_with("```") {
+                in_code = !in_code;
+            } else if !in_code && level(line).is_some_and(|level| level <= own) {
+                break;
+            }
+            text.push_str(line);
+            text.push('\n');
+        }
+        DOC.lines().any(|line| line == heading).then_some(text)
+    }
+
+    /// Every key under `heading(key)` has a section with a Rust example
+    /// that uses the key.
+    fn check(keys: &[&str], heading: impl Fn(&str) -> String, used: impl Fn(&str) -> String) {
+        let mut missing = Vec::new();
+        for key in keys {
+            let heading = heading(key);
+            match section(&heading) {
+                Some(text) if text.contains("```") && text.contains(&used(key)) => {}
+                _ => missing.push(heading),
+            }
+        }
+        assert!(missing.is_empty(), "attributes.md has no section with an example for: {missing:?}");
+    }
+
+    #[test]
+    fn every_trait_key_has_an_example() {
+        check(crate::attr::TRAIT_KEYS, |key| format!("## `{key}`"), |key| key.to_owned());
+    }
+
+    #[test]
+    fn every_method_key_has_an_example() {
+        check(crate::attr::METHOD_KEYS, |key| format!("## `{key}`"), |key| key.to_owned());
+        check(crate::attr::MCP_KEYS, |key| format!("### `mcp({key})`"), |key| key.to_owned());
+        check(crate::attr::ERROR_KEYS, |_| "## `error`".to_owned(), |key| format!("{key} ="));
+        check(crate::attr::REQUIRES_KEYS, |_| "## `requires`".to_owned(), |key| format!("{key}("));
+    }
+
+    #[test]
+    fn every_param_key_has_an_example() {
+        check(crate::attr::PARAM_KEYS, |key| format!("## `{key}` (parameter)"), |key| format!("{key} ="));
+    }
+
+    #[test]
+    fn every_rpc_error_key_has_an_example() {
+        check(
+            crate::rpc_error::ENUM_KEYS,
+            |key| match key {
+                "crate" => "## `crate` (RpcError)".to_owned(),
+                _ => format!("## `{key}`"),
+            },
+            |key| format!("{key} ="),
+        );
+        check(crate::rpc_error::VARIANT_KEYS, |key| format!("## `{key}` (RpcError variant)"), |key| format!("{key} ="));
+    }
+
+    #[test]
+    fn a_missing_key_is_reported() {
+        let result = std::panic::catch_unwind(|| check(&["no_such_key"], |key| format!("## `{key}`"), str::to_owned));
+        assert!(result.is_err());
+    }
 }

@@ -14,10 +14,10 @@ use crate::ctxt::Ctxt;
 
 const CRATE: &str = "crate";
 const DISPLAY: &str = "display";
-const ENUM_KEYS: &[&str] = &[CRATE, DISPLAY];
+pub(crate) const ENUM_KEYS: &[&str] = &[CRATE, DISPLAY];
 const CODE: &str = "code";
 const MESSAGE: &str = "message";
-const VARIANT_KEYS: &[&str] = &[CODE, MESSAGE];
+pub(crate) const VARIANT_KEYS: &[&str] = &[CODE, MESSAGE];
 
 /// One variant: `#[rpc(code = .., message = "..")] Name { fields }`.
 struct Variant {
@@ -44,12 +44,13 @@ pub fn derive(input: DeriveInput) -> TokenStream {
     if let Err(errors) = cx.check() {
         return errors.to_compile_error();
     }
-    let mut tokens = render(&input.ident, &attrs.krate, &variants);
+    // Every impl in one `const _` block, as serde does: nothing the user
+    // could name is added to their module.
+    let mut impls = render_error(&input.ident);
     if attrs.display {
-        tokens.extend(render_display(&input.ident, &variants));
+        impls.extend(render_display(&input.ident, &variants));
     }
-    tokens.extend(render_error(&input.ident));
-    tokens
+    render(&input.ident, &attrs.krate, &variants, impls)
 }
 
 /// `#[rpc(crate = "path", display = false)]` on the enum, if given.
@@ -151,7 +152,9 @@ fn parse_variants(cx: &Ctxt, input: &DeriveInput) -> Vec<Variant> {
     variants
 }
 
-fn render(ident: &syn::Ident, krate: &syn::Path, variants: &[Variant]) -> TokenStream {
+/// The conversions and the catalog's `ERRORS`, with `impls` (`Display`,
+/// `Error`), in one `const _` block.
+fn render(ident: &syn::Ident, krate: &syn::Path, variants: &[Variant], impls: TokenStream) -> TokenStream {
     // Each code once, as an `i64` constant: a constant of another type is
     // one error, at the user's code.
     let code_consts: Vec<_> = (0..variants.len()).map(|i| format_ident!("__CODE_{}", i)).collect();
@@ -216,7 +219,7 @@ fn render(ident: &syn::Ident, krate: &syn::Path, variants: &[Variant]) -> TokenS
     let infos = variants
         .iter()
         .zip(&code_consts)
-        .map(|(Variant { message, .. }, code)| quote!(__rpc::ErrorInfo { code: #code, message: #message }));
+        .map(|(Variant { message, .. }, code)| quote!(__rpc::ErrorInfo::new(#code, #message)));
     quote! {
         #[allow(clippy::all, non_local_definitions)]
         const _: () = {
@@ -248,6 +251,8 @@ fn render(ident: &syn::Ident, krate: &syn::Path, variants: &[Variant]) -> TokenS
             impl __rpc::RpcError for #ident {
                 const ERRORS: &'static [__rpc::ErrorInfo] = &[#(#infos),*];
             }
+
+            #impls
         };
     }
 }

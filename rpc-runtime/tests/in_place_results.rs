@@ -4,7 +4,10 @@
 
 use std::collections::BTreeMap;
 
-use rpc_runtime::{rpc, Context, Engine, ErrorObject, Limits, MethodOutcome, MethodSpec, ParamStructure, Router};
+use rpc_runtime::{
+    dispatch::{Engine, MethodOutcome, MethodSpec},
+    rpc, Context, ErrorObject, Limits, Router,
+};
 
 #[rpc]
 trait Mixed {
@@ -98,22 +101,18 @@ fn a_batch_of_notifications_only_sends_nothing() {
 
 #[test]
 fn handlers_registered_by_hand_answer_like_generated_ones() {
-    static DOUBLE: MethodSpec = MethodSpec {
-        name: "double",
-        params: &[rpc_runtime::ParamSpec { name: "n", ty: "i64", optional: false }],
-        structure: ParamStructure::Either,
-        allow_extra: false,
-        whole: false,
-        notification: false,
-        requires: None,
-    };
-    static BROKEN: MethodSpec = MethodSpec { name: "broken", params: &[], ..DOUBLE };
+    static DOUBLE: MethodSpec = MethodSpec::new("double", &[rpc_runtime::dispatch::ParamSpec::new("n", "i64")]);
+    static BROKEN: MethodSpec = MethodSpec::new("broken", &[]);
     let mut router = Router::new();
     router
-        .register(&DOUBLE, |params, _cx| Ok(MethodOutcome::Ready(rpc_runtime::encode(&(params.decode::<i64>(0)? * 2)))))
+        .register(&DOUBLE, |params, _cx| {
+            Ok(MethodOutcome::Ready(rpc_runtime::dispatch::encode(&(params.decode::<i64>(0)? * 2))))
+        })
         .unwrap();
     router
-        .register(&BROKEN, |_params, _cx| Ok(MethodOutcome::Ready(rpc_runtime::encode(&BTreeMap::from([((1, 2), 3)])))))
+        .register(&BROKEN, |_params, _cx| {
+            Ok(MethodOutcome::Ready(rpc_runtime::dispatch::encode(&BTreeMap::from([((1, 2), 3)]))))
+        })
         .unwrap();
     let engine = Engine::new(router, Limits::default());
     let batch =

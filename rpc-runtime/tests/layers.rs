@@ -7,8 +7,19 @@ use std::path::{Path, PathBuf};
 
 /// Each top-level module of `src/` and its layer, lowest first. Modules of
 /// one layer may not use each other either, except inside one folder.
-const LAYERS: &[(&str, u8)] =
-    &[("log", 0), ("wire", 1), ("spec", 1), ("catalog", 2), ("dispatch", 3), ("peer", 4), ("transport", 5), ("mcp", 6)];
+/// `__private`, what generated code reaches, sits above every layer: it
+/// may gather from all of them, and none of them may use it.
+const LAYERS: &[(&str, u8)] = &[
+    ("log", 0),
+    ("wire", 1),
+    ("spec", 1),
+    ("catalog", 2),
+    ("dispatch", 3),
+    ("peer", 4),
+    ("transport", 5),
+    ("mcp", 6),
+    ("__private", 7),
+];
 
 fn layer(module: &str) -> Option<u8> {
     LAYERS.iter().find(|(name, _)| *name == module).map(|(_, layer)| *layer)
@@ -92,4 +103,29 @@ fn the_scanner_sees_paths_and_skips_comments() {
     assert_eq!(crate_paths("use crate::peer::Peer; x = crate::wire::E;"), ["peer", "wire"]);
     assert_eq!(crate_paths("$crate::x; my_crate::y"), Vec::<String>::new());
     assert_eq!(code("let a = 1; // see crate::peer\n/// [`P`](crate::Peer)"), "let a = 1; \n");
+}
+
+/// Everything generated code reaches is public through one hidden module,
+/// `__private` (declared in `lib.rs`), and nowhere else: a `#[doc(hidden)]`
+/// item anywhere else would be a public path outside it (a hidden method
+/// on a public type, a hidden module under a public one).
+#[test]
+fn only_the_private_module_is_hidden() {
+    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut hidden = Vec::new();
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let code = code(&text);
+        let lines: Vec<&str> = code.lines().collect();
+        for (index, line) in lines.iter().enumerate() {
+            if !line.contains("doc(hidden)") {
+                continue;
+            }
+            let next = lines[index + 1..].iter().find(|line| !line.trim().is_empty()).map_or("", |line| line.trim());
+            hidden.push(format!("{}: {next}", file.strip_prefix(&src).unwrap().display()));
+        }
+    }
+    assert_eq!(hidden, ["lib.rs: pub mod __private;"], "#[doc(hidden)] outside `__private`");
 }

@@ -5,7 +5,7 @@
 
 use std::net::IpAddr;
 
-use rpc_runtime::{rpc, Context, Engine, Limits};
+use rpc_runtime::{dispatch::Engine, rpc, Context, Limits};
 
 #[rpc]
 trait Api {

@@ -4,7 +4,7 @@ server launched as a subprocess: `python mcp_interop.py calculator PATH` or
 server listens on a free port and the SDK connects over Streamable HTTP.
 
 Each check prints `ok <what>`; the first failure raises. The Rust test
-`tests/tests/mcp_python.rs` runs this and looks for the lines.
+`tests/tests/mcp/mcp_python.rs` runs this and looks for the lines.
 """
 
 import asyncio

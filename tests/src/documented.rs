@@ -5,7 +5,7 @@
 
 #![deny(missing_docs)]
 
-use rpc_runtime::{rpc, Context, RpcResult};
+use rpc_runtime::{rpc, wire::RpcResult, Context};
 
 /// A documented service.
 #[rpc(namespace = "docs", rename_all = "camelCase")]

@@ -39,7 +39,7 @@ use std::time::{Duration, Instant};
 
 use rpc_bench::process::ServerProcess;
 use rpc_bench::{handwritten, ours};
-use rpc_runtime::nats::async_nats;
+use rpc_runtime::transport::nats::async_nats;
 use serde::Deserialize;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader as AsyncBufReader};
 use tokio::net::{TcpListener, TcpStream};
@@ -64,18 +64,18 @@ enum Target {
     Ours,
     /// A hand-written tokio NDJSON server calling the hand-written handler.
     Handwritten,
-    /// `rpc_runtime::Server::serve_nats` on a subject in a queue group.
+    /// a `rpc_runtime::transport::nats::NatsListener` on a subject in a queue group.
     OursNats,
     /// A hand-written async-nats request/reply loop calling the
     /// hand-written handler.
     HandwrittenNats,
-    /// `rpc_runtime::Server::http()` (HTTP/1.1).
+    /// `rpc_runtime::transport::http::HttpListener` (HTTP/1.1).
     OursHttp,
     /// A bare hyper 1 HTTP/1.1 server calling the hand-written handler.
     HyperHttp,
     /// jsonrpsee 0.26's server, over HTTP.
     JsonrpseeHttp,
-    /// `rpc_runtime::Server::http()`, WebSocket upgrades.
+    /// `rpc_runtime::transport::http::HttpListener`, WebSocket upgrades.
     OursWs,
     /// jsonrpsee 0.26's server, over WebSocket.
     JsonrpseeWs,
@@ -134,13 +134,11 @@ impl Target {
 
     async fn serve(self, listener: TcpListener) -> std::io::Result<()> {
         match self {
-            Target::Ours => rpc_runtime::Server::new(ours::router()).serve_listener(listener).await,
+            Target::Ours => rpc_runtime::Server::new(ours::router()).serve(listener).await,
             Target::Handwritten => serve_handwritten(listener).await,
             Target::OursHttp | Target::OursWs => {
-                rpc_runtime::Server::new(ours::router())
-                    .http()
-                    .serve_listener_with_shutdown(listener, std::future::pending())
-                    .await
+                let listener = rpc_runtime::transport::http::Http::default().listener(listener);
+                rpc_runtime::Server::new(ours::router()).serve(listener).await
             }
             Target::HyperHttp => serve_hyper(listener).await,
             Target::JsonrpseeHttp | Target::JsonrpseeWs => {
@@ -158,10 +156,11 @@ impl Target {
         let client = async_nats::connect(url).await.map_err(std::io::Error::other)?;
         match self {
             Target::OursNats => {
-                // serve_nats subscribes first thing; the flush below makes
+                // the NATS listener subscribes first thing; the flush below makes
                 // sure the subscription left before we say we are ready.
                 let server = rpc_runtime::Server::new(ours::router());
-                let serve = server.serve_nats(client.clone(), NATS_SUBJECT, NATS_SUBJECT);
+                let listener = rpc_runtime::transport::nats::NatsListener::new(client.clone(), NATS_SUBJECT, NATS_SUBJECT);
+                let serve = server.serve(listener);
                 tokio::pin!(serve);
                 tokio::select! {
                     result = &mut serve => return result,

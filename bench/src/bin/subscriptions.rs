@@ -3,7 +3,7 @@
 //! own process on loopback:
 //!
 //! - **ours**: `rpc_runtime::Server` over TCP (newline-delimited), the
-//!   method sending with `Sink::send`;
+//!   method sending with `SubscriptionSink::send`;
 //! - **jsonrpsee**: jsonrpsee 0.26's server over WebSocket, the method
 //!   sending with `SubscriptionSink::send` and `SubscriptionMessage::new`.
 //!
@@ -130,7 +130,7 @@ fn serve_child(target: Target) {
                 println!("{}", listener.local_addr().expect("local address"));
                 let server = rpc_runtime::Server::new(ours::router());
                 tokio::select! {
-                    result = server.serve_listener(listener) => result.expect("server failed"),
+                    result = server.serve(listener) => result.expect("server failed"),
                     _ = stdin_closed => {}
                 }
             }

@@ -241,7 +241,7 @@ fn client_method(service: &Service, method: &Method) -> TokenStream {
             ///
             /// A notification: returns once it is written; there is no answer.
             #[inline]
-            #vis fn #ident(&self, #(#args),*) -> #private::Notification {
+            #vis fn #ident(&self, #(#args),*) -> #private::Notify {
                 self.__core.notify(#name, #encode)
             }
         };
@@ -299,7 +299,7 @@ fn batch_method(service: &Service, method: &Method) -> TokenStream {
             /// A notification: queued, never answered.
             #[inline]
             #vis fn #ident(&mut self, #(#args),*) {
-                self.__batch.typed_notification(#name, #encode)
+                #private::batch_notification(&mut self.__batch, #name, #encode)
             }
         };
     }
@@ -311,7 +311,8 @@ fn batch_method(service: &Service, method: &Method) -> TokenStream {
         /// Queued; await the reply after the batch is sent.
         #[inline]
         #vis fn #ident(&mut self, #(#args),*) -> #private::BatchReply<#ok, #err> {
-            self.__batch.typed_call(
+            #private::batch_call(
+                &mut self.__batch,
                 #name,
                 #encode,
                 #decode,

@@ -16,7 +16,6 @@ pub use client::result_args;
 pub fn expand(service: &Service) -> TokenStream {
     let into_rpc = server::into_rpc(service);
     let mut tokens = emit_trait(service, into_rpc);
-    tokens.extend(server::specs(service));
     tokens.extend(catalog::catalog(service));
     if !service.attrs.server_only {
         tokens.extend(client::client(service));
@@ -30,7 +29,7 @@ pub fn fallback(service: &Service, errors: syn::Error) -> TokenStream {
     let krate = &service.attrs.crate_path;
     let into_rpc: TraitItem = parse_quote! {
         #[doc(hidden)]
-        fn into_rpc(self) -> #krate::Router where Self: ::core::marker::Sized {
+        fn into_rpc(self) -> #krate::__private::Router where Self: ::core::marker::Sized {
             ::core::unimplemented!()
         }
     };
@@ -58,7 +57,7 @@ fn catalog_fallback(service: &Service) -> TokenStream {
         #vis struct #ident;
         impl #ident {
             #[doc(hidden)]
-            pub fn catalog() -> #krate::Catalog {
+            pub fn catalog() -> #krate::__private::Catalog {
                 ::core::unimplemented!()
             }
         }

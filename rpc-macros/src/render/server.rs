@@ -20,30 +20,36 @@ pub fn into_rpc(service: &Service) -> Vec<TraitItem> {
     });
     // Each unsubscribe method once; their specs follow the aliases'.
     let first = service.methods.len() + service.methods.iter().map(|m| m.aliases.len()).sum::<usize>();
-    let unsubscribes = (first..).zip(service.unsubscribe_methods()).map(|(index, _)| {
-        let specs = specs_ident(service);
-        quote!(__rpc::register_unsubscribe(&mut __router, &#specs[#index]);)
-    });
+    let unsubscribes = (first..)
+        .zip(service.unsubscribe_methods())
+        .map(|(index, _)| quote!(__rpc::register_unsubscribe(&mut __router, &__specs[#index]);));
     let doc = format!(
         " Turns this `{trait_ident}` implementation into a [`Router`]({}::Router) that serves all of its methods.",
         quote!(#krate).to_string().replace(' ', "")
     );
-    let attach_catalog = if service.attrs.catalog {
+    // The spec table sits in the catalog's `const _` block when there is a
+    // catalog (both read it), else in this body: never beside the trait.
+    let (specs, attach_catalog) = if service.attrs.catalog {
         let catalog = super::catalog::catalog_ident(service);
-        quote!(__router.add_catalog(#catalog::catalog());)
+        (
+            quote!(let __specs = <#catalog as __rpc::SpecTable>::specs();),
+            quote!(__router.add_catalog(#catalog::catalog());),
+        )
     } else {
-        TokenStream::new()
+        let table = specs(service);
+        (quote!(#table let __specs: &'static [__rpc::MethodSpec] = &__RPC_SPECS;), TokenStream::new())
     };
     vec![parse_quote! {
         #[doc = #doc]
         #[allow(deprecated, clippy::all)]
-        fn into_rpc(self) -> #krate::Router
+        fn into_rpc(self) -> #krate::__private::Router
         where
             Self: ::core::marker::Sized,
         {
             use #krate::__private as __rpc;
+            #specs
             let __this = ::std::sync::Arc::new(self);
-            let mut __router = #krate::Router::new();
+            let mut __router = __rpc::Router::new();
             #(#registrations)*
             #(#unsubscribes)*
             #attach_catalog
@@ -52,19 +58,12 @@ pub fn into_rpc(service: &Service) -> Vec<TraitItem> {
     }]
 }
 
-/// The name of the static holding the trait's method specs:
-/// `Calculator` -> `__Calculator_RPC_SPECS`. The trait's own spelling, not
-/// upper-cased: traits `FooBar` and `Foobar` in one module must not share
-/// the name.
-pub fn specs_ident(service: &Service) -> syn::Ident {
-    format_ident!("__{}_RPC_SPECS", service.item.ident)
-}
-
-/// One `static` with every method's spec, shared by the dispatch and the
-/// catalog.
+/// One `static __RPC_SPECS` with every method's spec, shared by the
+/// dispatch and the catalog. It is emitted inside a block (the catalog's
+/// `const _` or `into_rpc`'s body), so the name is never seen beside
+/// another trait's.
 pub fn specs(service: &Service) -> TokenStream {
     let krate = &service.attrs.crate_path;
-    let ident = specs_ident(service);
     // Every method's spec, then one per alias (the method's spec under the
     // older name), then one per unsubscribe method, in order.
     let unsubscribes = service.unsubscribe_methods();
@@ -79,7 +78,7 @@ pub fn specs(service: &Service) -> TokenStream {
     quote! {
         #[doc(hidden)]
         #[allow(deprecated, non_upper_case_globals, clippy::all)]
-        static #ident: [#krate::__private::MethodSpec; #count] = {
+        static __RPC_SPECS: [#krate::__private::MethodSpec; #count] = {
             use #krate::__private as __rpc;
             [#(#specs),*]
         };
@@ -90,7 +89,7 @@ fn register(service: &Service, index: usize, aliases: std::ops::Range<usize>, me
     let private = quote!(__rpc);
     let trait_ident = &service.item.ident;
     let ident = &method.ident;
-    let specs = specs_ident(service);
+    let specs = quote!(__specs);
 
     let mut decode = Vec::new();
     let mut args = Vec::new();
@@ -150,9 +149,9 @@ fn register(service: &Service, index: usize, aliases: std::ops::Range<usize>, me
     quote!(#private::register_aliased(&mut __router, &#specs[#index], &#specs[#start..#end], &__this, #handler);)
 }
 
-/// The outcome of a subscription method whose `Sink` is parameter `index`:
+/// The outcome of a subscription method whose `SubscriptionSink` is parameter `index`:
 /// the runtime opens the subscription, answers with its id and runs the
-/// method with the sink once that answer is queued. With a `PendingSink`,
+/// method with the sink once that answer is queued. With a `PendingSubscription`,
 /// the method runs at once and the answer waits for its decision.
 fn subscription(method: &Method, index: usize, call: &TokenStream, output_span: Span) -> TokenStream {
     let var = format_ident!("__arg{}", index);
@@ -162,9 +161,9 @@ fn subscription(method: &Method, index: usize, call: &TokenStream, output_span: 
     // Spanned so that an error type that does not convert into an error
     // object is reported on the return type...
     let end = respan(quote!(__rpc::subscription_end(#call.await)), output_span);
-    // ...and an item type that is not Serialize on the `Sink` parameter.
+    // ...and an item type that is not Serialize on the `SubscriptionSink` parameter.
     let open = if method.params[index].pending {
-        // The method answers the call itself, through its `PendingSink`.
+        // The method answers the call itself, through its `PendingSubscription`.
         quote!(__rpc::pending_subscription(&__params, __cx, #notification, #unsubscribe, __run))
     } else {
         quote!(__rpc::subscription(&__params, __cx, __out, #notification, #unsubscribe, __run))

@@ -15,12 +15,10 @@ use serde_json::{Map, Value};
 
 use crate::spec::{MethodSpec, ParamStructure};
 
-pub(crate) mod compat;
+pub mod compat;
 mod tool;
 
-pub use tool::ToolInfo;
-#[cfg(feature = "mcp")]
-pub(crate) use tool::{nothing, Standalone};
+pub use tool::{StandaloneSchema, ToolInfo};
 
 /// The OpenRPC version the documents conform to.
 pub const OPENRPC_VERSION: &str = "1.3.2";
@@ -33,6 +31,7 @@ pub type SchemaFn = fn(&mut SchemaGenerator) -> Schema;
 
 /// What `#[rpc]` records about one trait; generated as a `static`.
 #[derive(Debug)]
+#[non_exhaustive]
 pub struct ServiceInfo {
     /// `info.title`: `#[rpc(title = "...")]`, or the trait's name.
     pub title: &'static str,
@@ -46,6 +45,7 @@ pub struct ServiceInfo {
 
 /// What `#[rpc]` records about one method.
 #[derive(Debug)]
+#[non_exhaustive]
 pub struct MethodInfo {
     /// The same spec the dispatch uses (wire names, optional params, accepted
     /// structure), so the catalog cannot drift from the decoder.
@@ -69,15 +69,16 @@ pub struct MethodInfo {
     pub alias_of: Option<&'static str>,
     /// How the method appears as an MCP tool (`#[rpc(mcp(...))]`).
     pub tool: ToolInfo,
-    /// For a subscribe method (one with a `Sink` parameter): its items and
+    /// For a subscribe method (one with a `SubscriptionSink` parameter): its items and
     /// how they arrive and end. Its `result` is the subscription id.
     pub subscription: Option<SubscriptionInfo>,
 }
 
 /// What `#[rpc]` records about a subscribe method.
 #[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
 pub struct SubscriptionInfo {
-    /// The schema of one item (`T` of its `Sink<T>`).
+    /// The schema of one item (`T` of its `SubscriptionSink<T>`).
     pub item: SchemaFn,
     /// The method of the notifications that carry its items.
     pub notification: &'static str,
@@ -87,6 +88,7 @@ pub struct SubscriptionInfo {
 
 /// What `#[rpc]` records about one parameter.
 #[derive(Debug)]
+#[non_exhaustive]
 pub struct ParamInfo {
     /// The doc comment on the parameter.
     pub description: Option<&'static str>,
@@ -96,11 +98,30 @@ pub struct ParamInfo {
 
 /// An error a method declares it may answer with.
 #[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
 pub struct ErrorInfo {
     /// The JSON-RPC error code.
     pub code: i64,
     /// What the error means.
     pub message: &'static str,
+}
+
+impl ErrorInfo {
+    /// Error `code`, which means `message`; for a hand-written
+    /// [`RpcError`] (the derive writes them itself):
+    ///
+    /// ```
+    /// use rpc_runtime::{RpcError, catalog::ErrorInfo};
+    ///
+    /// struct Busy;
+    /// impl RpcError for Busy {
+    ///     const ERRORS: &'static [ErrorInfo] = &[ErrorInfo::new(-32010, "The service is busy.")];
+    /// }
+    /// assert_eq!(Busy::ERRORS[0].code, -32010);
+    /// ```
+    pub const fn new(code: i64, message: &'static str) -> Self {
+        ErrorInfo { code, message }
+    }
 }
 
 /// Which JSON Schema dialect to generate.
@@ -658,6 +679,7 @@ fn encode_ref_name(name: &str) -> String {
 
 /// An OpenRPC document (the parts this crate generates).
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct OpenRpc {
     /// Always [`OPENRPC_VERSION`].
     pub openrpc: &'static str,
@@ -671,6 +693,7 @@ pub struct OpenRpc {
 
 /// The `info` object.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct Info {
     /// The service's title.
     pub title: String,
@@ -681,9 +704,28 @@ pub struct Info {
     pub description: Option<String>,
 }
 
+impl Info {
+    /// A service's `title` and `version`, without a description; for
+    /// [`Catalog::set_info`]:
+    ///
+    /// ```
+    /// let info = rpc_runtime::catalog::Info::new("Everything", "9.9.9").description("All services in one.");
+    /// assert_eq!(info.description.as_deref(), Some("All services in one."));
+    /// ```
+    pub fn new(title: impl Into<String>, version: impl Into<String>) -> Self {
+        Info { title: title.into(), version: version.into(), description: None }
+    }
+
+    /// The same info with `description`.
+    pub fn description(self, description: impl Into<String>) -> Self {
+        Info { description: Some(description.into()), ..self }
+    }
+}
+
 /// A method object.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct MethodObject {
     /// The wire name.
     pub name: String,
@@ -744,6 +786,7 @@ pub struct MethodObject {
 /// them, or the server does (a last notification without `result`:
 /// `"end": true`, or `"error"`).
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct SubscriptionObject {
     /// The method of the item notifications.
     pub notification: &'static str,
@@ -755,6 +798,7 @@ pub struct SubscriptionObject {
 
 /// A content descriptor: one param or the result.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct ContentDescriptor {
     /// The wire name.
     pub name: String,
@@ -769,6 +813,7 @@ pub struct ContentDescriptor {
 
 /// An error object of a method's `errors`.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct ErrorDescriptor {
     /// The JSON-RPC error code.
     pub code: i64,
@@ -778,6 +823,7 @@ pub struct ErrorDescriptor {
 
 /// The `components` object.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct Components {
     /// Named schemas, each once.
     pub schemas: Map<String, Value>,
@@ -852,7 +898,7 @@ impl<T: ?Sized> ViaNoJsonSchema for &SchemaOf<T> {
 /// An error type that declares the errors it stands for, so that every
 /// method returning `Result<_, E>` lists them in the catalog's `errors`.
 /// Implemented by `#[derive(RpcError)]`, which also gives
-/// `From<E> for ErrorObject` and [`FromErrorObject`](crate::FromErrorObject).
+/// `From<E> for ErrorObject` and [`FromErrorObject`](crate::peer::FromErrorObject).
 pub trait RpcError {
     /// Each error: its code and message.
     const ERRORS: &'static [ErrorInfo];

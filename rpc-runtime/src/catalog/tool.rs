@@ -12,6 +12,7 @@ use super::{Draft, Generator, MethodInfo, SchemaFn};
 
 /// What `#[rpc(mcp(...))]` says about a method's MCP tool.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ToolInfo {
     /// `mcp(hidden)`: the method is not offered as a tool.
     pub hidden: bool,
@@ -56,24 +57,51 @@ impl ToolInfo {
     }
 }
 
-#[cfg_attr(not(feature = "mcp"), allow(dead_code))]
-/// A schema as one document: named types under the root's `$defs`, and
-/// what the value is known to be.
-pub(crate) struct Standalone {
-    /// The schema object (a `true`/`false` schema becomes `{}`/`{"not": {}}`).
-    pub(crate) schema: Map<String, Value>,
+/// A JSON Schema 2020-12 as one self-contained document (named types under
+/// the root's own `$defs`, no pointer into a shared components section),
+/// and what the value is known to be: what an MCP tool's `inputSchema`
+/// and `outputSchema` are built from (see [`MethodInfo::result_schema`]).
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct StandaloneSchema {
+    /// The schema object. Boolean subschemas are spelled as objects at any
+    /// depth (`true` as `{}`, `false` as `{"not": {}}`), as MCP clients
+    /// require.
+    pub schema: Map<String, Value>,
     /// The value is always a JSON object.
-    pub(crate) object: bool,
+    pub object: bool,
     /// The schema says nothing (any value).
-    pub(crate) any: bool,
+    pub any: bool,
 }
 
-#[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+/// The schemas of a method as a tool-calling protocol (MCP) wants them:
+/// JSON Schema 2020-12, each one self-contained. The OpenRPC document
+/// ([`Catalog::document`](crate::Catalog::document)) has the same types
+/// as draft-07 with shared components.
 impl MethodInfo {
     /// The declared params as one object schema keyed by wire name
-    /// (whatever `param_structure` says), 2020-12, self-contained. `None`
-    /// for a `whole_params` method.
-    pub(crate) fn named_params_schema(&self) -> Option<Map<String, Value>> {
+    /// (whatever the method's param structure is), 2020-12,
+    /// self-contained: the arguments a caller that only sends names gives.
+    /// `None` for a `whole_params` method (see
+    /// [`MethodInfo::whole_param_schema`]).
+    ///
+    /// ```
+    /// use rpc_runtime::rpc;
+    ///
+    /// #[rpc]
+    /// pub trait Calc {
+    ///     /// Adds.
+    ///     fn add(&self, a: i64, b: i64) -> i64;
+    /// }
+    ///
+    /// let catalog = CalcCatalog::catalog();
+    /// let add = catalog.method("add").unwrap();
+    /// let schema = add.named_params_schema().unwrap();
+    /// assert_eq!(schema["type"], "object");
+    /// assert!(schema["properties"]["a"].is_object());
+    /// assert_eq!(add.result_schema().unwrap().schema["type"], "integer");
+    /// ```
+    pub fn named_params_schema(&self) -> Option<Map<String, Value>> {
         if self.spec.whole {
             return None;
         }
@@ -84,8 +112,9 @@ impl MethodInfo {
         Some(root)
     }
 
-    /// The one parameter of a `whole_params` method, as it deserializes.
-    pub(crate) fn whole_param_schema(&self) -> Option<Standalone> {
+    /// The one parameter of a `whole_params` method, as it deserializes;
+    /// `None` for any other method.
+    pub fn whole_param_schema(&self) -> Option<StandaloneSchema> {
         let param = self.params.first().filter(|_| self.spec.whole)?;
         let mut standalone = standalone(param.schema, Contract::Deserialize);
         if let Some(text) = param.description {
@@ -95,21 +124,19 @@ impl MethodInfo {
     }
 
     /// The result, as it serializes; `None` for a notification.
-    pub(crate) fn result_schema(&self) -> Option<Standalone> {
+    pub fn result_schema(&self) -> Option<StandaloneSchema> {
         self.result.map(|schema| standalone(schema, Contract::Serialize))
     }
 }
 
-#[cfg_attr(not(feature = "mcp"), allow(dead_code))]
 /// Where named types go: the root's `$defs`.
 const DEFS: &str = "/$defs";
 
-#[cfg_attr(not(feature = "mcp"), allow(dead_code))]
 /// `schema` as one 2020-12 document. A root that only refers to a named
 /// type is replaced by that type's schema (so that an object type has
 /// `"type": "object"` at its root, as MCP wants); a value that is always
 /// an object gets that `type` at its root even when it is a `oneOf`.
-fn standalone(schema: SchemaFn, contract: Contract) -> Standalone {
+fn standalone(schema: SchemaFn, contract: Contract) -> StandaloneSchema {
     let mut generator = Generator::new(Draft::Draft2020_12, DEFS, contract);
     let schema = generator.schema(schema);
     let mut types = Vec::new();
@@ -142,10 +169,9 @@ fn standalone(schema: SchemaFn, contract: Contract) -> Standalone {
     }
     attach_defs(&mut root, definitions);
     no_boolean_subschemas(&mut root);
-    Standalone { schema: root, object, any }
+    StandaloneSchema { schema: root, object, any }
 }
 
-#[cfg_attr(not(feature = "mcp"), allow(dead_code))]
 /// The schema that accepts nothing, as an object: `{"not": {}}`.
 pub(crate) fn nothing() -> Map<String, Value> {
     let mut never = Map::new();
@@ -178,7 +204,6 @@ const SUBSCHEMA_ARRAYS: &[&str] = &["allOf", "anyOf", "oneOf", "prefixItems", "i
 const SUBSCHEMA_MAPS: &[&str] =
     &["$defs", "definitions", "dependentSchemas", "dependencies", "patternProperties", "properties"];
 
-#[cfg_attr(not(feature = "mcp"), allow(dead_code))]
 /// Rewrites every boolean subschema of `schema`, at any depth (`$defs`
 /// included), as the object that means the same: `true` as `{}`, `false`
 /// as `{"not": {}}`. JSON Schema allows both spellings, but MCP's own
@@ -217,7 +242,6 @@ fn objectify(value: &mut Value) {
     }
 }
 
-#[cfg_attr(not(feature = "mcp"), allow(dead_code))]
 /// Puts `definitions` under the root's `$defs` (if there are any).
 fn attach_defs(root: &mut Map<String, Value>, definitions: Map<String, Value>) {
     if !definitions.is_empty() {

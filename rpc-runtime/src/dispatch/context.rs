@@ -114,6 +114,20 @@ impl Context {
         }
     }
 
+    /// State that a protocol spoken on top of JSON-RPC keeps for the
+    /// connection this request came in on (an MCP session, say), made by
+    /// `init` on the first call and kept until the connection ends. A
+    /// [`Dialect`](crate::dispatch::Dialect) reads it in
+    /// [`check_batch`](crate::dispatch::Dialect::check_batch), its methods
+    /// in their handlers.
+    ///
+    /// Each connection has one such slot: `None` when another type holds
+    /// it, or outside a connection (for example with
+    /// [`Engine::handle`](crate::dispatch::Engine::handle) called directly).
+    pub fn connection_state<T: Send + Sync + 'static>(&self, init: impl FnOnce() -> T) -> Option<Arc<T>> {
+        self.link.as_ref()?.protocol_state(init)
+    }
+
     /// The context of one request with id `id` (raw JSON, `None` for a
     /// notification): registers it for cancellation when the connection
     /// has cancellation enabled. Borrows `self` otherwise, so plain

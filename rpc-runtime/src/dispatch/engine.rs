@@ -16,13 +16,24 @@ use serde_json::error::Category;
 use serde_json::value::RawValue;
 
 use crate::dispatch::context::Context;
+use crate::dispatch::dialect::{Dialect, SharedDialect};
 use crate::dispatch::middleware::{MethodCall, MethodResponse, MethodService, Stack};
 use crate::dispatch::router::{panicked, Called, MethodFuture, MethodResult, Router};
 use crate::dispatch::signal::Signal;
 use crate::wire::error::{ErrorObject, INVALID_REQUEST};
 
 /// Limits that protect a server from oversized or abusive input.
+///
+/// Start from the defaults and change what you need:
+///
+/// ```
+/// use rpc_runtime::Limits;
+///
+/// let limits = Limits::default().max_message_size(64 * 1024).max_batch_len(10);
+/// assert_eq!((limits.max_message_size, limits.max_batch_len), (64 * 1024, 10));
+/// ```
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct Limits {
     /// Largest accepted message, in bytes (default 10 MiB). A larger frame is
     /// skipped and answered with -32600; the connection stays usable.
@@ -45,12 +56,50 @@ pub struct Limits {
     /// A subscribe call beyond it is answered with -32000 and opens nothing.
     pub max_subscriptions: usize,
     /// Most items of one subscription waiting to be written (default
-    /// 1,024), on either side. A server's `Sink::send` waits for room;
-    /// `Sink::try_send` finding no room ends the subscription with
-    /// [`SUBSCRIPTION_LAGGED`](crate::SUBSCRIPTION_LAGGED) (the slow-reader
+    /// 1,024), on either side. A server's `SubscriptionSink::send` waits for room;
+    /// `SubscriptionSink::try_send` finding no room ends the subscription with
+    /// [`SUBSCRIPTION_LAGGED`](crate::wire::SUBSCRIPTION_LAGGED) (the slow-reader
     /// policy). On a client, a stream whose items are not read ends with
     /// [`ClientError::Lagged`](crate::ClientError::Lagged) and unsubscribes.
     pub subscription_buffer: usize,
+}
+
+impl Limits {
+    /// These limits with the largest accepted message, in bytes set to `max_message_size` (see the field).
+    pub const fn max_message_size(mut self, max_message_size: usize) -> Self {
+        self.max_message_size = max_message_size;
+        self
+    }
+
+    /// These limits with the most entries accepted in one batch set to `max_batch_len` (see the field).
+    pub const fn max_batch_len(mut self, max_batch_len: usize) -> Self {
+        self.max_batch_len = max_batch_len;
+        self
+    }
+
+    /// These limits with the most `async` requests running at once on one connection set to `max_concurrent_requests` (see the field).
+    pub const fn max_concurrent_requests(mut self, max_concurrent_requests: usize) -> Self {
+        self.max_concurrent_requests = max_concurrent_requests;
+        self
+    }
+
+    /// These limits with the most bytes of answers and outgoing calls queued on one connection set to `max_queued_bytes` (see the field).
+    pub const fn max_queued_bytes(mut self, max_queued_bytes: usize) -> Self {
+        self.max_queued_bytes = max_queued_bytes;
+        self
+    }
+
+    /// These limits with the most subscriptions open at once on one connection set to `max_subscriptions` (see the field).
+    pub const fn max_subscriptions(mut self, max_subscriptions: usize) -> Self {
+        self.max_subscriptions = max_subscriptions;
+        self
+    }
+
+    /// These limits with the most items of one subscription waiting to be written set to `subscription_buffer` (see the field).
+    pub const fn subscription_buffer(mut self, subscription_buffer: usize) -> Self {
+        self.subscription_buffer = subscription_buffer;
+        self
+    }
 }
 
 impl Default for Limits {
@@ -88,20 +137,6 @@ impl std::fmt::Debug for Engine {
             .field("dialect", &self.dialect.is_some())
             .finish()
     }
-}
-
-/// The rules of a protocol built on JSON-RPC 2.0 that narrow what the
-/// engine accepts (MCP: no `null` ids, batches only on some revisions).
-/// Checked before a request runs; an error is answered as is and the
-/// request (or the whole batch) is not executed.
-pub(crate) trait Dialect: Send + Sync {
-    /// Whether a request may carry id `id` (raw JSON: a string, a number or
-    /// `null`).
-    fn check_id(&self, id: &RawValue) -> Result<(), ErrorObject>;
-
-    /// Whether a batch may be received in the connection or session that
-    /// `cx` belongs to.
-    fn check_batch(&self, cx: &Context) -> Result<(), ErrorObject>;
 }
 
 /// The id of a request as it appeared on the wire, or `None` for a
@@ -239,10 +274,20 @@ impl Engine {
         Engine { layers: Some(layers), ..self }
     }
 
-    /// The same engine holding requests to the rules of `dialect` too.
-    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
-    pub(crate) fn with_dialect(self, dialect: Arc<dyn Dialect>) -> Self {
-        Engine { dialect: Some(dialect), ..self }
+    /// The same engine holding requests to the rules of `dialect` too
+    /// (replacing any set before): ids and batches it refuses are answered
+    /// with its error and not run. See [`Dialect`].
+    ///
+    /// Its [`cancellation`](Dialect::cancellation) is a connection's
+    /// business: set the dialect on a [`Server`](crate::Server) to have it
+    /// applied too.
+    pub fn with_dialect(self, dialect: impl Dialect) -> Self {
+        self.with_shared_dialect(Some(SharedDialect::new(dialect)))
+    }
+
+    /// The same engine with `dialect`, or none.
+    pub(crate) fn with_shared_dialect(self, dialect: Option<SharedDialect>) -> Self {
+        Engine { dialect: dialect.map(|shared| shared.0), ..self }
     }
 
     /// The same router with other limits.

@@ -7,6 +7,7 @@ use std::any::Any;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
+use crate::dispatch::dialect::Cancellation;
 use crate::dispatch::router::MethodFuture;
 use crate::dispatch::signal::Signal;
 use crate::wire::{ErrorObject, REQUEST_CANCELLED};
@@ -24,7 +25,6 @@ pub(crate) struct Link {
     /// Whether a cancelled request is still answered (-32800, as LSP
     /// requires) or not at all (as MCP asks).
     answer_cancelled: bool,
-    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
     /// State of the protocol spoken on top of JSON-RPC on this connection
     /// (an MCP session), created by that protocol on first use; dispatch
     /// only keeps it for the connection's lifetime.
@@ -37,18 +37,17 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Link {
-    /// A link; `track` when incoming requests may be cancelled by id,
-    /// `answer_cancelled` when a cancelled request is still answered.
-    pub(crate) fn new(track: bool, answer_cancelled: bool) -> Self {
+    /// A link whose incoming requests may be cancelled as `cancellation`
+    /// says (tracked by id when it names a notification).
+    pub(crate) fn new(cancellation: Cancellation) -> Self {
         Link {
             stop: Signal::default(),
-            inflight: track.then(Mutex::default),
-            answer_cancelled,
+            inflight: cancellation.method().is_some().then(Mutex::default),
+            answer_cancelled: cancellation.answers_cancelled(),
             protocol: OnceLock::new(),
         }
     }
 
-    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
     /// The connection's protocol state of type `T`, made by `init` on first
     /// use. `None` if another type already holds the slot.
     pub(crate) fn protocol_state<T: Send + Sync + 'static>(&self, init: impl FnOnce() -> T) -> Option<Arc<T>> {
@@ -157,12 +156,12 @@ mod tests {
 
     #[test]
     fn a_tracked_request_is_cancelled_by_its_id_until_it_ends() {
-        let link = Arc::new(Link::new(true, true));
+        let link = Arc::new(Link::new(Cancellation::Lsp));
         let (signal, guard) = link.track("\"a\"").unwrap();
         assert!(link.cancel("\"\\u0061\""));
         assert!(signal.is_raised());
         drop(guard);
         assert!(!link.cancel("\"a\""));
-        assert!(Arc::new(Link::new(false, true)).track("1").is_none());
+        assert!(Arc::new(Link::new(Cancellation::None)).track("1").is_none());
     }
 }

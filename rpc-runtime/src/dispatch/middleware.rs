@@ -48,7 +48,9 @@ type BoxError = Box<dyn StdError + Send + Sync>;
 /// use std::pin::Pin;
 /// use std::task::{Context as TaskContext, Poll};
 ///
-/// use rpc_runtime::{ErrorObject, MethodCall, MethodResponse, PERMISSION_DENIED};
+/// use rpc_runtime::dispatch::{MethodCall, MethodResponse};
+/// use rpc_runtime::wire::PERMISSION_DENIED;
+/// use rpc_runtime::ErrorObject;
 /// use tracing::Instrument;
 ///
 /// /// Who the connection's hook says the caller is.
@@ -129,7 +131,7 @@ impl MethodCall {
     }
 
     /// The request's context: the caller's extensions (identity,
-    /// [`Permissions`](crate::Permissions)), peer address, cancellation.
+    /// [`Permissions`](crate::dispatch::Permissions)), peer address, cancellation.
     pub fn context(&self) -> &Context {
         &self.cx
     }

@@ -109,9 +109,10 @@ impl<'a> Params<'a> {
         self.notification
     }
 
-    /// The request's whole `params` member, as received.
-    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
-    pub(crate) fn raw(&self) -> Option<&'a RawValue> {
+    /// The request's whole `params` member, as received (`None` when the
+    /// request has none): for a handler that reads params its own way, as
+    /// a protocol's methods registered with [`Router::register`](crate::Router::register) may.
+    pub fn raw(&self) -> Option<&'a RawValue> {
         self.raw
     }
 
@@ -414,15 +415,31 @@ fn for_each_element<'a>(array: &'a str, mut each: impl FnMut(usize, &'a str)) ->
     Some(count + 1)
 }
 
-#[cfg_attr(not(feature = "mcp"), allow(dead_code))]
 /// Named params (an object) rewritten as the positional params (an
 /// array) of a `by-position` method, checked as by-name params are:
-/// unknown and repeated names and missing required params are -32602.
-/// For protocols that only send names (MCP's tool arguments).
-pub(crate) fn named_to_positional(
-    raw: Option<&RawValue>,
-    spec: &'static MethodSpec,
-) -> Result<Box<RawValue>, ErrorObject> {
+/// unknown and repeated names and missing required params are -32602
+/// (`Invalid params`). For protocols that only send names (MCP's tool
+/// arguments) calling methods that take positions.
+///
+/// ```
+/// use rpc_runtime::dispatch::named_to_positional;
+/// use rpc_runtime::rpc;
+/// use rpc_runtime::serde_json::value::RawValue;
+///
+/// #[rpc]
+/// pub trait Calc {
+///     /// Subtracts.
+///     #[rpc(param_structure = "by-position")]
+///     fn subtract(&self, minuend: i64, subtrahend: i64) -> i64;
+/// }
+///
+/// let spec = CalcCatalog::catalog().method("subtract").unwrap().spec;
+/// let named = RawValue::from_string(r#"{"subtrahend": 23, "minuend": 42}"#.into()).unwrap();
+/// assert_eq!(named_to_positional(Some(&named), spec).unwrap().get(), "[42,23]");
+/// let unknown = RawValue::from_string(r#"{"minuend": 1, "subtrahend": 2, "x": 3}"#.into()).unwrap();
+/// assert_eq!(named_to_positional(Some(&unknown), spec).unwrap_err().code(), -32602);
+/// ```
+pub fn named_to_positional(raw: Option<&RawValue>, spec: &'static MethodSpec) -> Result<Box<RawValue>, ErrorObject> {
     let slots = match raw {
         Some(raw) if first_byte(raw) == b'{' => split_named(raw, spec)?,
         Some(_) => return Err(ErrorObject::invalid_params("params must be an object of named params")),

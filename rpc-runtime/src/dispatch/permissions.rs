@@ -18,7 +18,7 @@ use crate::wire::error::{ErrorObject, PERMISSION_DENIED};
 /// methods that require nothing are served as usual.
 ///
 /// ```
-/// use rpc_runtime::{Context, Permissions};
+/// use rpc_runtime::{Context, dispatch::Permissions};
 ///
 /// let cx = Context::new().with_extension(Permissions::new(["read", "admin"]));
 /// assert!(Permissions::of(&cx).grants("admin"));

@@ -354,22 +354,12 @@ fn encode_failed(err: serde_json::Error) -> ErrorObject {
 
 /// A method return type that is a `Result<T, E>` with `E` convertible into
 /// an error object.
-pub trait IntoMethodResult {
+///
+/// Sealed: implemented for `Result<T, E>` with `T: Serialize` and
+/// `E: IntoErrorObject`, and nothing else.
+pub trait IntoMethodResult: sealed::EncodeInto {
     /// Encodes `Ok` as the result, converts `Err` into an error object.
     fn into_method_result(self) -> MethodResult;
-
-    /// Appends the encoded `Ok` value to `out` (left as it was on `Err`).
-    /// Used by generated code; the default goes through
-    /// [`IntoMethodResult::into_method_result`].
-    #[doc(hidden)]
-    fn encode_into(self, out: &mut Vec<u8>) -> Result<(), ErrorObject>
-    where
-        Self: Sized,
-    {
-        let value = self.into_method_result()?;
-        out.extend_from_slice(value.get().as_bytes());
-        Ok(())
-    }
 }
 
 impl<T: Serialize, E: IntoErrorObject> IntoMethodResult for Result<T, E> {
@@ -379,11 +369,28 @@ impl<T: Serialize, E: IntoErrorObject> IntoMethodResult for Result<T, E> {
             Err(err) => Err(err.into_error_object()),
         }
     }
+}
 
-    fn encode_into(self, out: &mut Vec<u8>) -> Result<(), ErrorObject> {
-        match self {
-            Ok(value) => encode_into(out, &value),
-            Err(err) => Err(err.into_error_object()),
+/// What generated code needs of a method's result beyond the public
+/// [`IntoMethodResult`]: writing it straight into the response buffer.
+/// Public in a private module, so that users can neither name nor
+/// implement it (which seals `IntoMethodResult`).
+pub(crate) mod sealed {
+    use super::*;
+
+    /// Appends the encoded `Ok` value to a response buffer.
+    pub trait EncodeInto {
+        /// Appends the encoded `Ok` value to `out` (left as it was on
+        /// `Err`, which becomes the error object).
+        fn encode_into(self, out: &mut Vec<u8>) -> Result<(), ErrorObject>;
+    }
+
+    impl<T: Serialize, E: IntoErrorObject> EncodeInto for Result<T, E> {
+        fn encode_into(self, out: &mut Vec<u8>) -> Result<(), ErrorObject> {
+            match self {
+                Ok(value) => super::encode_into(out, &value),
+                Err(err) => Err(err.into_error_object()),
+            }
         }
     }
 }

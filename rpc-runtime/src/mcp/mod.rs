@@ -37,16 +37,16 @@ use serde_json::{json, Map, Value};
 
 #[cfg(feature = "http")]
 pub use http::{
-    McpBody, McpHttpService, McpResponseFuture, DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT, HEADER_MISMATCH,
+    McpBody, McpHttp, McpHttpListener, McpHttpService, McpResponseFuture, DEFAULT_MAX_SESSIONS,
+    DEFAULT_SESSION_IDLE_TIMEOUT, HEADER_MISMATCH,
 };
 pub use revision::Revision;
 pub use session::UNSUPPORTED_PROTOCOL_VERSION;
 
 use crate::dispatch::context::Context;
-use crate::dispatch::engine::Engine;
+use crate::dispatch::engine::{Engine, Limits};
 use crate::dispatch::params::Params;
 use crate::dispatch::router::{encode, MethodOutcome, Router};
-use crate::peer::Cancellation;
 use crate::spec::{MethodSpec, ParamSpec, ParamStructure};
 use crate::transport::server::Server;
 use crate::wire::{ErrorObject, Framing, INVALID_PARAMS, METHOD_NOT_FOUND};
@@ -61,7 +61,7 @@ pub const DEFAULT_PAGE_SIZE: usize = 100;
 /// params by name.
 ///
 /// ```no_run
-/// use rpc_runtime::{rpc, McpServer};
+/// use rpc_runtime::{rpc, mcp::McpServer};
 ///
 /// /// Notes kept in memory.
 /// #[rpc]
@@ -74,7 +74,7 @@ pub const DEFAULT_PAGE_SIZE: usize = 100;
 /// # struct MyNotes;
 /// # impl Notes for MyNotes { fn add(&self, _: String) -> u64 { 0 } }
 /// # async fn run() -> std::io::Result<()> {
-/// McpServer::new(MyNotes.into_rpc()).name("notes").into_server().serve_stdio().await
+/// McpServer::new(MyNotes.into_rpc()).name("notes").into_server().serve(rpc_runtime::transport::stdio::Stdio).await
 /// # }
 /// ```
 ///
@@ -200,18 +200,15 @@ impl McpServer {
     /// (no `null` ids, batches only in sessions whose revision has them),
     /// for a transport that brings its own sessions (see the module docs).
     pub fn into_engine(self) -> Engine {
-        Engine::new(self.into_router(), crate::dispatch::engine::Limits::default()).with_dialect(Arc::new(McpRules))
+        Engine::new(self.into_router(), Limits::default()).with_dialect(McpRules)
     }
 
     /// A [`Server`] that speaks MCP on every connection: newline-delimited
     /// messages, `notifications/cancelled` understood (a cancelled call is
     /// not answered). Serve it over stdio as MCP hosts launch servers:
-    /// `McpServer::new(router).into_server().serve_stdio().await`.
+    /// `McpServer::new(router).into_server().serve(rpc_runtime::transport::stdio::Stdio).await`.
     pub fn into_server(self) -> Server {
-        let mut server = Server::new(Router::new()).framing(Framing::NewlineDelimited).cancellation(Cancellation::Mcp);
-        let limits = server.engine.limits().clone();
-        server.engine = self.into_engine().with_limits(limits);
-        server
+        Server::new(self.into_router()).framing(Framing::NewlineDelimited).dialect(McpRules)
     }
 }
 

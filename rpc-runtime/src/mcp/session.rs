@@ -16,9 +16,9 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use super::revision::Revision;
-use crate::dispatch::context::Context;
-use crate::dispatch::engine::Dialect;
+use crate::dispatch::{Cancellation, Dialect};
 use crate::wire::{ErrorObject, INVALID_PARAMS, INVALID_REQUEST};
+use crate::Context;
 
 /// The `_meta` key with the revision of a modern request.
 pub(crate) const PROTOCOL_VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
@@ -82,7 +82,7 @@ pub(crate) fn session_of(cx: &Context) -> Option<Arc<Session>> {
     if let Some(session) = cx.extension::<Arc<Session>>() {
         return Some(Arc::clone(session));
     }
-    cx.link.as_ref()?.protocol_state(Session::default)
+    cx.connection_state(Session::default)
 }
 
 /// What MCP puts in a request's `params._meta`.
@@ -197,7 +197,8 @@ fn not_initialized() -> ErrorObject {
 }
 
 /// MCP's narrowing of JSON-RPC 2.0: ids are strings or integers, never
-/// `null`; batches only on the revisions that have them.
+/// `null`; batches only on the revisions that have them; a request
+/// cancelled with `notifications/cancelled` is not answered.
 pub(crate) struct McpRules;
 
 impl Dialect for McpRules {
@@ -229,6 +230,10 @@ impl Dialect for McpRules {
                 "Invalid Request: JSON-RPC batches are only accepted in sessions initialized with MCP 2024-11-05 or 2025-03-26; send each message on its own",
             )),
         }
+    }
+
+    fn cancellation(&self) -> Option<Cancellation> {
+        Some(Cancellation::Mcp)
     }
 }
 

@@ -10,7 +10,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::revision::Revision;
-use crate::catalog::{nothing, Catalog, MethodInfo, Standalone};
+use crate::catalog::{Catalog, MethodInfo, StandaloneSchema};
 use crate::dispatch::router::Router;
 use crate::spec::ParamStructure;
 use crate::wire::ErrorObject;
@@ -262,7 +262,7 @@ impl Tool {
 }
 
 impl Output {
-    fn of(result: Option<Standalone>) -> Output {
+    fn of(result: Option<StandaloneSchema>) -> Output {
         let Some(result) = result else { return Output::Unit };
         let unit = result.schema.get("type").and_then(Value::as_str) == Some("null")
             && result.schema.keys().all(|key| matches!(key.as_str(), "type" | "description" | "title"));
@@ -296,7 +296,8 @@ fn wrap_schema(
     if required {
         root.insert("required".into(), vec![Value::from(name)].into());
     }
-    root.insert("additionalProperties".into(), Value::Object(nothing()));
+    // No other member: the schema that accepts nothing, spelled as an object.
+    root.insert("additionalProperties".into(), serde_json::json!({ "not": {} }));
     if let Some(defs) = defs {
         root.insert("$defs".into(), defs);
     }

@@ -118,7 +118,7 @@ impl<E: fmt::Debug + fmt::Display> std::error::Error for ClientError<E> {}
 /// error instead of a bare code and message.
 ///
 /// ```
-/// use rpc_runtime::{ErrorObject, FromErrorObject};
+/// use rpc_runtime::{ErrorObject, peer::FromErrorObject};
 ///
 /// #[derive(Debug, PartialEq)]
 /// enum BankError { Insufficient { missing: u64 } }
@@ -401,7 +401,7 @@ pub struct Call<T, E = ErrorObject> {
 /// A notification of a generated client: await it to send it; it resolves
 /// once the message is written (there is no answer).
 #[must_use = "a notification is not sent until it is awaited"]
-pub struct Notification {
+pub struct Notify {
     state: CallState<Result<(), ClientError>>,
 }
 
@@ -458,7 +458,7 @@ impl<T, E> Future for Call<T, E> {
     }
 }
 
-impl Future for Notification {
+impl Future for Notify {
     type Output = Result<(), ClientError>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Self::Output> {
@@ -472,9 +472,9 @@ impl<T, E> fmt::Debug for Call<T, E> {
     }
 }
 
-impl fmt::Debug for Notification {
+impl fmt::Debug for Notify {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Notification").finish_non_exhaustive()
+        f.debug_struct("Notify").finish_non_exhaustive()
     }
 }
 
@@ -496,9 +496,8 @@ fn decode<T, E>(
     }
 }
 
-/// What generated clients are made of. Not a public API.
-#[doc(hidden)]
-pub mod support {
+/// What generated clients are made of; public through `__private` only.
+pub(crate) mod support {
     use super::*;
     use crate::peer::subscription::client::{start_subscribe, Subscribe};
 
@@ -625,13 +624,9 @@ pub mod support {
             Call { state, decode: decode_result, convert }
         }
 
-        /// Sends a notification once the returned [`Notification`] is
+        /// Sends a notification once the returned [`Notify`] is
         /// first polled.
-        pub fn notify(
-            &self,
-            method: &'static str,
-            params: Result<Option<Box<RawValue>>, serde_json::Error>,
-        ) -> Notification {
+        pub fn notify(&self, method: &'static str, params: Result<Option<Box<RawValue>>, serde_json::Error>) -> Notify {
             let state = match params {
                 Ok(params) => {
                     let timeout = self.timeout.or(self.peer.default_timeout());
@@ -639,7 +634,7 @@ pub mod support {
                 }
                 Err(err) => CallState::Failed(Some(err)),
             };
-            Notification { state }
+            Notify { state }
         }
 
         /// Calls a subscribe method; nothing is sent until the returned
@@ -674,22 +669,24 @@ pub mod support {
         }
     }
 
-    impl Batch {
-        /// Adds a generated call to the batch.
-        pub fn typed_call<T, E>(
-            &mut self,
-            method: &str,
-            params: Result<Option<Box<RawValue>>, serde_json::Error>,
-            decode_result: Decoder<T>,
-            convert: fn(ErrorObject) -> ClientError<E>,
-        ) -> BatchReply<T, E> {
-            self.push_call(method, params, decode_result, convert)
-        }
+    /// Adds a generated call to `batch`.
+    pub fn batch_call<T, E>(
+        batch: &mut Batch,
+        method: &str,
+        params: Result<Option<Box<RawValue>>, serde_json::Error>,
+        decode_result: Decoder<T>,
+        convert: fn(ErrorObject) -> ClientError<E>,
+    ) -> BatchReply<T, E> {
+        batch.push_call(method, params, decode_result, convert)
+    }
 
-        /// Adds a generated notification to the batch.
-        pub fn typed_notification(&mut self, method: &str, params: Result<Option<Box<RawValue>>, serde_json::Error>) {
-            self.push_notification(method, params)
-        }
+    /// Adds a generated notification to `batch`.
+    pub fn batch_notification(
+        batch: &mut Batch,
+        method: &str,
+        params: Result<Option<Box<RawValue>>, serde_json::Error>,
+    ) {
+        batch.push_notification(method, params)
     }
 
     /// Picks, at the call site, how an error object becomes a

@@ -514,7 +514,7 @@ impl Connection {
     }
 
     fn cancel_incoming(&self, params: Option<&RawValue>) {
-        let field = self.shared.options.cancellation.id_field();
+        let field = self.shared.options.cancellation.id_member();
         let id = params
             .and_then(|params| serde_json::from_str::<HashMap<&str, &RawValue>>(params.get()).ok())
             .and_then(|params| params.get(field).copied());

@@ -2,7 +2,7 @@
 //! engine, incoming responses to the outgoing call waiting for them;
 //! cancellation, timeouts and backpressure live here, over any message
 //! transport ([`MessageSource`] and [`MessageSink`]). The typed client and
-//! batches sit on top ([`client`]).
+//! batches sit on top ([`Batch`], [`Subscription`](crate::Subscription)).
 
 pub(crate) mod client;
 mod connection;
@@ -21,74 +21,20 @@ use tokio::sync::{mpsc, oneshot, OwnedSemaphorePermit, Semaphore};
 use tokio::time::Instant;
 
 use crate::dispatch::context::Context;
+pub(crate) use crate::dispatch::dialect::Cancellation;
+use crate::dispatch::dialect::SharedDialect;
 use crate::dispatch::engine::{Engine, Limits};
 use crate::dispatch::inflight::Link;
 use crate::dispatch::router::Router;
 use crate::dispatch::signal::Signal;
 use client::{Batch, ClientError};
+pub use client::{BatchReply, FromErrorObject, Notify};
 pub(crate) use connection::{AtEof, Connection, Controls};
+pub use subscription::client::Subscribe;
 use subscription::client::{Entry, Subscribed};
 use subscription::server::Serving;
+pub use subscription::server::{IntoSubscriptionEnd, PendingSubscription, SendError};
 pub use transport::{MessageSink, MessageSource, Received};
-
-/// How a cancelled call is announced to the other side, and which incoming
-/// notification cancels a running handler.
-///
-/// The same setting governs both directions of a connection:
-///
-/// - outgoing: when a call times out or its future is dropped before the
-///   answer came, this notification is sent for its id;
-/// - incoming: this notification raises the cancellation of the running
-///   request with that id, which its handler sees through
-///   [`Context::is_cancelled`] / [`Context::cancelled`]. Cancellation is
-///   cooperative: the handler decides when to stop. With
-///   [`Cancellation::Lsp`] a cancelled request is still answered (LSP wants
-///   every request answered), with -32800 `Request cancelled` whatever the
-///   handler returned; with [`Cancellation::Mcp`] it is not answered at
-///   all, as MCP asks of the receiver of `notifications/cancelled`.
-///
-/// If the local router itself has a method with the notification's name,
-/// the router handles it instead.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Cancellation {
-    /// No cancellation notifications are sent or understood (the default).
-    #[default]
-    None,
-    /// LSP style: `$/cancelRequest` with params `{"id": <id>}`.
-    Lsp,
-    /// MCP style: `notifications/cancelled` with params
-    /// `{"requestId": <id>, "reason": "..."}`; a cancelled incoming request
-    /// is not answered.
-    Mcp,
-}
-
-impl Cancellation {
-    /// The notification's method name, if any.
-    pub fn method(self) -> Option<&'static str> {
-        match self {
-            Cancellation::None => None,
-            Cancellation::Lsp => Some("$/cancelRequest"),
-            Cancellation::Mcp => Some("notifications/cancelled"),
-        }
-    }
-
-    fn id_field(self) -> &'static str {
-        match self {
-            Cancellation::Mcp => "requestId",
-            _ => "id",
-        }
-    }
-
-    /// The notification that cancels outgoing call `id`.
-    fn notification(self, id: u64, reason: &str) -> Option<Vec<u8>> {
-        let method = self.method()?;
-        let params = match self {
-            Cancellation::Mcp => format!("{{\"requestId\":{id},\"reason\":{}}}", json_string(reason)),
-            _ => format!("{{\"id\":{id}}}"),
-        };
-        Some(format!("{{\"jsonrpc\":\"2.0\",\"method\":\"{method}\",\"params\":{params}}}").into_bytes())
-    }
-}
 
 /// Settings shared by both ends of a connection.
 #[derive(Clone, Copy, Debug, Default)]
@@ -607,10 +553,7 @@ impl Shared {
             next_id: AtomicU64::new(1),
             calls: Mutex::new(Calls { pending: HashMap::new(), closed: None }),
             options,
-            link: Arc::new(Link::new(
-                options.cancellation != Cancellation::None,
-                options.cancellation != Cancellation::Mcp,
-            )),
+            link: Arc::new(Link::new(options.cancellation)),
             closed: Signal::default(),
             serving: Serving::new(limits.max_subscriptions, limits.subscription_buffer),
             subscribed: Subscribed::new(limits.subscription_buffer),
@@ -646,16 +589,17 @@ impl Context {
 ///     .framing(Framing::ContentLength)
 ///     .timeout(Duration::from_secs(30))
 ///     .cancellation(Cancellation::Lsp)
-///     .connect_tcp("127.0.0.1:4000")
+///     .connect(rpc_runtime::transport::tcp::Tcp::new("127.0.0.1:4000"))
 ///     .await?;
 /// let answer: i64 = peer.call("subtract", [42, 23]).await.expect("a call");
 /// # Ok(()) }
 /// ```
 ///
-/// The transports: [`PeerBuilder::connect`] (any `AsyncRead`/`AsyncWrite`
-/// pair), [`PeerBuilder::connect_tcp`], [`PeerBuilder::spawn_child`],
-/// [`PeerBuilder::in_process`], and [`PeerBuilder::connect_transport`] for
-/// any [`MessageSource`]/[`MessageSink`] pair.
+/// [`PeerBuilder::connect`] takes any [`Connect`](crate::transport::Connect)
+/// target: a TCP address, a byte stream, a message transport, a server in
+/// this process, an HTTP or WebSocket endpoint, a NATS subject;
+/// [`PeerBuilder::spawn_child`] launches a child process and returns its
+/// handle with the peer.
 #[derive(Default, Debug)]
 pub struct PeerBuilder {
     pub(crate) router: Router,
@@ -663,6 +607,7 @@ pub struct PeerBuilder {
     pub(crate) framing: crate::wire::Framing,
     pub(crate) options: PeerOptions,
     pub(crate) cx: Context,
+    pub(crate) dialect: Option<SharedDialect>,
 }
 
 impl PeerBuilder {
@@ -675,7 +620,7 @@ impl PeerBuilder {
     /// Serves `router` on this side: the other side may call its methods
     /// (server-to-client requests, in LSP terms). Without it, incoming
     /// requests are answered with -32601.
-    pub fn serve(mut self, router: Router) -> Self {
+    pub fn router(mut self, router: Router) -> Self {
         self.router = router;
         self
     }
@@ -699,6 +644,19 @@ impl PeerBuilder {
         self
     }
 
+    /// Holds the requests this side serves to the rules of a protocol
+    /// built on JSON-RPC 2.0 (see [`Dialect`](crate::dispatch::Dialect)),
+    /// and takes its way of cancelling a request when it has one (which
+    /// replaces [`PeerBuilder::cancellation`]; a later call of that
+    /// overrides it again).
+    pub fn dialect(mut self, dialect: impl crate::dispatch::Dialect) -> Self {
+        if let Some(cancellation) = dialect.cancellation() {
+            self.options.cancellation = cancellation;
+        }
+        self.dialect = Some(SharedDialect::new(dialect));
+        self
+    }
+
     /// Per-connection data for handlers on this side (see
     /// [`Context::extension`]).
     pub fn extension<T: Send + Sync + 'static>(mut self, value: T) -> Self {
@@ -708,12 +666,12 @@ impl PeerBuilder {
 
     /// Starts the connection over any message transport, on a background
     /// task (call it inside a tokio runtime).
-    pub fn connect_transport<S, K>(self, source: S, sink: K) -> Peer
+    pub(crate) fn start<S, K>(self, source: S, sink: K) -> Peer
     where
         S: MessageSource + 'static,
         K: MessageSink + 'static,
     {
-        let engine = Engine::new(self.router, self.limits);
+        let engine = Engine::new(self.router, self.limits).with_shared_dialect(self.dialect);
         let (connection, peer) = Connection::new(engine, self.options, self.cx, Controls::default());
         tokio::spawn(async move {
             if let Err(err) = connection.run(source, sink).await {
@@ -738,21 +696,6 @@ fn preview(id: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn cancellation_notifications_follow_each_protocol() {
-        assert_eq!(Cancellation::None.notification(3, "x"), None);
-        let lsp = Cancellation::Lsp.notification(3, "x").unwrap();
-        assert_eq!(
-            String::from_utf8(lsp).unwrap(),
-            r#"{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":3}}"#
-        );
-        let mcp: serde_json::Value =
-            serde_json::from_slice(&Cancellation::Mcp.notification(4, "timed \"out\"").unwrap()).unwrap();
-        assert_eq!(mcp["method"], "notifications/cancelled");
-        assert_eq!(mcp["params"]["requestId"], 4);
-        assert_eq!(mcp["params"]["reason"], "timed \"out\"");
-    }
 
     #[test]
     fn requests_are_encoded_with_escaped_method_names() {

@@ -19,6 +19,6 @@ impl PeerBuilder {
         let missing = |what| io::Error::other(format!("the child's {what} is not piped"));
         let stdin = child.stdin.take().ok_or_else(|| missing("stdin"))?;
         let stdout = child.stdout.take().ok_or_else(|| missing("stdout"))?;
-        Ok((self.connect(stdout, stdin), child))
+        Ok((self.start_stream(stdout, stdin), child))
     }
 }

@@ -7,8 +7,7 @@ use std::io;
 
 use tokio::sync::mpsc;
 
-use crate::peer::{MessageSink, MessageSource, Peer, PeerBuilder, Received};
-use crate::transport::server::{ConnectionInfo, Server};
+use crate::peer::{MessageSink, MessageSource, Received};
 
 /// Messages in flight from one end to the other before the sender waits.
 const CHANNEL_MESSAGES: usize = 256;
@@ -41,7 +40,9 @@ impl std::fmt::Debug for MemorySink {
 
 /// Two connected ends: what one sink sends, the other source receives.
 /// Each end is a `(source, sink)` pair for
-/// [`PeerBuilder::connect_transport`] or [`Server::serve_transport`].
+/// a [`Transport`](crate::transport::Transport), served with
+/// [`Server::serve`](crate::Server::serve) or connected to with
+/// [`PeerBuilder::connect`](crate::PeerBuilder::connect).
 pub fn memory_pair() -> ((MemorySource, MemorySink), (MemorySource, MemorySink)) {
     let (a_tx, a_rx) = mpsc::channel(CHANNEL_MESSAGES);
     let (b_tx, b_rx) = mpsc::channel(CHANNEL_MESSAGES);
@@ -126,23 +127,5 @@ impl MessageSink for MemorySink {
         let flushed = self.flush().await;
         self.tx = None;
         flushed
-    }
-}
-
-impl PeerBuilder {
-    /// Wires this side straight to `server` in this process, over the
-    /// in-memory transport (for tests and plugins). The server's connection
-    /// hook sees a connection of transport `"memory"`; everything else
-    /// (callbacks, cancellation, batches) works as over any other transport.
-    pub fn in_process(self, server: Server) -> Peer {
-        let (ours, theirs) = memory_pair();
-        tokio::spawn(async move {
-            let (source, sink) = theirs;
-            if let Err(err) = server.serve_transport(source, sink, ConnectionInfo::new("memory")).await {
-                tracing::debug!(error = %err, "in-process server ended with an error");
-            }
-        });
-        let (source, sink) = ours;
-        self.connect_transport(source, sink)
     }
 }

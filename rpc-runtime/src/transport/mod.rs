@@ -1,6 +1,6 @@
 //! Transports: the media a connection runs over, each a small piece that
-//! turns its medium into whole messages and back ([`MessageSource`](crate::MessageSource) and
-//! [`MessageSink`](crate::MessageSink)), and the server that accepts
+//! turns its medium into whole messages and back ([`MessageSource`](crate::peer::MessageSource) and
+//! [`MessageSink`](crate::peer::MessageSink)), and the server that accepts
 //! connections on them.
 //!
 //! - `stream`: any byte stream with a [`Framing`](crate::Framing);
@@ -13,21 +13,30 @@
 //! - `deadline`: the write timeout of network connections;
 //! - `replies`: error answers made up for calls a transport lost;
 //! - `nats` (feature `nats`): subjects and queue groups on a NATS broker;
-//! - `server`: the server, its connection hook and connection controls.
+//! - `server`: the server, its connection hook and connection controls;
+//! - [`Listener`] and [`Connect`]: the one way to serve
+//!   ([`Server::serve`](crate::Server::serve)) and the one way to connect
+//!   ([`PeerBuilder::connect`](crate::PeerBuilder::connect)), each open to
+//!   transports outside this crate.
 
 pub(crate) mod child;
 pub(crate) mod deadline;
 pub(crate) mod hook;
 #[cfg(feature = "http")]
-pub(crate) mod http;
-pub(crate) mod memory;
+pub mod http;
+pub(crate) mod listener;
+pub mod memory;
 #[cfg(feature = "nats")]
-pub(crate) mod nats;
+pub mod nats;
 #[cfg(any(feature = "http", feature = "ws"))]
 pub(crate) mod replies;
 pub(crate) mod server;
-pub(crate) mod stdio;
-pub(crate) mod stream;
-pub(crate) mod tcp;
+pub mod stdio;
+pub mod stream;
+pub mod tcp;
 #[cfg(feature = "ws")]
-pub(crate) mod ws;
+pub mod ws;
+
+pub use hook::HookFuture;
+pub use listener::{Connect, Listener, Serve, Shutdown, Transport, WithGracefulShutdown};
+pub use server::DEFAULT_MAX_CONNECTIONS;

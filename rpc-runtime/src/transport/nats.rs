@@ -1,17 +1,25 @@
 //! NATS: a message-queue transport on the official `async-nats` client.
 //!
-//! - Server: [`Server::serve_nats`] serves a router on a subject in a queue
+//! - Server: a [`NatsListener`] serves a router on a subject in a queue
 //!   group, so that any number of processes share the calls (the broker
 //!   picks one member per message). Each message is one "request" of its
-//!   own, as over HTTP: it goes straight to the [`Engine`](crate::Engine),
+//!   own, as over HTTP: it goes straight to the [`Engine`],
 //!   its answer is published on its reply subject, and the connection hook
 //!   runs for it with the message's headers. There is no connection to call
 //!   the client back on.
-//! - Client: [`PeerBuilder::connect_nats`] turns a subject into a
+//! - Client: a [`NatsConnect`] turns a subject into a
 //!   [`Peer`]: every outgoing message with an id is published with a reply
 //!   subject under a private inbox, and what comes back on the inbox is an
 //!   incoming message, so the whole peer (ids, timeouts, batches, typed
 //!   clients) is the one every other transport uses.
+
+/// The NATS client the transport runs on, re-exported so that the versions
+/// agree: connect with `async_nats::connect`; hooks read
+/// `async_nats::HeaderMap`. Its types cross this API because the caller
+/// brings a connected client (with its own authentication, TLS and
+/// reconnection settings), so the `nats` feature follows async-nats' minor
+/// versions.
+pub use async_nats;
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, VecDeque};
@@ -32,6 +40,7 @@ use tokio::sync::{mpsc, Semaphore};
 use tokio::time::Instant;
 
 use super::hook::{ConnectionInfo, HookFuture, Refused};
+use super::listener::{Connect, Listener, Shutdown};
 use super::server::Server;
 use crate::dispatch::context::Context;
 use crate::dispatch::engine::{write_error, Engine, PendingResponse};
@@ -76,71 +85,72 @@ fn next(subscriber: &mut Subscriber) -> impl Future<Output = Option<Message>> + 
     std::future::poll_fn(move |cx| Pin::new(&mut *subscriber).poll_next(cx))
 }
 
-impl Server {
-    /// Serves on NATS subject `subject` as a member of queue group
-    /// `queue_group`, forever (until the client's connection closes for
-    /// good). See [`Server::serve_nats_with_shutdown`].
-    ///
-    /// ```no_run
-    /// # async fn run(router: rpc_runtime::Router) -> std::io::Result<()> {
-    /// use rpc_runtime::{nats::async_nats, Server};
-    ///
-    /// let client = async_nats::connect("nats://127.0.0.1:4222").await.map_err(std::io::Error::other)?;
-    /// Server::new(router).serve_nats(client, "svc.calculator", "svc.calculator").await
-    /// # }
-    /// ```
-    pub async fn serve_nats(
-        &self,
-        client: Client,
-        subject: impl Into<String>,
-        queue_group: impl Into<String>,
-    ) -> io::Result<()> {
-        self.serve_nats_with_shutdown(client, subject, queue_group, std::future::pending()).await
-    }
+/// A NATS subject served as a member of a queue group, for
+/// [`Server::serve`]: any number of processes share the calls (the broker
+/// picks one member per message). Serving ends with an error when the
+/// client's connection closes for good.
+///
+/// ```no_run
+/// # async fn run(router: rpc_runtime::Router) -> std::io::Result<()> {
+/// use rpc_runtime::{Server, transport::nats::{async_nats, NatsListener}};
+///
+/// let client = async_nats::connect("nats://127.0.0.1:4222").await.map_err(std::io::Error::other)?;
+/// Server::new(router).serve(NatsListener::new(client, "svc.calculator", "svc.calculator")).await
+/// # }
+/// ```
+///
+/// On graceful shutdown it drains: leaves the queue group (the broker
+/// sends the next calls to the other members), answers every message it
+/// already received, and returns.
+///
+/// - Each message is handled on its own, like an HTTP request: it is
+///   answered on its reply subject; a notification (no `id`), or a
+///   message without a reply subject, is never answered; a batch is
+///   answered with one message. `Context::peer` is `None` (there is
+///   no connection to call the client back on).
+/// - The connection hook ([`Server::on_connect`]) runs once per
+///   message, with a [`ConnectionInfo`] of transport `"nats"` whose
+///   parts are the message's [`HeaderMap`] (empty without headers) and
+///   its [`Subject`]: a token in a header authenticates each call. A
+///   refused message is answered with [`REFUSED`] for each of its ids.
+///   Cost: without a hook nothing is built; with one, each message
+///   costs a `ConnectionInfo` (two small allocations) and the hook's
+///   call; a hook whose future is ready at once runs inline, one that
+///   waits runs on a task of its own.
+/// - An answer larger than the broker's `max_payload` is replaced by
+///   a -32603 error for each id it answers (never dropped silently);
+///   a message over [`Limits::max_message_size`](crate::Limits) is
+///   answered with -32600. [`Limits::max_concurrent_requests`](crate::Limits)
+///   bounds the `async` requests running at once in this replica.
+///
+/// Draining is exact under load: the broker is told to stop after a
+/// number of further messages counted on both sides, so nothing it
+/// already routed here is lost. When the subject has been quiet for
+/// 50 ms it leaves at once (async-nats drops a subscription's messages
+/// still on the wire once it unsubscribes, so a call arriving in that
+/// very instant could be lost; its caller times out).
+#[derive(Clone, Debug)]
+pub struct NatsListener {
+    client: Client,
+    subject: String,
+    queue_group: String,
+}
 
-    /// Serves on NATS subject `subject` as a member of queue group
-    /// `queue_group` until `shutdown` completes, then drains: leaves the
-    /// queue group (the broker sends the next calls to the other members),
-    /// answers every message it already received, and returns.
-    ///
-    /// - Each message is handled on its own, like an HTTP request: it is
-    ///   answered on its reply subject; a notification (no `id`), or a
-    ///   message without a reply subject, is never answered; a batch is
-    ///   answered with one message. `Context::peer` is `None` (there is
-    ///   no connection to call the client back on).
-    /// - The connection hook ([`Server::on_connect`]) runs once per
-    ///   message, with a [`ConnectionInfo`] of transport `"nats"` whose
-    ///   parts are the message's [`HeaderMap`](async_nats::HeaderMap) (empty without headers) and
-    ///   its [`Subject`]: a token in a header authenticates each call. A
-    ///   refused message is answered with [`REFUSED`] for each of its ids.
-    ///   Cost: without a hook nothing is built; with one, each message
-    ///   costs a `ConnectionInfo` (two small allocations) and the hook's
-    ///   call; a hook whose future is ready at once runs inline, one that
-    ///   waits runs on a task of its own.
-    /// - An answer larger than the broker's `max_payload` is replaced by
-    ///   a -32603 error for each id it answers (never dropped silently);
-    ///   a message over [`Limits::max_message_size`](crate::Limits) is
-    ///   answered with -32600. [`Limits::max_concurrent_requests`](crate::Limits)
-    ///   bounds the `async` requests running at once in this replica.
-    ///
-    /// Draining is exact under load: the broker is told to stop after a
-    /// number of further messages counted on both sides, so nothing it
-    /// already routed here is lost. When the subject has been quiet for
-    /// 50 ms it leaves at once (async-nats drops a subscription's messages
-    /// still on the wire once it unsubscribes, so a call arriving in that
-    /// very instant could be lost; its caller times out).
-    pub async fn serve_nats_with_shutdown(
-        &self,
-        client: Client,
-        subject: impl Into<String>,
-        queue_group: impl Into<String>,
-        shutdown: impl Future<Output = ()>,
-    ) -> io::Result<()> {
-        let subject = subject.into();
-        let mut subscriber = client.queue_subscribe(subject.clone(), queue_group.into()).await.map_err(other)?;
+impl NatsListener {
+    /// Serves subject `subject` on `client`'s connection as a member of
+    /// queue group `queue_group`.
+    pub fn new(client: Client, subject: impl Into<String>, queue_group: impl Into<String>) -> Self {
+        NatsListener { client, subject: subject.into(), queue_group: queue_group.into() }
+    }
+}
+
+impl Listener for NatsListener {
+    async fn run(self, server: Server, shutdown: Shutdown) -> io::Result<()> {
+        let NatsListener { client, subject, queue_group } = self;
+        let mut subscriber = client.queue_subscribe(subject.clone(), queue_group).await.map_err(other)?;
         tracing::debug!(subject, "serving a NATS subject");
-        let mut replica = Replica::new(self, client);
-        let mut shutdown = pin!(shutdown);
+        let mut replica = Replica::new(&server, client);
+        let mut shutdown = pin!(shutdown.started());
         let ended = loop {
             let message = tokio::select! {
                 biased;
@@ -490,56 +500,65 @@ fn write_errors<'a>(out: &mut Vec<u8>, batch: bool, ids: impl Iterator<Item = &'
     }
 }
 
-impl PeerBuilder {
-    /// A peer that calls the service on NATS subject `subject` (served by
-    /// [`Server::serve_nats`] in any number of processes): every request
-    /// and batch is published with a reply subject under a private inbox
-    /// of `client`, notifications are plain publishes, and the answers
-    /// come back as on any other connection, so generated clients, typed
-    /// batches and timeouts work as everywhere.
-    ///
-    /// A call when nothing is subscribed to `subject` fails at once with
-    /// the broker's "no responders", as [`ClientError::Server`](crate::ClientError::Server)
-    /// with code [`NO_RESPONDERS`]; a request larger than the broker's
-    /// `max_payload` fails with -32600 without being sent. A call whose
-    /// server dies before answering waits for its timeout: set one
-    /// ([`PeerBuilder::timeout`]). Cancellation notifications, if
-    /// configured, would reach any member of the queue group, so they are
-    /// of no use here; calls back from the server are not possible.
-    ///
-    /// ```no_run
-    /// # async fn run() -> std::io::Result<()> {
-    /// use std::time::Duration;
-    /// use rpc_runtime::{nats::async_nats, Peer};
-    ///
-    /// let client = async_nats::connect("nats://127.0.0.1:4222").await.map_err(std::io::Error::other)?;
-    /// let peer = Peer::builder().timeout(Duration::from_secs(5)).connect_nats(client, "svc.calculator").await?;
-    /// let difference: i64 = peer.call("subtract", [42, 23]).await.expect("a call");
-    /// # Ok(()) }
-    /// ```
-    pub async fn connect_nats(self, client: Client, subject: impl Into<String>) -> io::Result<Peer> {
-        self.connect_nats_with_headers(client, subject, HeaderMap::new()).await
+/// A service on a NATS subject (served with a [`NatsListener`] in any
+/// number of processes), for [`PeerBuilder::connect`]: every request
+/// and batch is published with a reply subject under a private inbox
+/// of `client`, notifications are plain publishes, and the answers
+/// come back as on any other connection, so generated clients, typed
+/// batches and timeouts work as everywhere.
+///
+/// A call when nothing is subscribed to `subject` fails at once with
+/// the broker's "no responders", as [`ClientError::Server`](crate::ClientError::Server)
+/// with code [`NO_RESPONDERS`]; a request larger than the broker's
+/// `max_payload` fails with -32600 without being sent. A call whose
+/// server dies before answering waits for its timeout: set one
+/// ([`PeerBuilder::timeout`]). Cancellation notifications, if
+/// configured, would reach any member of the queue group, so they are
+/// of no use here; calls back from the server are not possible.
+///
+/// ```no_run
+/// # async fn run() -> std::io::Result<()> {
+/// use std::time::Duration;
+/// use rpc_runtime::{Peer, transport::nats::{async_nats, NatsConnect}};
+///
+/// let client = async_nats::connect("nats://127.0.0.1:4222").await.map_err(std::io::Error::other)?;
+/// let peer = Peer::builder().timeout(Duration::from_secs(5)).connect(NatsConnect::new(client, "svc.calculator")).await?;
+/// let difference: i64 = peer.call("subtract", [42, 23]).await.expect("a call");
+/// # Ok(()) }
+/// ```
+#[derive(Clone, Debug)]
+pub struct NatsConnect {
+    client: Client,
+    subject: String,
+    headers: HeaderMap,
+}
+
+impl NatsConnect {
+    /// The service on subject `subject`, called over `client`'s connection.
+    pub fn new(client: Client, subject: impl Into<String>) -> Self {
+        NatsConnect { client, subject: subject.into(), headers: HeaderMap::new() }
     }
 
-    /// [`PeerBuilder::connect_nats`], sending `headers` with every message
-    /// (a token for the server's connection hook, say).
+    /// Sends `headers` with every message (a token for the server's
+    /// connection hook, say).
     ///
     /// ```no_run
-    /// # async fn run(client: rpc_runtime::nats::async_nats::Client) -> std::io::Result<()> {
-    /// use rpc_runtime::{nats::async_nats::HeaderMap, Peer};
+    /// # async fn run(client: rpc_runtime::transport::nats::async_nats::Client) -> std::io::Result<()> {
+    /// use rpc_runtime::{Peer, transport::nats::{async_nats::HeaderMap, NatsConnect}};
     ///
     /// let mut headers = HeaderMap::new();
     /// headers.insert("Authorization", "Bearer secret");
-    /// let peer = Peer::builder().connect_nats_with_headers(client, "svc.calculator", headers).await?;
+    /// let peer = Peer::builder().connect(NatsConnect::new(client, "svc.calculator").headers(headers)).await?;
     /// # Ok(()) }
     /// ```
-    pub async fn connect_nats_with_headers(
-        self,
-        client: Client,
-        subject: impl Into<String>,
-        headers: HeaderMap,
-    ) -> io::Result<Peer> {
-        let subject = subject.into();
+    pub fn headers(self, headers: HeaderMap) -> Self {
+        NatsConnect { headers, ..self }
+    }
+}
+
+impl Connect for NatsConnect {
+    async fn connect(self, builder: PeerBuilder) -> io::Result<Peer> {
+        let NatsConnect { client, subject, headers } = self;
         let wildcard = subject.split('.').any(|token| token == "*" || token == ">");
         if wildcard || !Subject::from(subject.as_str()).is_valid() {
             return Err(io::Error::new(
@@ -571,7 +590,7 @@ impl PeerBuilder {
             local: local_tx,
             calls,
         };
-        Ok(self.connect_transport(source, sink))
+        Ok(builder.start(source, sink))
     }
 }
 

@@ -8,17 +8,15 @@ use std::pin::pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::io::{AsyncRead, AsyncWrite};
-
 use super::deadline::DEFAULT_WRITE_TIMEOUT;
 use super::hook::{admit, Hook, HookFuture};
-use super::stream::StreamSink;
 use crate::dispatch::context::Context;
+use crate::dispatch::dialect::Dialect;
 use crate::dispatch::engine::{Engine, Limits};
 use crate::dispatch::router::Router;
 use crate::dispatch::signal::Signal;
 use crate::peer::{AtEof, Cancellation, Connection, Controls, MessageSink, MessageSource, PeerOptions};
-use crate::wire::{FrameReader, Framing};
+use crate::wire::Framing;
 
 pub use super::hook::{ConnectionInfo, Refused};
 
@@ -30,8 +28,8 @@ pub const DEFAULT_MAX_CONNECTIONS: usize = 512;
 ///
 /// ```no_run
 /// # async fn run(router: rpc_runtime::Router) -> std::io::Result<()> {
-/// use rpc_runtime::{Framing, Server};
-/// Server::new(router).framing(Framing::ContentLength).serve_stdio().await
+/// use rpc_runtime::{Framing, Server, transport::stdio::Stdio};
+/// Server::new(router).framing(Framing::ContentLength).serve(Stdio).await
 /// # }
 /// ```
 ///
@@ -88,6 +86,16 @@ impl Server {
         Server { peer: PeerOptions { cancellation, ..self.peer }, ..self }
     }
 
+    /// Holds every connection, on every transport, to the rules of a
+    /// protocol built on JSON-RPC 2.0 (see [`Dialect`]): the ids and
+    /// batches it refuses, and its way of cancelling a request when it has
+    /// one (which replaces [`Server::cancellation`]; a later call of that
+    /// overrides it again). Replaces any dialect set before.
+    pub fn dialect(self, dialect: impl Dialect) -> Self {
+        let cancellation = dialect.cancellation().unwrap_or(self.peer.cancellation);
+        Server { engine: self.engine.with_dialect(dialect), peer: PeerOptions { cancellation, ..self.peer }, ..self }
+    }
+
     /// The default timeout of calls that handlers make back to their
     /// client (none by default).
     pub fn call_timeout(self, timeout: Duration) -> Self {
@@ -102,7 +110,7 @@ impl Server {
     /// Adds a tower [`Layer`](tower_layer::Layer) around every call on
     /// every connection and transport: tower's `TimeoutLayer`,
     /// `ConcurrencyLimitLayer`, `RateLimitLayer`, `LoadShedLayer`, or a
-    /// layer of one's own (see [`MethodCall`](crate::dispatch::middleware::MethodCall)). Each
+    /// layer of one's own (see [`MethodCall`](crate::dispatch::MethodCall)). Each
     /// call of a batch goes through the layers on its own. The last added
     /// is outermost, as with axum's `Router::layer`; to add several in
     /// reading order, add one `tower::ServiceBuilder`.
@@ -112,27 +120,26 @@ impl Server {
     /// (tower's `RateLimit` counts per instance and is not `Clone`: put a
     /// `BufferLayer` in front of it, so that every call shares one.)
     /// Its errors become JSON-RPC errors as
-    /// [`MethodService::new`](crate::dispatch::middleware::MethodService::new) says. Without any
+    /// [`MethodService::new`](crate::dispatch::MethodService::new) says. Without any
     /// layer, calls take the direct path and pay nothing. For example,
     /// with `tower` as a dependency:
     /// `server.layer(tower::timeout::TimeoutLayer::new(Duration::from_secs(30)))`.
     pub fn layer<L>(self, layer: L) -> Self
     where
-        L: tower_layer::Layer<crate::dispatch::middleware::MethodService>,
-        L::Service: tower_service::Service<
-                crate::dispatch::middleware::MethodCall,
-                Response = crate::dispatch::middleware::MethodResponse,
-            > + Clone
+        L: tower_layer::Layer<crate::dispatch::MethodService>,
+        L::Service: tower_service::Service<crate::dispatch::MethodCall, Response = crate::dispatch::MethodResponse>
+            + Clone
             + Send
             + 'static,
-        <L::Service as tower_service::Service<crate::dispatch::middleware::MethodCall>>::Error:
+        <L::Service as tower_service::Service<crate::dispatch::MethodCall>>::Error:
             Into<Box<dyn std::error::Error + Send + Sync>>,
-        <L::Service as tower_service::Service<crate::dispatch::middleware::MethodCall>>::Future: Send + 'static,
+        <L::Service as tower_service::Service<crate::dispatch::MethodCall>>::Future: Send + 'static,
     {
         Server { engine: self.engine.layer(layer), ..self }
     }
 
-    /// Sets the framing used on byte streams (stdio, TCP, `serve_stream`).
+    /// Sets the framing used on byte streams (stdio, TCP, a
+    /// [`Stream`](crate::transport::stream::Stream)).
     pub fn framing(self, framing: Framing) -> Self {
         Server { framing, ..self }
     }
@@ -170,7 +177,7 @@ impl Server {
     /// made are written, running requests are cancelled, and the socket and
     /// its place under [`Server::max_connections`] are given back. A client
     /// that sends a long call and goes away holds nothing. Stdio and
-    /// [`Server::serve_stream`] always let running requests finish at the
+    /// a [`Stream`](crate::transport::stream::Stream) always let running requests finish at the
     /// end of input, so that `echo '{...}' | server` gets its answer.
     pub fn half_close(self, grace: Duration) -> Self {
         Server { half_close: Some(grace), ..self }
@@ -201,7 +208,7 @@ impl Server {
     ///         Some(addr) if addr.ip().is_loopback() => Ok(cx.with_extension(Client(addr))),
     ///         _ => Err(Refused::forbidden("only local clients")),
     ///     })
-    ///     .serve_tcp("127.0.0.1:4000")
+    ///     .serve(tokio::net::TcpListener::bind("127.0.0.1:4000").await?)
     ///     .await
     /// # }
     /// ```
@@ -230,39 +237,8 @@ impl Server {
         &self.engine
     }
 
-    /// Serves one connection until `reader` ends. Requests run concurrently;
-    /// on end of input, requests still running finish and their responses
-    /// are written before this returns.
-    ///
-    /// The connection is a full [`Peer`](crate::Peer): a handler reaches it
-    /// through its [`Context`] to notify or call the client back. `cx`
-    /// (with its extensions) is the base of every request's context; the
-    /// connection hook sees it as a connection of transport `"stream"`.
-    pub async fn serve_stream<R, W>(&self, reader: R, writer: W, cx: Context) -> io::Result<()>
-    where
-        R: AsyncRead + Unpin + Send,
-        W: AsyncWrite + Unpin + Send,
-    {
-        let source = FrameReader::new(reader, self.framing, self.engine.limits().max_message_size);
-        let sink = StreamSink::new(writer, self.framing);
-        self.serve_connection(source, sink, &ConnectionInfo::new("stream"), cx, Controls::default()).await
-    }
-
-    /// Serves one connection over any message transport, after the
-    /// connection hook admitted it. A refused connection is closed without
-    /// being served, and this returns an error of kind
-    /// [`io::ErrorKind::PermissionDenied`] (as do the other `serve_*`
-    /// methods of one connection).
-    pub async fn serve_transport<S, K>(&self, source: S, sink: K, info: ConnectionInfo) -> io::Result<()>
-    where
-        S: MessageSource,
-        K: MessageSink,
-    {
-        self.serve_connection(source, sink, &info, Context::new(), Controls::default()).await
-    }
-
     /// The one way every connection is served: the hook, then the peer.
-    pub(crate) async fn serve_connection<S, K>(
+    pub(crate) async fn run_connection<S, K>(
         &self,
         source: S,
         mut sink: K,

@@ -3,10 +3,14 @@
 //! processes and any `AsyncRead`/`AsyncWrite` pair use them.
 
 use std::io;
+use std::sync::Arc;
 
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 
-use crate::peer::{MessageSink, MessageSource, Peer, PeerBuilder, Received};
+use super::listener::{Connect, Listener, Shutdown};
+use super::server::{ConnectionInfo, Server};
+use crate::dispatch::context::Context;
+use crate::peer::{Controls, MessageSink, MessageSource, Peer, PeerBuilder, Received};
 use crate::wire::{BorrowedFrame, FrameReader, Framing};
 
 /// A write buffer that grew past this for one large burst is given back
@@ -133,17 +137,83 @@ impl<W: AsyncWrite + Unpin + Send> MessageSink for StreamSink<W> {
     }
 }
 
+/// One connection over a byte stream (a reader and a writer, framed with
+/// the server's or the peer builder's [`Framing`]): served with
+/// [`Server::serve`] (ending when `reader` ends, after the requests still
+/// running are answered), or connected to with [`PeerBuilder::connect`].
+///
+/// ```no_run
+/// # async fn run(router: rpc_runtime::Router) -> std::io::Result<()> {
+/// use rpc_runtime::{Server, transport::stream::Stream};
+/// let (_client, ours) = tokio::io::duplex(64 * 1024);
+/// let (reader, writer) = tokio::io::split(ours);
+/// Server::new(router).serve(Stream::new(reader, writer)).await
+/// # }
+/// ```
+pub struct Stream<R, W> {
+    reader: R,
+    writer: W,
+    cx: Context,
+}
+
+impl<R, W> std::fmt::Debug for Stream<R, W> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Stream").finish_non_exhaustive()
+    }
+}
+
+impl<R, W> Stream<R, W>
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    /// One connection reading from `reader` and writing to `writer`.
+    pub fn new(reader: R, writer: W) -> Self {
+        Stream { reader, writer, cx: Context::new() }
+    }
+
+    /// When served: `cx` (with its extensions) is the base of every
+    /// request's context; the connection hook sees a connection of
+    /// transport `"stream"`.
+    pub fn context(self, cx: Context) -> Self {
+        Stream { cx, ..self }
+    }
+}
+
+impl<R, W> Listener for Stream<R, W>
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    async fn run(self, server: Server, shutdown: Shutdown) -> io::Result<()> {
+        let source = FrameReader::new(self.reader, server.framing, server.engine.limits().max_message_size);
+        let sink = StreamSink::new(self.writer, server.framing);
+        let controls = Controls { drain: Some(Arc::clone(&shutdown.drain)), ..Controls::default() };
+        server.run_connection(source, sink, &ConnectionInfo::new("stream"), self.cx, controls).await
+    }
+}
+
+impl<R, W> Connect for Stream<R, W>
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    async fn connect(self, builder: PeerBuilder) -> io::Result<Peer> {
+        Ok(builder.start_stream(self.reader, self.writer))
+    }
+}
+
 impl PeerBuilder {
     /// Starts the connection over `reader`/`writer` with this builder's
-    /// framing, on a background task (call it inside a tokio runtime).
-    pub fn connect<R, W>(self, reader: R, writer: W) -> Peer
+    /// framing, on a background task.
+    pub(crate) fn start_stream<R, W>(self, reader: R, writer: W) -> Peer
     where
         R: AsyncRead + Unpin + Send + 'static,
         W: AsyncWrite + Unpin + Send + 'static,
     {
         let source = FrameReader::new(reader, self.framing, self.limits.max_message_size);
         let sink = StreamSink::new(writer, self.framing);
-        self.connect_transport(source, sink)
+        self.start(source, sink)
     }
 }
 

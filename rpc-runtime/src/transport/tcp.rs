@@ -12,7 +12,8 @@ use tokio::net::{TcpListener, TcpStream, ToSocketAddrs};
 use tokio::sync::Semaphore;
 
 use super::deadline::WriteDeadline;
-use super::server::{until_shutdown, ConnectionInfo, Server};
+use super::listener::{Connect, Listener, Shutdown};
+use super::server::{ConnectionInfo, Server};
 use super::stream::StreamSink;
 use crate::dispatch::context::Context;
 use crate::dispatch::engine::write_error;
@@ -25,54 +26,35 @@ use crate::wire::{ErrorObject, FrameReader, SERVER_OVERLOADED};
 /// error message before it is closed anyway.
 const REFUSAL_WRITE_TIMEOUT: Duration = Duration::from_secs(1);
 
-impl Server {
-    /// Binds `addr` and serves every TCP connection on it, forever.
-    pub async fn serve_tcp(&self, addr: impl ToSocketAddrs) -> io::Result<()> {
-        self.serve_tcp_with_shutdown(addr, std::future::pending()).await
-    }
-
-    /// Binds `addr` and serves every TCP connection on it until `shutdown`
-    /// completes; then shuts down gracefully (see
-    /// [`Server::serve_listener_with_shutdown`]).
-    pub async fn serve_tcp_with_shutdown(
-        &self,
-        addr: impl ToSocketAddrs,
-        shutdown: impl std::future::Future<Output = ()>,
-    ) -> io::Result<()> {
-        let listener = TcpListener::bind(addr).await?;
-        self.serve_listener_with_shutdown(listener, shutdown).await
-    }
-
-    /// Serves every connection accepted on `listener`, each on its own task,
-    /// forever.
-    pub async fn serve_listener(&self, listener: TcpListener) -> io::Result<()> {
-        self.serve_listener_with_shutdown(listener, std::future::pending()).await
-    }
-
-    /// Serves every connection accepted on `listener` until `shutdown`
-    /// completes (for example `tokio::signal::ctrl_c()`), then shuts down
-    /// gracefully: stops accepting, stops reading on every connection, lets
-    /// the requests already received finish and be answered, closes each
-    /// connection, and returns once all are closed.
-    ///
-    /// At most [`Server::max_connections`] are served at once; each goes
-    /// through the connection hook ([`Server::on_connect`]) first.
-    pub async fn serve_listener_with_shutdown(
-        &self,
-        listener: TcpListener,
-        shutdown: impl std::future::Future<Output = ()>,
-    ) -> io::Result<()> {
-        let drain = Arc::new(Signal::default());
-        let limit = self.max_connections.min(Semaphore::MAX_PERMITS).min(u32::MAX as usize);
+/// A TCP listener serves every connection it accepts, each on its own
+/// task, framed with the server's [`Framing`](crate::Framing). At most
+/// [`Server::max_connections`] are served at once (one more is sent a
+/// -32000 error and closed); each goes through the connection hook
+/// ([`Server::on_connect`]) first, with the server's write timeout and
+/// half-close settings. On graceful shutdown it stops accepting, stops
+/// reading on every connection, lets the requests already received
+/// finish and be answered, closes each connection, and returns once all
+/// are closed.
+///
+/// ```no_run
+/// # async fn run(router: rpc_runtime::Router) -> std::io::Result<()> {
+/// let listener = tokio::net::TcpListener::bind("127.0.0.1:4000").await?;
+/// rpc_runtime::Server::new(router).serve(listener).await
+/// # }
+/// ```
+impl Listener for TcpListener {
+    async fn run(self, server: Server, shutdown: Shutdown) -> io::Result<()> {
+        let limit = server.max_connections.min(Semaphore::MAX_PERMITS).min(u32::MAX as usize);
         let slots = Arc::new(Semaphore::new(limit));
-        let accept = self.accept_loop(&listener, &drain, &slots, limit);
-        until_shutdown(accept, shutdown, &drain).await;
-        drop(listener);
+        server.accept_loop(&self, &shutdown.drain, &slots, limit).await;
+        drop(self);
         // Every connection holds a slot until it is closed.
         let _all_closed = slots.acquire_many(limit as u32).await;
         Ok(())
     }
+}
 
+impl Server {
     /// Accepts until `drain` is raised.
     async fn accept_loop(&self, listener: &TcpListener, drain: &Arc<Signal>, slots: &Arc<Semaphore>, limit: usize) {
         while let Some((stream, peer)) = accept(listener, drain).await {
@@ -93,7 +75,7 @@ impl Server {
                 let (reader, writer) = stream.into_split();
                 let source = FrameReader::new(reader, server.framing, server.engine.limits().max_message_size);
                 let sink = StreamSink::new(WriteDeadline::new(writer, write_timeout), server.framing);
-                if let Err(err) = server.serve_connection(source, sink, &info, Context::new(), controls).await {
+                if let Err(err) = server.run_connection(source, sink, &info, Context::new(), controls).await {
                     tracing::debug!(%peer, error = %err, "connection ended with an error");
                 }
                 drop(slot);
@@ -152,17 +134,38 @@ pub(crate) async fn accept(listener: &TcpListener, drain: &Signal) -> Option<(Tc
     }
 }
 
-impl PeerBuilder {
-    /// Connects to a TCP server.
-    pub async fn connect_tcp(self, addr: impl ToSocketAddrs) -> io::Result<Peer> {
-        let stream = TcpStream::connect(addr).await?;
-        let _ = stream.set_nodelay(true);
-        let addr = stream.peer_addr().ok();
-        let (reader, writer) = stream.into_split();
+/// A TCP server to connect to, at an address (anything
+/// [`tokio::net::lookup_host`] resolves: `"127.0.0.1:4000"`,
+/// `("localhost", 4000)`, a `SocketAddr`), for [`PeerBuilder::connect`].
+#[derive(Clone, Debug)]
+pub struct Tcp<A> {
+    addr: A,
+}
+
+impl<A: ToSocketAddrs + Send + Sync + 'static> Tcp<A> {
+    /// The TCP server at `addr`.
+    pub fn new(addr: A) -> Self {
+        Tcp { addr }
+    }
+}
+
+impl<A: ToSocketAddrs + Send + Sync + 'static> Connect for Tcp<A> {
+    async fn connect(self, builder: PeerBuilder) -> io::Result<Peer> {
+        TcpStream::connect(self.addr).await?.connect(builder).await
+    }
+}
+
+/// A TCP connection already made: the peer's address is put in its
+/// [`Context`].
+impl Connect for TcpStream {
+    async fn connect(self, builder: PeerBuilder) -> io::Result<Peer> {
+        let _ = self.set_nodelay(true);
+        let addr = self.peer_addr().ok();
+        let (reader, writer) = self.into_split();
         let builder = match addr {
-            Some(addr) => PeerBuilder { cx: self.cx.with_peer_addr(addr), ..self },
-            None => self,
+            Some(addr) => PeerBuilder { cx: builder.cx.with_peer_addr(addr), ..builder },
+            None => builder,
         };
-        Ok(builder.connect(reader, writer))
+        Ok(builder.start_stream(reader, writer))
     }
 }

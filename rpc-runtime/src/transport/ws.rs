@@ -1,6 +1,6 @@
 //! WebSocket: one JSON-RPC message (or batch) per text frame. The server
 //! side is an upgrade of the HTTP service (same port, same checks, same
-//! connection hook); the client is `PeerBuilder::connect_ws`, optionally
+//! connection hook); the client is `PeerBuilder::connect` with a `WsConnect`, optionally
 //! reconnecting. Both run the one peer: calls in both directions,
 //! notifications, cancellation.
 //!
@@ -41,6 +41,7 @@ use tokio_tungstenite::WebSocketStream;
 
 use crate::peer::{Connection, Controls, MessageSink, MessageSource, Peer, PeerBuilder, Received};
 use crate::transport::http::{status_response, HttpAddrs, Inner, Serving};
+use crate::transport::listener::Connect;
 use crate::transport::replies::{error_reply, request_ids, response_ids};
 use crate::wire::{ErrorObject, TRANSPORT_ERROR};
 
@@ -65,7 +66,7 @@ impl Default for WsServerOptions {
     }
 }
 
-impl super::http::HttpService {
+impl super::http::Http {
     /// Whether WebSocket upgrades are accepted (default: yes, with the
     /// `ws` feature).
     pub fn websocket(self, enabled: bool) -> Self {
@@ -713,7 +714,14 @@ fn into_io(err: WsError) -> io::Error {
 /// How a WebSocket client reconnects after losing its connection: after
 /// `initial`, doubling up to `max` between attempts, at most `attempts`
 /// times (forever when `None`).
+///
+/// ```
+/// # use std::time::Duration;
+/// let reconnect = rpc_runtime::transport::ws::Reconnect::default().initial(Duration::from_millis(20)).attempts(Some(50));
+/// assert_eq!((reconnect.max, reconnect.attempts), (Duration::from_secs(5), Some(50)));
+/// ```
 #[derive(Clone, Copy, Debug)]
+#[non_exhaustive]
 pub struct Reconnect {
     /// The first wait.
     pub initial: Duration,
@@ -722,6 +730,23 @@ pub struct Reconnect {
     /// Attempts before giving up (the connection then closes); `None`:
     /// never give up.
     pub attempts: Option<u32>,
+}
+
+impl Reconnect {
+    /// The same policy, first waiting `initial`.
+    pub fn initial(self, initial: Duration) -> Self {
+        Reconnect { initial, ..self }
+    }
+
+    /// The same policy, waiting at most `max` between attempts.
+    pub fn max(self, max: Duration) -> Self {
+        Reconnect { max, ..self }
+    }
+
+    /// The same policy, giving up after `attempts` (never when `None`).
+    pub fn attempts(self, attempts: Option<u32>) -> Self {
+        Reconnect { attempts, ..self }
+    }
 }
 
 impl Default for Reconnect {
@@ -737,9 +762,9 @@ impl Default for Reconnect {
 ///
 /// ```no_run
 /// # async fn run() -> std::io::Result<()> {
-/// use rpc_runtime::{Peer, Reconnect, WsConnect};
+/// use rpc_runtime::{Peer, transport::{ws::Reconnect, ws::WsConnect}};
 /// let peer = Peer::builder()
-///     .connect_ws(WsConnect::new("ws://127.0.0.1:8080/").header("authorization", "Bearer s3cret").reconnect(Reconnect::default()))
+///     .connect(WsConnect::new("ws://127.0.0.1:8080/").header("authorization", "Bearer s3cret").reconnect(Reconnect::default()))
 ///     .await?;
 /// # Ok(()) }
 /// ```
@@ -837,15 +862,16 @@ fn invalid(message: String) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidInput, message)
 }
 
-impl PeerBuilder {
-    /// Connects to a JSON-RPC server over WebSocket: one message per text
-    /// frame, both directions (the server may call this side back; serve
-    /// a router with [`PeerBuilder::serve`] to answer). The handshake's
-    /// refusal (401, 403, ...) is an error of kind `PermissionDenied` or
-    /// `ConnectionRefused` naming the status.
-    pub async fn connect_ws(self, target: impl Into<WsConnect>) -> io::Result<Peer> {
-        let target = target.into();
-        let (max, budget) = (self.limits.max_message_size, self.limits.max_queued_bytes);
+/// A connection to a JSON-RPC server over WebSocket, for
+/// [`PeerBuilder::connect`]: one message per text frame, both directions
+/// (the server may call this side back; give the builder a router with
+/// [`PeerBuilder::router`] to answer). The handshake's refusal (401, 403,
+/// ...) is an error of kind `PermissionDenied` or `ConnectionRefused`
+/// naming the status.
+impl Connect for WsConnect {
+    async fn connect(self, builder: PeerBuilder) -> io::Result<Peer> {
+        let target = self;
+        let (max, budget) = (builder.limits.max_message_size, builder.limits.max_queued_bytes);
         let ws = target.open(config(max, budget)).await?;
         let reopen = target.reconnect.map(|reconnect| {
             let target = target.clone();
@@ -856,6 +882,6 @@ impl PeerBuilder {
             (reopen, reconnect)
         });
         let (source, sink) = build(ws, target.ping_interval, max, budget, reopen);
-        Ok(self.connect_transport(source, sink))
+        Ok(builder.start(source, sink))
     }
 }

@@ -31,6 +31,6 @@ async fn main() -> std::io::Result<()> {
                 Err(_) => Err(Refused::unauthorized("no HOOK_USER")),
             }
         })
-        .serve_stdio()
+        .serve(rpc_runtime::transport::stdio::Stdio)
         .await
 }

@@ -2,7 +2,7 @@
 //! calculator example, an independent (strict) implementation of both
 //! framings, and connections that speak them over any byte stream.
 //!
-//! The decoder here is deliberately separate from `rpc_runtime::FrameReader`:
+//! The decoder here is deliberately separate from `rpc_runtime::wire::FrameReader`:
 //! the tests check the server's bytes, so they must not trust its own code
 //! to read them back.
 
@@ -13,7 +13,7 @@ use std::process::{ExitStatus, Stdio};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use rpc_runtime::{Context, Server};
+use rpc_runtime::Server;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::process::{Child, Command};
 
@@ -209,7 +209,9 @@ pub fn serve_in_process(server: Server, wire: Wire) -> (Conn, tokio::task::JoinH
     let (client, server_end) = tokio::io::duplex(1 << 20);
     let (server_read, server_write) = tokio::io::split(server_end);
     let server = server.framing(wire.framing());
-    let task = tokio::spawn(async move { server.serve_stream(server_read, server_write, Context::default()).await });
+    let task = tokio::spawn(async move {
+        server.serve(rpc_runtime::transport::stream::Stream::new(server_read, server_write)).await
+    });
     let (client_read, client_write) = tokio::io::split(client);
     (Conn::new(client_read, client_write, wire), task)
 }

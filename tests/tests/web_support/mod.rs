@@ -8,7 +8,8 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use rpc_runtime::{rpc, Context, ErrorObject, Permissions, Refused, Server};
+pub use rpc_runtime::transport::http::Http;
+use rpc_runtime::{dispatch::Permissions, rpc, Context, ErrorObject, Refused, Server};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
@@ -106,14 +107,17 @@ pub async fn listener() -> (TcpListener, SocketAddr) {
     (listener, addr)
 }
 
-/// Serves `http` on a free port until the returned sender is dropped or
-/// fired; the join handle completes once the server shut down.
+/// Serves `server` over HTTP with `http` settings on a free port until the
+/// returned sender is dropped or fired; the join handle completes once the
+/// server shut down.
 pub async fn serve(
-    http: rpc_runtime::HttpService,
+    server: &Server,
+    http: Http,
 ) -> (SocketAddr, tokio::sync::oneshot::Sender<()>, tokio::task::JoinHandle<std::io::Result<()>>) {
-    let (listener, addr) = listener().await;
+    let listener = http.bind("127.0.0.1:0").await.expect("bind");
+    let addr = listener.local_addr().expect("local addr");
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let task = tokio::spawn(http.serve_listener_with_shutdown(listener, async move {
+    let task = tokio::spawn(server.serve(listener).with_graceful_shutdown(async move {
         let _ = stopped.await;
     }));
     (addr, stop, task)

@@ -28,7 +28,7 @@ mod shadowed {
     pub struct Router;
     pub struct Context;
     pub struct Params;
-    pub struct Sink;
+    pub struct SubscriptionSink;
     pub trait Iterator {}
     pub fn Ok() {}
     pub fn Err() {}
@@ -66,7 +66,7 @@ mod shadowed {
         /// A user type whose name ends in `Result` is a plain return value.
         fn search(&self) -> SearchResult;
         #[rpc(unsubscribe = "unsubscribe_ticks")]
-        async fn ticks(&self, n: u8, sink: ::rpc_runtime::Sink<u8>) -> ::rpc_runtime::RpcResult<()>;
+        async fn ticks(&self, n: u8, sink: ::rpc_runtime::SubscriptionSink<u8>) -> ::rpc_runtime::RpcResult<()>;
     }
 
     #[derive(
@@ -108,7 +108,7 @@ mod shadowed {
         fn search(&self) -> SearchResult {
             SearchResult { ok: true }
         }
-        async fn ticks(&self, n: u8, sink: ::rpc_runtime::Sink<u8>) -> ::rpc_runtime::RpcResult<()> {
+        async fn ticks(&self, n: u8, sink: ::rpc_runtime::SubscriptionSink<u8>) -> ::rpc_runtime::RpcResult<()> {
             sink.send(n).await?;
             ::std::result::Result::Ok(())
         }
@@ -137,7 +137,7 @@ mod no_prelude {
             1
         }
         #[rpc(unsubscribe = "stopTicks")]
-        async fn ticks(&self, sink: ::rpc_runtime::Sink<u8>);
+        async fn ticks(&self, sink: ::rpc_runtime::SubscriptionSink<u8>);
     }
 
     /// An error declared without the prelude: its `Display` and `Error`
@@ -172,7 +172,7 @@ mod no_prelude {
         fn whole(&self, all: ::std::vec::Vec<u8>) -> usize {
             all.len()
         }
-        async fn ticks(&self, sink: ::rpc_runtime::Sink<u8>) {
+        async fn ticks(&self, sink: ::rpc_runtime::SubscriptionSink<u8>) {
             let _ = sink.send(1).await;
         }
     }

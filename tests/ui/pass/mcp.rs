@@ -1,5 +1,5 @@
 // `#[rpc(mcp(...))]` in every form it takes; the catalog records it.
-use rpc_runtime::{rpc, ToolInfo};
+use rpc_runtime::{rpc, catalog::ToolInfo};
 
 #[rpc]
 pub trait Tools {
@@ -18,17 +18,12 @@ pub trait Tools {
 fn main() {
     let service = ToolsCatalog::service();
     let tool = |index: usize| service.methods[index].tool;
+    let add = tool(0);
+    assert!(!add.hidden);
+    assert_eq!((add.name, add.title), (None, Some("Add")));
     assert_eq!(
-        tool(0),
-        ToolInfo {
-            hidden: false,
-            name: None,
-            title: Some("Add"),
-            read_only: Some(true),
-            destructive: Some(false),
-            idempotent: Some(true),
-            open_world: Some(false),
-        }
+        (add.read_only, add.destructive, add.idempotent, add.open_world),
+        (Some(true), Some(false), Some(true), Some(false))
     );
     assert!(tool(1).hidden);
     assert_eq!(tool(2), ToolInfo::DEFAULT);

@@ -1,29 +1,29 @@
-//! A subscription method may take a `PendingSink<Item>` in place of a
-//! `Sink<Item>`, accept or reject after setup that awaits, and share an
-//! unsubscribe method with `Sink` methods; the generated code stays
+//! A subscription method may take a `PendingSubscription<Item>` in place of a
+//! `SubscriptionSink<Item>`, accept or reject after setup that awaits, and share an
+//! unsubscribe method with `SubscriptionSink` methods; the generated code stays
 //! warning-free and hygienic.
 
 #![deny(warnings, unused_results, unused_qualifications, unreachable_pub)]
 #![forbid(unsafe_code)]
 
-use rpc_runtime::{rpc, ErrorObject, PendingSink, Sink};
+use rpc_runtime::{rpc, ErrorObject, SubscriptionSink, peer::PendingSubscription};
 
 /// Price feeds.
 #[rpc(namespace = "prices")]
 pub trait Prices {
     /// Every new price of `symbol`, once the feed is found.
     #[rpc(unsubscribe = "unsubscribe")]
-    async fn watch(&self, symbol: String, pending: PendingSink<f64>) -> Result<(), ErrorObject>;
+    async fn watch(&self, symbol: String, pending: PendingSubscription<f64>) -> Result<(), ErrorObject>;
 
     /// Every price of every symbol.
     #[rpc(unsubscribe = "unsubscribe")]
-    async fn all(&self, sink: Sink<(String, f64)>);
+    async fn all(&self, sink: SubscriptionSink<(String, f64)>);
 }
 
 struct Exchange;
 
 impl Prices for Exchange {
-    async fn watch(&self, symbol: String, pending: PendingSink<f64>) -> Result<(), ErrorObject> {
+    async fn watch(&self, symbol: String, pending: PendingSubscription<f64>) -> Result<(), ErrorObject> {
         if symbol.is_empty() {
             pending.reject(ErrorObject::invalid_params("no symbol")).await;
             return Ok(());
@@ -33,7 +33,7 @@ impl Prices for Exchange {
         Ok(())
     }
 
-    async fn all(&self, sink: Sink<(String, f64)>) {
+    async fn all(&self, sink: SubscriptionSink<(String, f64)>) {
         let _ = sink.send(("A".to_owned(), 1.5)).await;
     }
 }
@@ -47,13 +47,13 @@ mod no_prelude {
     #[rpc]
     pub(crate) trait Bare {
         #[rpc(unsubscribe = "stop")]
-        async fn ticks(&self, pending: ::rpc_runtime::PendingSink<u8>);
+        async fn ticks(&self, pending: ::rpc_runtime::PendingSubscription<u8>);
     }
 
     pub(crate) struct Impl;
 
     impl Bare for Impl {
-        async fn ticks(&self, pending: ::rpc_runtime::PendingSink<u8>) {
+        async fn ticks(&self, pending: ::rpc_runtime::PendingSubscription<u8>) {
             if let ::std::result::Result::Ok(sink) = pending.accept().await {
                 let _ = sink.send(1).await;
             }

@@ -2,7 +2,7 @@
 // result type that is `Serialize` only serve fine, and no client is
 // generated (the names `IndexClient` and `IndexBatch` stay free).
 use rpc_runtime::serde::{Deserialize, Serialize};
-use rpc_runtime::{rpc, Sink};
+use rpc_runtime::{rpc, SubscriptionSink};
 
 #[derive(Deserialize)]
 #[serde(crate = "rpc_runtime::serde")]
@@ -21,7 +21,7 @@ pub trait Index {
     fn search(&self, query: Query) -> Report;
     async fn search_async(&self, query: Option<Query>) -> Result<Report, rpc_runtime::ErrorObject>;
     #[rpc(unsubscribe = "unsubscribe_reports")]
-    async fn reports(&self, sink: Sink<Report>);
+    async fn reports(&self, sink: SubscriptionSink<Report>);
 }
 
 /// Would collide with a generated client.
@@ -38,7 +38,7 @@ impl Index for Impl {
     async fn search_async(&self, query: Option<Query>) -> Result<Report, rpc_runtime::ErrorObject> {
         Ok(Report { length: query.map_or(0, |query| query.text.len()) })
     }
-    async fn reports(&self, sink: Sink<Report>) {
+    async fn reports(&self, sink: SubscriptionSink<Report>) {
         let _ = sink.send(Report { length: 0 }).await;
     }
 }

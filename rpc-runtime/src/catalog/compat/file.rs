@@ -159,7 +159,7 @@ pub fn check_file(catalog: &Catalog, path: impl AsRef<Path>) -> Result<FileCheck
 /// #[test]
 /// fn catalog_is_compatible() {
 ///     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/openrpc.json");
-///     rpc_runtime::compat::assert_compatible(&CalculatorCatalog::catalog(), path);
+///     rpc_runtime::catalog::compat::assert_compatible(&CalculatorCatalog::catalog(), path);
 /// }
 /// ```
 #[track_caller]

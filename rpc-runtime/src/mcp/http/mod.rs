@@ -30,14 +30,16 @@ use tokio::sync::{mpsc, oneshot};
 
 pub use body::McpBody;
 pub use request::HEADER_MISMATCH;
+pub use serve::{McpHttp, McpHttpListener};
 
 use super::progress::RequestStream;
 use super::revision::Revision;
 use super::session::UNSUPPORTED_PROTOCOL_VERSION;
-use super::McpServer;
 use crate::dispatch::context::Context;
 use crate::dispatch::engine::write_error;
 use crate::dispatch::signal::Signal;
+#[cfg(feature = "cors")]
+use crate::transport::http::Http;
 use crate::transport::http::{status_response, HttpAddrs, HttpService, Inner};
 use crate::transport::server::Server;
 use crate::wire::{ErrorObject, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR};
@@ -46,11 +48,11 @@ use request::{Headers, Kind, Message, SESSION_ID};
 use sessions::{InUse, Sessions};
 
 /// Sessions open at once by default (handshake revisions; see
-/// [`McpHttpService::max_sessions`]).
+/// [`McpHttp::max_sessions`]).
 pub const DEFAULT_MAX_SESSIONS: usize = 1024;
 
 /// How long a session may go without requests by default before it ends
-/// (see [`McpHttpService::session_idle_timeout`]).
+/// (see [`McpHttp::session_idle_timeout`]).
 pub const DEFAULT_SESSION_IDLE_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 
 /// MCP's "a capability the request needs was not declared" (2026-07-28).
@@ -62,13 +64,15 @@ const EVENT_BACKLOG: usize = 64;
 
 /// An MCP server's Streamable HTTP endpoint: a `tower::Service` for
 /// `http::Request`s (mount it in axum with
-/// `Router::new().route_service("/mcp", service)`), or standalone with
-/// [`McpHttpService::serve`].
+/// `Router::new().route_service("/mcp", service)`), made by
+/// [`McpHttp::service`]; standalone, serve an [`McpHttpListener`].
 ///
 /// ```no_run
 /// # async fn run(router: rpc_runtime::Router) -> std::io::Result<()> {
-/// use rpc_runtime::McpServer;
-/// McpServer::new(router).name("calculator").into_http().serve("127.0.0.1:8080").await
+/// use rpc_runtime::mcp::{McpHttp, McpServer};
+/// let server = McpServer::new(router).name("calculator").into_server();
+/// let service = McpHttp::default().service(&server); // for axum
+/// server.serve(McpHttp::default().bind("127.0.0.1:8080").await?).await
 /// # }
 /// ```
 ///
@@ -81,7 +85,7 @@ const EVENT_BACKLOG: usize = 64;
 /// | `POST` of `initialize` without `Mcp-Session-Id` | a new session: its id in the `Mcp-Session-Id` header of the answer (2024-11-05 through 2025-11-25) |
 /// | `POST` without `Mcp-Session-Id` (not `initialize`, not 2026-07-28) | 400 |
 /// | `POST` or `DELETE` with an unknown, ended or expired `Mcp-Session-Id` | 404 (start again with `initialize`) |
-/// | `POST` of `initialize` when [`max_sessions`](McpHttpService::max_sessions) are open | 503 with `Retry-After` |
+/// | `POST` of `initialize` when [`max_sessions`](McpHttp::max_sessions) are open | 503 with `Retry-After` |
 /// | `MCP-Protocol-Version` that this server does not speak | 400 (absent: taken as 2025-03-26, the session's negotiated revision applies) |
 /// | 2026-07-28: `MCP-Protocol-Version`, `Mcp-Method` or `Mcp-Name` missing or not matching the body | 400 with `-32020` (`HeaderMismatch`) |
 /// | 2026-07-28: an error answer | 404 for `-32601`, 400 for `-32602`, `-32022`, `-32021`, `-32600`, `-32700`, 200 otherwise |
@@ -121,68 +125,17 @@ impl std::fmt::Debug for McpHttpService {
     }
 }
 
-impl McpServer {
-    /// This MCP server's Streamable HTTP endpoint, with the HTTP
-    /// transport's default settings (see [`McpHttpService`]).
-    pub fn into_http(self) -> McpHttpService {
-        McpHttpService::new(self.into_server())
-    }
-}
-
 impl McpHttpService {
-    /// The Streamable HTTP endpoint of `server`, a server made by
-    /// [`McpServer::into_server`] (where its connection hook, limits and
-    /// connection limit are set).
-    pub fn new(server: Server) -> Self {
-        let http = server.http();
+    /// The Streamable HTTP endpoint of `server` (a server made by
+    /// [`McpServer::into_server`](super::McpServer::into_server)) with
+    /// `settings`.
+    pub(crate) fn new(server: &Server, settings: &McpHttp) -> Self {
         McpHttpService {
             #[cfg(feature = "cors")]
-            cors: mcp_cors(&http),
-            http,
-            sessions: Arc::new(Sessions::new(DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT)),
+            cors: mcp_cors(&settings.http),
+            http: settings.http.service(server),
+            sessions: Arc::new(Sessions::new(settings.max_sessions, settings.session_idle_timeout)),
         }
-    }
-
-    /// The same endpoint with other HTTP settings: allowed hosts and
-    /// origins, body limit, timeouts (see [`HttpService`]).
-    ///
-    /// ```no_run
-    /// # fn run(router: rpc_runtime::Router) {
-    /// use rpc_runtime::McpServer;
-    /// let mcp = McpServer::new(router).into_http().with_http(|http| http.allowed_origins(["https://app.example.com"]));
-    /// # }
-    /// ```
-    ///
-    /// With the `cors` feature, `http.cors(origins)` lets web pages of
-    /// those origins (a browser-based MCP client) call the endpoint: CORS
-    /// preflights are answered for `POST` and `DELETE` with MCP's request
-    /// headers (`Mcp-Session-Id`, `MCP-Protocol-Version`, `Mcp-Method`,
-    /// `Mcp-Name`, `Last-Event-ID`, plus `Content-Type`, `Accept` and
-    /// `Authorization`), and answers expose `Mcp-Session-Id` to the page.
-    pub fn with_http(self, configure: impl FnOnce(HttpService) -> HttpService) -> Self {
-        let http = configure(self.http);
-        McpHttpService {
-            #[cfg(feature = "cors")]
-            cors: mcp_cors(&http),
-            http,
-            ..self
-        }
-    }
-
-    /// At most `max` sessions open at once (default
-    /// [`DEFAULT_MAX_SESSIONS`]); one more `initialize` is answered 503
-    /// unless an idle session can be ended. Starts a new session table.
-    pub fn max_sessions(self, max: usize) -> Self {
-        let idle = self.sessions.idle_timeout;
-        McpHttpService { sessions: Arc::new(Sessions::new(max.max(1), idle)), ..self }
-    }
-
-    /// A session without requests for `timeout` ends (default
-    /// [`DEFAULT_SESSION_IDLE_TIMEOUT`]); its next request gets 404.
-    /// Starts a new session table.
-    pub fn session_idle_timeout(self, timeout: Duration) -> Self {
-        let max = self.sessions.max;
-        McpHttpService { sessions: Arc::new(Sessions::new(max, timeout)), ..self }
     }
 
     /// Answers one request.
@@ -613,10 +566,10 @@ where
     }
 }
 
-/// `http`'s CORS layer (see [`HttpService::cors`]) for MCP: its origins,
+/// `http`'s CORS layer (see [`Http::cors`]) for MCP: its origins,
 /// with MCP's methods and headers.
 #[cfg(feature = "cors")]
-fn mcp_cors(http: &HttpService) -> Option<tower_http::cors::CorsLayer> {
+fn mcp_cors(http: &Http) -> Option<tower_http::cors::CorsLayer> {
     let headers = [
         header::CONTENT_TYPE,
         header::ACCEPT,

@@ -1,46 +1,124 @@
-//! The Streamable HTTP endpoint as a standalone server, on the HTTP
-//! transport's listener (connection limit, header timeout, graceful
-//! shutdown).
+//! The Streamable HTTP endpoint's settings, and the endpoint as a
+//! standalone listener on the HTTP transport's (connection limit, header
+//! timeout, graceful shutdown).
 
 use std::future::Future;
 use std::io;
+use std::time::Duration;
 
 use http::{Request, Response};
 use hyper::body::Incoming;
 use tokio::net::{TcpListener, ToSocketAddrs};
 
-use super::{McpBody, McpHttpService};
-use crate::transport::http::{serve_listener, Endpoint, HttpAddrs, HttpService, Serving};
+use super::{McpBody, McpHttpService, DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT};
+use crate::transport::http::{serve_listener, Endpoint, Http, HttpAddrs, HttpService, Serving};
+use crate::transport::listener::{Listener, Shutdown};
+use crate::transport::server::Server;
 
-impl McpHttpService {
-    /// Binds `addr` and serves the endpoint on it, forever (on every
-    /// path: mount it in axum to give it one).
-    pub async fn serve(self, addr: impl ToSocketAddrs) -> io::Result<()> {
-        self.serve_with_shutdown(addr, std::future::pending()).await
+/// The settings of MCP's Streamable HTTP endpoint: its HTTP settings and
+/// its sessions. `Default` for the defaults ([`DEFAULT_MAX_SESSIONS`],
+/// [`DEFAULT_SESSION_IDLE_TIMEOUT`], [`Http::default`]). Make a listener
+/// with [`McpHttp::bind`] or [`McpHttp::listener`] for
+/// [`Server::serve`](crate::Server::serve) (on a server made by
+/// [`McpServer::into_server`](super::super::McpServer::into_server)), or the
+/// tower service for axum with [`McpHttp::service`].
+///
+/// ```no_run
+/// # async fn run(router: rpc_runtime::Router) -> std::io::Result<()> {
+/// use rpc_runtime::{mcp::{McpHttp, McpServer}, transport::http::Http};
+/// let http = Http::default().allowed_origins(["https://app.example.com"]);
+/// let listener = McpHttp::default().http(http).max_sessions(100).bind("127.0.0.1:8080").await?;
+/// McpServer::new(router).into_server().serve(listener).await
+/// # }
+/// ```
+#[derive(Clone, Debug)]
+pub struct McpHttp {
+    pub(super) http: Http,
+    pub(super) max_sessions: usize,
+    pub(super) session_idle_timeout: Duration,
+}
+
+impl Default for McpHttp {
+    fn default() -> Self {
+        McpHttp {
+            http: Http::default(),
+            max_sessions: DEFAULT_MAX_SESSIONS,
+            session_idle_timeout: DEFAULT_SESSION_IDLE_TIMEOUT,
+        }
+    }
+}
+
+impl McpHttp {
+    /// Other HTTP settings: allowed hosts and origins, body limit,
+    /// timeouts (see [`Http`]).
+    ///
+    /// With the `cors` feature, `Http::cors(origins)` lets web pages of
+    /// those origins (a browser-based MCP client) call the endpoint: CORS
+    /// preflights are answered for `POST` and `DELETE` with MCP's request
+    /// headers (`Mcp-Session-Id`, `MCP-Protocol-Version`, `Mcp-Method`,
+    /// `Mcp-Name`, `Last-Event-ID`, plus `Content-Type`, `Accept` and
+    /// `Authorization`), and answers expose `Mcp-Session-Id` to the page.
+    pub fn http(self, http: Http) -> Self {
+        McpHttp { http, ..self }
     }
 
-    /// Binds `addr` and serves until `shutdown` completes.
-    pub async fn serve_with_shutdown(
-        self,
-        addr: impl ToSocketAddrs,
-        shutdown: impl Future<Output = ()>,
-    ) -> io::Result<()> {
-        let listener = TcpListener::bind(addr).await?;
-        self.serve_listener_with_shutdown(listener, shutdown).await
+    /// At most `max` sessions open at once (default
+    /// [`DEFAULT_MAX_SESSIONS`]); one more `initialize` is answered 503
+    /// unless an idle session can be ended.
+    pub fn max_sessions(self, max: usize) -> Self {
+        McpHttp { max_sessions: max.max(1), ..self }
     }
 
-    /// Serves every connection accepted on `listener` until `shutdown`
-    /// completes, then shuts down gracefully as
-    /// [`HttpService::serve_listener_with_shutdown`](crate::HttpService::serve_listener_with_shutdown)
-    /// does: the calls running are answered (event streams included), then
-    /// every connection closes. At most the server's `max_connections`
-    /// are open at once; one more is answered 503.
-    pub async fn serve_listener_with_shutdown(
-        self,
-        listener: TcpListener,
-        shutdown: impl Future<Output = ()>,
-    ) -> io::Result<()> {
-        serve_listener(self, listener, shutdown).await
+    /// A session without requests for `timeout` ends (default
+    /// [`DEFAULT_SESSION_IDLE_TIMEOUT`]); its next request gets 404.
+    pub fn session_idle_timeout(self, timeout: Duration) -> Self {
+        McpHttp { session_idle_timeout: timeout, ..self }
+    }
+
+    /// The endpoint of `server` (made by
+    /// [`McpServer::into_server`](super::super::McpServer::into_server)) as
+    /// a tower service, with a session table of its own (see
+    /// [`McpHttpService`]).
+    pub fn service(&self, server: &Server) -> McpHttpService {
+        McpHttpService::new(server, self)
+    }
+
+    /// Binds `addr` for [`Server::serve`](crate::Server::serve) with these
+    /// settings.
+    pub async fn bind(self, addr: impl ToSocketAddrs) -> io::Result<McpHttpListener> {
+        Ok(self.listener(TcpListener::bind(addr).await?))
+    }
+
+    /// Serves the endpoint on `listener` with these settings, for
+    /// [`Server::serve`](crate::Server::serve).
+    pub fn listener(self, listener: TcpListener) -> McpHttpListener {
+        McpHttpListener { mcp: self, listener }
+    }
+}
+
+/// A TCP listener serving MCP's Streamable HTTP endpoint (on every path:
+/// mount [`McpHttpService`] in axum to give it one), for
+/// [`Server::serve`](crate::Server::serve). It shuts down gracefully as an
+/// [`HttpListener`](crate::transport::http::HttpListener) does: the calls
+/// running are answered (event streams included), then every connection
+/// closes. At most the server's `max_connections` are open at once; one
+/// more is answered 503.
+#[derive(Debug)]
+pub struct McpHttpListener {
+    mcp: McpHttp,
+    listener: TcpListener,
+}
+
+impl McpHttpListener {
+    /// The local address this listener is bound to.
+    pub fn local_addr(&self) -> io::Result<std::net::SocketAddr> {
+        self.listener.local_addr()
+    }
+}
+
+impl Listener for McpHttpListener {
+    async fn run(self, server: Server, shutdown: Shutdown) -> io::Result<()> {
+        serve_listener(self.mcp.service(&server), self.listener, &shutdown).await
     }
 }
 

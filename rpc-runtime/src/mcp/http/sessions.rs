@@ -13,6 +13,7 @@ use tokio::sync::Semaphore;
 
 use crate::dispatch::inflight::Link;
 use crate::mcp::session::Session;
+use crate::Cancellation;
 
 /// One session.
 pub(crate) struct Entry {
@@ -84,7 +85,7 @@ impl Sessions {
         let id = new_id()?;
         let max_calls = max_calls.clamp(1, Semaphore::MAX_PERMITS.min(u32::MAX as usize));
         let entry = Arc::new(Entry {
-            link: Arc::new(Link::new(true, false)),
+            link: Arc::new(Link::new(Cancellation::Mcp)),
             last_used: Mutex::new(Instant::now()),
             active: AtomicUsize::new(1),
             calls: Arc::new(Semaphore::new(max_calls)),

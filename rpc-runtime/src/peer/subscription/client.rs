@@ -408,7 +408,7 @@ impl<T, E> fmt::Debug for Subscription<T, E> {
 }
 
 /// A subscribe call of a generated client (`client.method(..)` for a
-/// method with a `Sink` parameter): await it for the [`Subscription`].
+/// method with a `SubscriptionSink` parameter): await it for the [`Subscription`].
 /// Sent when first polled, like a [`Call`](crate::Call), and waits at most
 /// the client's timeout for the answer (the items have none).
 #[must_use = "a subscribe call does nothing until it is awaited"]

@@ -19,7 +19,7 @@
 //! client ends (unsubscribing, or closing the connection) gets no last
 //! notification.
 //!
-//! [`server`] is the serving side ([`Sink`](server::Sink) and the
+//! [`server`] is the serving side ([`SubscriptionSink`](server::SubscriptionSink) and the
 //! connection's table of open subscriptions); [`client`] the calling side
 //! ([`Subscription`](client::Subscription), a typed stream, and the table
 //! that routes incoming items to it).

@@ -1,23 +1,23 @@
-//! The serving side: the [`Sink`] a subscription method sends its items
-//! through, the [`PendingSink`] of a method that answers the subscribe call
+//! The serving side: the [`SubscriptionSink`] a subscription method sends its items
+//! through, the [`PendingSubscription`] of a method that answers the subscribe call
 //! itself, and the connection's table of open subscriptions.
 //!
-//! A subscribe call to a method taking a [`Sink`] is answered with the
+//! A subscribe call to a method taking a [`SubscriptionSink`] is answered with the
 //! subscription's id at once, but its method first runs up to its first
 //! `.await` (its setup, such as subscribing to a broadcast channel, is done
 //! before the client can learn the id and cause an event); items it sends
 //! before the answer is queued wait for it, so that none overtakes it. The
-//! rest runs as a task of its own. A method taking a [`PendingSink`] runs
+//! rest runs as a task of its own. A method taking a [`PendingSubscription`] runs
 //! as the call's future until it accepts (the answer is the id), rejects
 //! (the answer is its error) or returns; the rest of it then runs as a
-//! task of its own, and [`PendingSink::accept`] gives the [`Sink`] once
+//! task of its own, and [`PendingSubscription::accept`] gives the [`SubscriptionSink`] once
 //! the answer is queued.
 //!
 //! The subscription lasts as long as its method runs. It ends when the
 //! method returns (the client gets a last notification), when the client
-//! unsubscribes, when its reader falls behind a [`Sink::try_send`], or when
+//! unsubscribes, when its reader falls behind a [`SubscriptionSink::try_send`], or when
 //! the connection closes or its input ends; the method sees the last three
-//! through [`Sink::closed`] and the errors of [`Sink::send`].
+//! through [`SubscriptionSink::closed`] and the errors of [`SubscriptionSink::send`].
 
 use std::collections::HashMap;
 use std::fmt;
@@ -42,23 +42,23 @@ use crate::wire::{
     ErrorObject, INTERNAL_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, SERVER_OVERLOADED, SUBSCRIPTION_LAGGED,
 };
 
-/// Why an item could not be sent through a [`Sink`]; all but
-/// [`SinkError::Encode`] mean the subscription has ended.
+/// Why an item could not be sent through a [`SubscriptionSink`]; all but
+/// [`SendError::Encode`] mean the subscription has ended.
 ///
 /// It converts into an [`ErrorObject`], so a method returning
 /// `Result<(), ErrorObject>` (or an error type made from one) can use `?`
-/// on [`Sink::send`]: once the subscription has ended, what the method
+/// on [`SubscriptionSink::send`]: once the subscription has ended, what the method
 /// returns is not sent anywhere.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum SinkError {
+pub enum SendError {
     /// The client unsubscribed.
     Unsubscribed,
     /// The connection closed, or its input ended: nobody can unsubscribe
     /// any more, so every subscription on it ends.
     Closed,
     /// The client read too slowly: `capacity` items were waiting when
-    /// [`Sink::try_send`] had another. The client was sent a last
+    /// [`SubscriptionSink::try_send`] had another. The client was sent a last
     /// notification with error [`SUBSCRIPTION_LAGGED`].
     Lagged {
         /// The subscription's buffer, in items
@@ -73,24 +73,24 @@ pub enum SinkError {
     Encode(String),
 }
 
-impl fmt::Display for SinkError {
+impl fmt::Display for SendError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            SinkError::Unsubscribed => f.write_str("the client unsubscribed"),
-            SinkError::Closed => f.write_str("the connection closed"),
-            SinkError::Lagged { capacity } => {
+            SendError::Unsubscribed => f.write_str("the client unsubscribed"),
+            SendError::Closed => f.write_str("the connection closed"),
+            SendError::Lagged { capacity } => {
                 write!(f, "the client read too slowly ({capacity} items were waiting); the subscription ended")
             }
-            SinkError::Ended => f.write_str("the subscription's method has returned"),
-            SinkError::Encode(err) => write!(f, "the item failed to serialize: {err}"),
+            SendError::Ended => f.write_str("the subscription's method has returned"),
+            SendError::Encode(err) => write!(f, "the item failed to serialize: {err}"),
         }
     }
 }
 
-impl std::error::Error for SinkError {}
+impl std::error::Error for SendError {}
 
-impl From<SinkError> for ErrorObject {
-    fn from(err: SinkError) -> Self {
+impl From<SendError> for ErrorObject {
+    fn from(err: SendError) -> Self {
         ErrorObject::new(INTERNAL_ERROR, format!("Internal error: {err}"))
     }
 }
@@ -118,7 +118,6 @@ impl<E: IntoErrorObject> IntoSubscriptionEnd for Result<(), E> {
 /// any) it ends with. Used by generated code, where the call is spanned at
 /// the method's return type so that an error type without the conversion
 /// is reported there.
-#[doc(hidden)]
 pub fn subscription_end<R: IntoSubscriptionEnd>(end: R) -> Result<(), ErrorObject> {
     end.into_end()
 }
@@ -130,7 +129,7 @@ const CLOSED: u8 = 2;
 const LAGGED: u8 = 3;
 const ENDED: u8 = 4;
 
-/// One open subscription, shared by its [`Sink`] and the table.
+/// One open subscription, shared by its [`SubscriptionSink`] and the table.
 struct Open {
     id: u64,
     /// The unsubscribe method that may end it.
@@ -150,7 +149,7 @@ struct Open {
     /// only then.
     answered: Signal,
     /// What was sent before the answer was queued: items of
-    /// [`Sink::try_send`] with their room, and the last notification if
+    /// [`SubscriptionSink::try_send`] with their room, and the last notification if
     /// the subscription lagged already.
     held: Mutex<Vec<(Vec<u8>, Option<OwnedSemaphorePermit>)>>,
 }
@@ -168,13 +167,13 @@ impl Open {
     }
 
     /// Why it ended, if it has.
-    fn error(&self) -> Option<SinkError> {
+    fn error(&self) -> Option<SendError> {
         match self.why.load(Ordering::Acquire) {
             OPEN => None,
-            UNSUBSCRIBED => Some(SinkError::Unsubscribed),
-            LAGGED => Some(SinkError::Lagged { capacity: self.capacity }),
-            ENDED => Some(SinkError::Ended),
-            _ => Some(SinkError::Closed),
+            UNSUBSCRIBED => Some(SendError::Unsubscribed),
+            LAGGED => Some(SendError::Lagged { capacity: self.capacity }),
+            ENDED => Some(SendError::Ended),
+            _ => Some(SendError::Closed),
         }
     }
 
@@ -203,9 +202,9 @@ type Run = Pin<Box<dyn Future<Output = Result<(), ErrorObject>> + Send>>;
 pub(in crate::peer) struct Start {
     open: Arc<Open>,
     method: &'static str,
-    /// The method of a [`Sink`], to start; `None` for a [`PendingSink`],
+    /// The method of a [`SubscriptionSink`], to start; `None` for a [`PendingSubscription`],
     /// whose method runs already: its answer being queued is what
-    /// [`PendingSink::accept`] waits for.
+    /// [`PendingSubscription::accept`] waits for.
     run: Option<Run>,
 }
 
@@ -369,7 +368,7 @@ async fn run(shared: Arc<Shared>, open: Arc<Open>, method: &'static str, run: Ru
 
 /// Runs the rest of a subscription's method; when it returns, ends the
 /// subscription and tells the client (unless it had ended already, or was
-/// never accepted: a rejected or dropped [`PendingSink`] ended it).
+/// never accepted: a rejected or dropped [`PendingSubscription`] ended it).
 async fn finish(shared: &Shared, open: &Open, method: &'static str, run: Run) {
     let error = match CatchUnwind(run).await {
         Ok(Ok(())) => None,
@@ -397,24 +396,24 @@ async fn finish(shared: &Shared, open: &Open, method: &'static str, run: Run) {
 /// goes to the client as a notification `{"subscription": id, "result":
 /// item}`.
 ///
-/// A method declares a subscription by taking a `Sink<Item>` parameter
+/// A method declares a subscription by taking a `SubscriptionSink<Item>` parameter
 /// (injected, like [`Context`]); the subscription lasts while the method
 /// runs:
 ///
 /// ```
-/// use rpc_runtime::{rpc, ErrorObject, Sink};
+/// use rpc_runtime::{rpc, ErrorObject, SubscriptionSink};
 ///
 /// #[rpc]
 /// pub trait Clock {
 ///     /// Sends `count` ticks, then ends.
 ///     #[rpc(unsubscribe = "unsubscribe_ticks")]
-///     async fn ticks(&self, count: u64, sink: Sink<u64>) -> Result<(), ErrorObject>;
+///     async fn ticks(&self, count: u64, sink: SubscriptionSink<u64>) -> Result<(), ErrorObject>;
 /// }
 ///
 /// struct MyClock;
 ///
 /// impl Clock for MyClock {
-///     async fn ticks(&self, count: u64, sink: Sink<u64>) -> Result<(), ErrorObject> {
+///     async fn ticks(&self, count: u64, sink: SubscriptionSink<u64>) -> Result<(), ErrorObject> {
 ///         for tick in 1..=count {
 ///             sink.send(tick).await?; // fails once the client unsubscribed or left
 ///         }
@@ -430,31 +429,34 @@ async fn finish(shared: &Shared, open: &Open, method: &'static str, run: Run) {
 /// channel, and no event the client causes once it has the id can be
 /// missed. Items sent during the setup go out right after the answer.
 /// Setup that has to await (a query, a remote subscription) takes a
-/// [`PendingSink`] instead, and accepts when it is done.
+/// [`PendingSubscription`] instead, and accepts when it is done.
 ///
 /// Each subscription has room for [`Limits::subscription_buffer`](crate::Limits)
-/// items not yet written to the transport. [`Sink::send`] waits for room
-/// (the method runs at the pace its reader reads); [`Sink::try_send`] never
+/// items not yet written to the transport. [`SubscriptionSink::send`] waits for room
+/// (the method runs at the pace its reader reads); [`SubscriptionSink::try_send`] never
 /// waits, and finding no room ends the subscription (the slow-reader
 /// policy: the client gets an error notification, and memory does not
 /// grow).
-pub struct Sink<T> {
+pub struct SubscriptionSink<T> {
     open: Arc<Open>,
     shared: Arc<Shared>,
     _item: PhantomData<fn(T)>,
 }
 
-impl<T> fmt::Debug for Sink<T> {
+impl<T> fmt::Debug for SubscriptionSink<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Sink").field("subscription", &self.open.id).field("ended", &self.open.error()).finish()
+        f.debug_struct("SubscriptionSink")
+            .field("subscription", &self.open.id)
+            .field("ended", &self.open.error())
+            .finish()
     }
 }
 
-impl<T: Serialize> Sink<T> {
+impl<T: Serialize> SubscriptionSink<T> {
     /// Sends `item`, waiting while the subscription's buffer is full (the
     /// client reads slowly) or the connection's outgoing bytes are at their
     /// limit. Fails once the subscription has ended; nothing is sent then.
-    pub async fn send(&self, item: T) -> Result<(), SinkError> {
+    pub async fn send(&self, item: T) -> Result<(), SendError> {
         let bytes = self.encode(item)?;
         let open = &self.open;
         if !open.answered.is_raised() {
@@ -468,7 +470,7 @@ impl<T: Serialize> Sink<T> {
         let room = Arc::clone(&open.room).acquire_owned().await.map_err(|_| self.ended())?;
         tokio::select! {
             biased;
-            sent = self.shared.send_item(bytes, room) => sent.map_err(|_| SinkError::Closed),
+            sent = self.shared.send_item(bytes, room) => sent.map_err(|_| SendError::Closed),
             () = open.ended.raised() => Err(self.ended()),
         }
     }
@@ -477,9 +479,9 @@ impl<T: Serialize> Sink<T> {
     /// connection's outgoing bytes) has no room, the client is reading too
     /// slowly: the subscription ends, the client gets a last notification
     /// with error [`SUBSCRIPTION_LAGGED`], and this returns
-    /// [`SinkError::Lagged`]. For producers that cannot wait, such as a
+    /// [`SendError::Lagged`]. For producers that cannot wait, such as a
     /// broadcast of events.
-    pub fn try_send(&self, item: T) -> Result<(), SinkError> {
+    pub fn try_send(&self, item: T) -> Result<(), SendError> {
         if let Some(err) = self.open.error() {
             return Err(err);
         }
@@ -500,32 +502,32 @@ impl<T: Serialize> Sink<T> {
         match self.shared.try_send_item(bytes, room) {
             Ok(true) => Ok(()),
             Ok(false) => Err(self.lagged()),
-            Err(_) => Err(SinkError::Closed),
+            Err(_) => Err(SendError::Closed),
         }
     }
 
     /// The item as a notification.
-    fn encode(&self, item: T) -> Result<Vec<u8>, SinkError> {
+    fn encode(&self, item: T) -> Result<Vec<u8>, SendError> {
         let open = &self.open;
         let hint = open.hint.load(Ordering::Relaxed);
         let mut bytes = Vec::with_capacity(open.head.len() + hint + 12);
         bytes.extend_from_slice(&open.head);
         bytes.extend_from_slice(b"\"result\":");
         let start = bytes.len();
-        serde_json::to_writer(&mut bytes, &item).map_err(|err| SinkError::Encode(err.to_string()))?;
+        serde_json::to_writer(&mut bytes, &item).map_err(|err| SendError::Encode(err.to_string()))?;
         open.hint.store(bytes.len() - start, Ordering::Relaxed);
         bytes.extend_from_slice(b"}}");
         Ok(bytes)
     }
 }
 
-impl<T> Sink<T> {
+impl<T> SubscriptionSink<T> {
     /// The subscription's id, as the client received it.
     pub fn id(&self) -> u64 {
         self.open.id
     }
 
-    /// Whether the subscription has ended (see [`SinkError`] for why).
+    /// Whether the subscription has ended (see [`SendError`] for why).
     pub fn is_closed(&self) -> bool {
         self.open.error().is_some()
     }
@@ -533,19 +535,19 @@ impl<T> Sink<T> {
     /// Completes when the subscription ends: the client unsubscribed, the
     /// connection closed or its input ended, or its reader fell behind.
     /// Use it in a `tokio::select!` to stop waiting for the next item.
-    pub async fn closed(&self) -> SinkError {
+    pub async fn closed(&self) -> SendError {
         self.open.ended.raised().await;
         self.ended()
     }
 
     /// Why the subscription ended.
-    fn ended(&self) -> SinkError {
-        self.open.error().unwrap_or(SinkError::Closed)
+    fn ended(&self) -> SendError {
+        self.open.error().unwrap_or(SendError::Closed)
     }
 
     /// Ends the subscription because its reader fell behind, telling it so.
     #[cold]
-    fn lagged(&self) -> SinkError {
+    fn lagged(&self) -> SendError {
         let open = &self.open;
         if open.end(LAGGED) {
             self.shared.serving.remove(open.id);
@@ -577,7 +579,7 @@ impl<T> Sink<T> {
 
 /// Opens a subscription for the request whose params are `params`, runs
 /// `handler` with its sink once the answer (the id, written into `out`) is
-/// queued. What `#[rpc]` generates for a method with a `Sink` parameter.
+/// queued. What `#[rpc]` generates for a method with a `SubscriptionSink` parameter.
 pub fn subscription<T, F, Fut>(
     params: &Params<'_>,
     cx: &Context,
@@ -588,12 +590,12 @@ pub fn subscription<T, F, Fut>(
 ) -> Result<Option<crate::dispatch::router::MethodFuture>, ErrorObject>
 where
     T: Serialize,
-    F: FnOnce(Sink<T>) -> Fut,
+    F: FnOnce(SubscriptionSink<T>) -> Fut,
     Fut: Future + Send + 'static,
     Fut::Output: IntoSubscriptionEnd,
 {
     let (open, shared) = open(params, cx, notification, unsubscribe)?;
-    let sink = Sink { open: Arc::clone(&open), shared: Arc::clone(&shared), _item: PhantomData };
+    let sink = SubscriptionSink { open: Arc::clone(&open), shared: Arc::clone(&shared), _item: PhantomData };
     let future = handler(sink);
     let run = set_up(params.method(), Box::pin(async move { future.await.into_end() }));
     out.extend_from_slice(open.id.to_string().as_bytes());
@@ -652,23 +654,23 @@ fn open(
 
 /// A subscription not answered yet, handed to its method: the method does
 /// its setup, however long it awaits, then answers the subscribe call with
-/// [`PendingSink::accept`] (the id, and a [`Sink`] to send items through)
-/// or [`PendingSink::reject`] (an error object). It has no way to send an
+/// [`PendingSubscription::accept`] (the id, and a [`SubscriptionSink`] to send items through)
+/// or [`PendingSubscription::reject`] (an error object). It has no way to send an
 /// item: items exist only once the client holds the id.
 ///
-/// A method declares it by taking a `PendingSink<Item>` parameter in place
-/// of a `Sink<Item>` (injected likewise; the catalog and the client are
+/// A method declares it by taking a `PendingSubscription<Item>` parameter in place
+/// of a `SubscriptionSink<Item>` (injected likewise; the catalog and the client are
 /// the same for both):
 ///
 /// ```
-/// use rpc_runtime::{rpc, ErrorObject, PendingSink};
+/// use rpc_runtime::{rpc, ErrorObject, peer::PendingSubscription};
 /// use tokio::sync::broadcast;
 ///
 /// #[rpc]
 /// pub trait Prices {
 ///     /// Every new price of `symbol`.
 ///     #[rpc(unsubscribe = "unsubscribe_prices")]
-///     async fn prices(&self, symbol: String, pending: PendingSink<f64>) -> Result<(), ErrorObject>;
+///     async fn prices(&self, symbol: String, pending: PendingSubscription<f64>) -> Result<(), ErrorObject>;
 /// }
 ///
 /// struct Exchange {
@@ -676,7 +678,7 @@ fn open(
 /// }
 ///
 /// impl Prices for Exchange {
-///     async fn prices(&self, symbol: String, pending: PendingSink<f64>) -> Result<(), ErrorObject> {
+///     async fn prices(&self, symbol: String, pending: PendingSubscription<f64>) -> Result<(), ErrorObject> {
 ///         // Setup that awaits (a query, a remote subscription); the
 ///         // client has no id yet, so it cannot miss what follows.
 ///         let mut feed = self.feed.subscribe();
@@ -702,14 +704,14 @@ fn open(
 /// }
 /// ```
 ///
-/// A method that returns without deciding (or drops its `PendingSink`) has
+/// A method that returns without deciding (or drops its `PendingSubscription`) has
 /// its call answered with its own error, or with -32603 saying the
 /// subscription was never accepted. A method that goes on after
-/// [`PendingSink::reject`] runs to its end unseen: there is no
+/// [`PendingSubscription::reject`] runs to its end unseen: there is no
 /// subscription to end. Until the answer the method holds one of the
 /// connection's [`Limits::max_concurrent_requests`](crate::Limits) like
 /// any `async` method, and counts against `max_subscriptions`.
-pub struct PendingSink<T> {
+pub struct PendingSubscription<T> {
     open: Arc<Open>,
     shared: Arc<Shared>,
     decision: Arc<Decision>,
@@ -730,7 +732,7 @@ struct Decision {
 enum Decided {
     Accepted,
     Rejected(ErrorObject),
-    /// The [`PendingSink`] was dropped undecided.
+    /// The [`PendingSubscription`] was dropped undecided.
     Dropped,
 }
 
@@ -750,18 +752,21 @@ impl Decision {
     }
 }
 
-impl<T> fmt::Debug for PendingSink<T> {
+impl<T> fmt::Debug for PendingSubscription<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("PendingSink").field("subscription", &self.open.id).field("ended", &self.open.error()).finish()
+        f.debug_struct("PendingSubscription")
+            .field("subscription", &self.open.id)
+            .field("ended", &self.open.error())
+            .finish()
     }
 }
 
-impl<T> PendingSink<T> {
+impl<T> PendingSubscription<T> {
     /// Answers the subscribe call with the subscription's id and returns,
-    /// once that answer is queued (ahead of every item), the [`Sink`] for
+    /// once that answer is queued (ahead of every item), the [`SubscriptionSink`] for
     /// the items. Fails if the subscription ended first: the connection
     /// closed, or the client unsubscribed by guessing the id.
-    pub async fn accept(mut self) -> Result<Sink<T>, SinkError> {
+    pub async fn accept(mut self) -> Result<SubscriptionSink<T>, SendError> {
         let open = Arc::clone(&self.open);
         let shared = Arc::clone(&self.shared);
         self.decision.decide(Decided::Accepted);
@@ -775,7 +780,7 @@ impl<T> PendingSink<T> {
         }
         match open.error() {
             Some(err) => Err(err),
-            None => Ok(Sink { open, shared, _item: PhantomData }),
+            None => Ok(SubscriptionSink { open, shared, _item: PhantomData }),
         }
     }
 
@@ -792,7 +797,7 @@ impl<T> PendingSink<T> {
     }
 }
 
-impl<T> Drop for PendingSink<T> {
+impl<T> Drop for PendingSubscription<T> {
     fn drop(&mut self) {
         if self.accepted {
             return;
@@ -806,9 +811,9 @@ impl<T> Drop for PendingSink<T> {
 }
 
 /// Opens a subscription for the request whose params are `params`, and
-/// runs `handler` with a [`PendingSink`]: the call is answered when the
+/// runs `handler` with a [`PendingSubscription`]: the call is answered when the
 /// handler accepts or rejects it, or returns. What `#[rpc]` generates for
-/// a method with a `PendingSink` parameter.
+/// a method with a `PendingSubscription` parameter.
 pub fn pending_subscription<T, F, Fut>(
     params: &Params<'_>,
     cx: &Context,
@@ -818,13 +823,13 @@ pub fn pending_subscription<T, F, Fut>(
 ) -> Result<Option<crate::dispatch::router::MethodFuture>, ErrorObject>
 where
     T: Serialize,
-    F: FnOnce(PendingSink<T>) -> Fut,
+    F: FnOnce(PendingSubscription<T>) -> Fut,
     Fut: Future + Send + 'static,
     Fut::Output: IntoSubscriptionEnd,
 {
     let (open, shared) = open(params, cx, notification, unsubscribe)?;
     let decision = Arc::new(Decision::default());
-    let pending = PendingSink {
+    let pending = PendingSubscription {
         open: Arc::clone(&open),
         shared: Arc::clone(&shared),
         decision: Arc::clone(&decision),
@@ -874,7 +879,7 @@ async fn answer(
         }
         Some(_) => {}
         // Accepted: the subscription lasts while the rest runs. Rejected,
-        // or its `PendingSink` dropped: no subscription to end, and what
+        // or its `PendingSubscription` dropped: no subscription to end, and what
         // the method does next is nobody's to see.
         None => {
             tokio::spawn(async move { finish(&shared, &open, method, run).await });
@@ -910,7 +915,7 @@ fn never_accepted(method: &str) -> ErrorObject {
     ErrorObject::new(
         INTERNAL_ERROR,
         format!(
-            "Internal error: the subscription of `{method}` was never accepted: its method returned, or dropped its PendingSink, without calling accept or reject"
+            "Internal error: the subscription of `{method}` was never accepted: its method returned, or dropped its PendingSubscription, without calling accept or reject"
         ),
     )
 }

@@ -16,6 +16,7 @@ use tokio::net::TcpStream;
 use tokio::sync::mpsc;
 
 use crate::peer::{MessageSink, MessageSource, Peer, PeerBuilder, Received};
+use crate::transport::listener::Connect;
 use crate::transport::replies::{error_reply, request_ids};
 use crate::wire::{ErrorObject, TRANSPORT_ERROR};
 
@@ -27,10 +28,10 @@ const MAX_IDLE: usize = 32;
 ///
 /// ```no_run
 /// # async fn run() -> std::io::Result<()> {
-/// use rpc_runtime::{HttpConnect, Peer};
-/// let peer = Peer::builder().connect_http(
-///     HttpConnect::new("http://127.0.0.1:8080/rpc").header("authorization", "Bearer s3cret"),
-/// )?;
+/// use rpc_runtime::{Peer, transport::http::HttpConnect};
+/// let peer = Peer::builder()
+///     .connect(HttpConnect::new("http://127.0.0.1:8080/rpc").header("authorization", "Bearer s3cret"))
+///     .await?;
 /// let difference: i64 = peer.call("subtract", [42, 23]).await.expect("a call");
 /// # Ok(()) }
 /// ```
@@ -107,7 +108,7 @@ impl std::fmt::Debug for HttpSink {
 }
 
 impl HttpConnect {
-    /// The client's two halves, for [`PeerBuilder::connect_transport`].
+    /// The client's two halves, for a [`Transport`](crate::transport::Transport).
     /// Bodies of answers are limited to `max_body` bytes.
     pub fn transport(self, max_body: usize) -> io::Result<(HttpSource, HttpSink)> {
         let uri: Uri = self.url.parse().map_err(|err| invalid(format!("`{}` is not a URL: {err}", self.url)))?;
@@ -146,19 +147,20 @@ fn invalid(message: String) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidInput, message)
 }
 
-impl PeerBuilder {
-    /// A connection to a JSON-RPC server over HTTP: every call (or batch,
-    /// or notification) is one `POST` to `target`'s URL, and the answer
-    /// comes back in its response (call it inside a tokio runtime).
-    ///
-    /// HTTP is request/response only: the server cannot call this side
-    /// back. An answer other than 200 or 204 fails each call in the
-    /// message with a [`TRANSPORT_ERROR`] error object naming the status
-    /// (`data`: `{"httpStatus": 401}`), as does a request that could not be
-    /// sent at all.
-    pub fn connect_http(self, target: impl Into<HttpConnect>) -> io::Result<Peer> {
-        let (source, sink) = target.into().transport(self.limits.max_message_size)?;
-        Ok(self.connect_transport(source, sink))
+/// A connection to a JSON-RPC server over HTTP, for
+/// [`PeerBuilder::connect`]: every call (or batch, or notification) is one
+/// `POST` to the URL, and the answer comes back in its response.
+///
+///
+/// HTTP is request/response only: the server cannot call this side
+/// back. An answer other than 200 or 204 fails each call in the
+/// message with a [`TRANSPORT_ERROR`] error object naming the status
+/// (`data`: `{"httpStatus": 401}`), as does a request that could not be
+/// sent at all.
+impl Connect for HttpConnect {
+    async fn connect(self, builder: PeerBuilder) -> io::Result<Peer> {
+        let (source, sink) = self.transport(builder.limits.max_message_size)?;
+        Ok(builder.start(source, sink))
     }
 }
 

@@ -1,5 +1,6 @@
-//! HTTP: the server as a `tower::Service` (mountable in axum next to other
-//! routes), a standalone listener with graceful shutdown, and a
+//! HTTP: the settings ([`Http`]), the server as a `tower::Service`
+//! ([`HttpService`], mountable in axum next to other routes), a standalone
+//! listener ([`HttpListener`], for [`Server::serve`](crate::Server::serve)), and a
 //! request/response client that a [`Peer`](crate::Peer) (and so every
 //! generated client) runs over.
 //!
@@ -19,4 +20,4 @@ pub(crate) use serve::{serve_listener, Endpoint};
 pub(crate) use service::Serving;
 #[cfg(any(feature = "ws", feature = "mcp"))]
 pub(crate) use service::{status_response, Inner};
-pub use service::{HttpAddrs, HttpService};
+pub use service::{Http, HttpAddrs, HttpListener, HttpService};

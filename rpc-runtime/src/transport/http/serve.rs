@@ -18,67 +18,23 @@ use http_body_util::Full;
 use hyper::body::{Body, Incoming};
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
-use tokio::net::{TcpListener, TcpStream, ToSocketAddrs};
+use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Semaphore;
 
-use super::service::{status_response, HttpAddrs, HttpService, Serving};
+use super::service::{status_response, HttpAddrs, HttpListener, HttpService, Serving};
 use crate::dispatch::signal::Signal;
 use crate::transport::deadline::WriteDeadline;
-use crate::transport::server::{until_shutdown, Server};
+use crate::transport::listener::{Listener, Shutdown};
+use crate::transport::server::Server;
 
 /// How long a connection refused for the connection limit has to send its
 /// request and take its 503 before it is closed anyway.
 const REFUSAL_TIMEOUT: Duration = Duration::from_secs(1);
 
-impl Server {
-    /// Binds `addr` and serves HTTP (and, with the `ws` feature,
-    /// WebSocket upgrades) on it, forever, with the defaults of
-    /// [`Server::http`]. See [`HttpService`].
-    pub async fn serve_http(&self, addr: impl ToSocketAddrs) -> io::Result<()> {
-        self.http().serve(addr).await
-    }
-
-    /// [`Server::serve_http`] until `shutdown` completes, then shuts down
-    /// gracefully (see [`HttpService::serve_listener_with_shutdown`]).
-    pub async fn serve_http_with_shutdown(
-        &self,
-        addr: impl ToSocketAddrs,
-        shutdown: impl Future<Output = ()>,
-    ) -> io::Result<()> {
-        self.http().serve_with_shutdown(addr, shutdown).await
-    }
-}
-
-impl HttpService {
-    /// Binds `addr` and serves every connection on it, forever.
-    pub async fn serve(self, addr: impl ToSocketAddrs) -> io::Result<()> {
-        self.serve_with_shutdown(addr, std::future::pending()).await
-    }
-
-    /// Binds `addr` and serves until `shutdown` completes.
-    pub async fn serve_with_shutdown(
-        self,
-        addr: impl ToSocketAddrs,
-        shutdown: impl Future<Output = ()>,
-    ) -> io::Result<()> {
-        let listener = TcpListener::bind(addr).await?;
-        self.serve_listener_with_shutdown(listener, shutdown).await
-    }
-
-    /// Serves every connection accepted on `listener` until `shutdown`
-    /// completes, then shuts down gracefully: stops accepting, lets each
-    /// request in progress finish and be answered, closes idle
-    /// keep-alive connections and WebSocket connections (after answering
-    /// what runs on them), and returns once all are closed.
-    ///
-    /// At most the server's `max_connections` are open at once (a
-    /// WebSocket connection counts as one); one more is answered 503.
-    pub async fn serve_listener_with_shutdown(
-        self,
-        listener: TcpListener,
-        shutdown: impl Future<Output = ()>,
-    ) -> io::Result<()> {
-        serve_listener(self, listener, shutdown).await
+impl Listener for HttpListener {
+    async fn run(self, server: Server, shutdown: Shutdown) -> io::Result<()> {
+        let service = self.http.service(&server);
+        serve_listener(service, self.listener, &shutdown).await
     }
 }
 
@@ -130,17 +86,16 @@ impl Endpoint for HttpService {
 }
 
 /// Serves every connection accepted on `listener` with `endpoint` until
-/// `shutdown` completes, then shuts down gracefully (see
-/// [`HttpService::serve_listener_with_shutdown`]).
+/// `shutdown` starts, then shuts down gracefully (see [`HttpListener`]).
 pub(crate) async fn serve_listener<E: Endpoint>(
     endpoint: E,
     listener: TcpListener,
-    shutdown: impl Future<Output = ()>,
+    shutdown: &Shutdown,
 ) -> io::Result<()> {
-    let drain = Arc::new(Signal::default());
+    let drain = &shutdown.drain;
     let limit = endpoint.http().inner().server.max_connections.min(Semaphore::MAX_PERMITS).min(u32::MAX as usize);
     let slots = Arc::new(Semaphore::new(limit));
-    until_shutdown(accept_loop(&endpoint, &listener, &drain, &slots), shutdown, &drain).await;
+    accept_loop(&endpoint, &listener, drain, &slots).await;
     drop(listener);
     let _all_closed = slots.acquire_many(limit as u32).await;
     Ok(())

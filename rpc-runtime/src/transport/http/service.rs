@@ -3,6 +3,7 @@
 
 use std::convert::Infallible;
 use std::future::{poll_fn, Future};
+use std::io;
 use std::net::{IpAddr, SocketAddr};
 use std::pin::{pin, Pin};
 use std::sync::Arc;
@@ -14,6 +15,7 @@ use http::header::{self, HeaderValue};
 use http::{Method, Request, Response, StatusCode};
 use http_body_util::Full;
 use hyper::body::Body;
+use tokio::net::{TcpListener, ToSocketAddrs};
 use tokio::sync::OwnedSemaphorePermit;
 
 use crate::dispatch::context::Context;
@@ -36,16 +38,24 @@ const ANSWER_HEADROOM: usize = 64;
 const MAX_ANSWER_RESERVE: usize = 64 * 1024;
 
 /// The addresses of the connection a request came in on. The standalone
-/// server ([`HttpService::serve`]) adds them to every request's
+/// server (an [`HttpListener`]) adds them to every request's
 /// extensions; inside another server (axum), insert them yourself (from
 /// axum's `ConnectInfo`) to give the connection hook and the Host check
 /// the peer and local addresses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct HttpAddrs {
     /// The client's address.
     pub peer: SocketAddr,
     /// The address the request arrived on.
     pub local: SocketAddr,
+}
+
+impl HttpAddrs {
+    /// A connection from `peer` that arrived on `local`.
+    pub fn new(peer: SocketAddr, local: SocketAddr) -> Self {
+        HttpAddrs { peer, local }
+    }
 }
 
 /// What the standalone server adds to requests so that upgraded
@@ -72,8 +82,29 @@ enum HostCheck {
     Only(Vec<String>),
 }
 
+/// The settings of the HTTP transport (and, with the `ws` feature, of
+/// WebSocket upgrades on it): a builder, `Default` for the defaults below.
+/// Make a listener with [`Http::bind`] or [`Http::listener`] for
+/// [`Server::serve`], or the tower service to mount in axum with
+/// [`Http::service`].
+///
+/// ```no_run
+/// # async fn run(router: rpc_runtime::Router) -> std::io::Result<()> {
+/// use rpc_runtime::{Server, transport::http::Http};
+/// let listener = Http::default().allowed_origins(["https://app.example.com"]).bind("127.0.0.1:8080").await?;
+/// println!("serving on {}", listener.local_addr()?);
+/// Server::new(router).serve(listener).await
+/// # }
+/// ```
+///
+/// Security defaults: a server bound to a loopback address serves only
+/// the loopback host names (`localhost`, `127.0.0.1`, `[::1]`), against
+/// DNS rebinding; an `Origin` header (sent by browsers) must be the
+/// request's own origin or an allowed one; CORS is off until
+/// configured; bodies are limited to the engine's `max_message_size`;
+/// headers must arrive within 10 s and bodies within 30 s.
 #[derive(Clone, Debug)]
-pub(crate) struct HttpConfig {
+pub struct Http {
     hosts: HostCheck,
     origins: Vec<String>,
     any_origin: bool,
@@ -86,20 +117,29 @@ pub(crate) struct HttpConfig {
     pub(crate) cors: Option<tower_http::cors::CorsLayer>,
 }
 
+impl Default for Http {
+    fn default() -> Self {
+        Http {
+            hosts: HostCheck::Auto,
+            origins: Vec::new(),
+            any_origin: false,
+            max_body: None,
+            header_timeout: DEFAULT_HEADER_TIMEOUT,
+            body_timeout: DEFAULT_BODY_TIMEOUT,
+            #[cfg(feature = "ws")]
+            ws: Default::default(),
+            #[cfg(feature = "cors")]
+            cors: None,
+        }
+    }
+}
+
 /// The HTTP (and, with the `ws` feature, WebSocket) face of a [`Server`]:
 /// a `tower::Service` for `http::Request`s, so it mounts as a route in an
-/// axum app, and a standalone listener ([`HttpService::serve`]).
+/// axum app. Made by [`Http::service`]; to serve HTTP standalone, serve an
+/// [`HttpListener`] instead.
 ///
-/// ```no_run
-/// # async fn run(router: rpc_runtime::Router) -> std::io::Result<()> {
-/// use rpc_runtime::Server;
-/// // Standalone, with graceful shutdown on Ctrl-C:
-/// let http = Server::new(router).http();
-/// http.serve_with_shutdown("127.0.0.1:8080", async { tokio::signal::ctrl_c().await.ok(); }).await
-/// # }
-/// ```
-///
-/// In axum: `Router::new().route_service("/rpc", server.http())`.
+/// In axum: `Router::new().route_service("/rpc", Http::default().service(&server))`.
 ///
 /// What it answers (HTTP/1.1, keep-alive):
 ///
@@ -118,12 +158,7 @@ pub(crate) struct HttpConfig {
 /// `http::request::Parts` (headers, URI) as a part: it is the place for
 /// authentication, and the context it returns is what handlers see.
 ///
-/// Security defaults: a server bound to a loopback address serves only
-/// the loopback host names (`localhost`, `127.0.0.1`, `[::1]`), against
-/// DNS rebinding; an `Origin` header (sent by browsers) must be the
-/// request's own origin or an allowed one; CORS is off until
-/// configured; bodies are limited to the engine's `max_message_size`;
-/// headers must arrive within 10 s and bodies within 30 s.
+/// The security defaults are [`Http`]'s.
 #[derive(Clone)]
 pub struct HttpService {
     inner: Arc<Inner>,
@@ -137,33 +172,30 @@ impl std::fmt::Debug for HttpService {
 
 pub(crate) struct Inner {
     pub(crate) server: Server,
-    pub(crate) config: HttpConfig,
+    pub(crate) config: Http,
 }
 
-impl Server {
-    /// This server's HTTP face (see [`HttpService`]).
-    pub fn http(&self) -> HttpService {
-        let config = HttpConfig {
-            hosts: HostCheck::Auto,
-            origins: Vec::new(),
-            any_origin: false,
-            max_body: None,
-            header_timeout: DEFAULT_HEADER_TIMEOUT,
-            body_timeout: DEFAULT_BODY_TIMEOUT,
-            #[cfg(feature = "ws")]
-            ws: Default::default(),
-            #[cfg(feature = "cors")]
-            cors: None,
-        };
-        HttpService { inner: Arc::new(Inner { server: self.clone(), config }) }
+impl Http {
+    /// The tower service of `server` with these settings, to mount in
+    /// axum or any hyper-based server (see [`HttpService`]).
+    pub fn service(&self, server: &Server) -> HttpService {
+        HttpService { inner: Arc::new(Inner { server: server.clone(), config: self.clone() }) }
     }
-}
 
-impl HttpService {
-    fn with_config(self, change: impl FnOnce(&mut HttpConfig)) -> Self {
-        let mut config = self.inner.config.clone();
-        change(&mut config);
-        HttpService { inner: Arc::new(Inner { server: self.inner.server.clone(), config }) }
+    /// Binds `addr` for [`Server::serve`] with these settings (port 0: an
+    /// address the system picks; read it with [`HttpListener::local_addr`]).
+    pub async fn bind(self, addr: impl ToSocketAddrs) -> io::Result<HttpListener> {
+        Ok(self.listener(TcpListener::bind(addr).await?))
+    }
+
+    /// Serves HTTP on `listener` with these settings, for [`Server::serve`].
+    pub fn listener(self, listener: TcpListener) -> HttpListener {
+        HttpListener { http: self, listener }
+    }
+
+    fn with_config(mut self, change: impl FnOnce(&mut Http)) -> Self {
+        change(&mut self);
+        self
     }
 
     /// Serves requests whose `Host` is one of `hosts` (`example.com`
@@ -243,20 +275,42 @@ impl HttpService {
         })
     }
 
-    /// The same service with other WebSocket settings.
+    /// The same settings with other WebSocket settings.
     #[cfg(feature = "ws")]
     pub(crate) fn with_ws(self, change: impl FnOnce(&mut crate::transport::ws::WsServerOptions)) -> Self {
         self.with_config(|config| change(&mut config.ws))
     }
 
-    pub(crate) fn inner(&self) -> &Arc<Inner> {
-        &self.inner
-    }
-
-    /// The CORS layer [`HttpService::cors`] configured, if any.
+    /// The CORS layer [`Http::cors`] configured, if any.
     #[cfg(all(feature = "cors", feature = "mcp"))]
     pub(crate) fn cors_layer(&self) -> Option<&tower_http::cors::CorsLayer> {
-        self.inner.config.cors.as_ref()
+        self.cors.as_ref()
+    }
+}
+
+/// A TCP listener serving HTTP with [`Http`] settings: pass it to
+/// [`Server::serve`]. At most the server's `max_connections` are open at
+/// once (a WebSocket connection counts as one); one more is answered 503.
+/// On graceful shutdown it stops accepting, lets each request in progress
+/// finish and be answered, closes idle keep-alive connections and
+/// WebSocket connections (after answering what runs on them), and returns
+/// once all are closed.
+#[derive(Debug)]
+pub struct HttpListener {
+    pub(crate) http: Http,
+    pub(crate) listener: TcpListener,
+}
+
+impl HttpListener {
+    /// The local address this listener is bound to.
+    pub fn local_addr(&self) -> io::Result<std::net::SocketAddr> {
+        self.listener.local_addr()
+    }
+}
+
+impl HttpService {
+    pub(crate) fn inner(&self) -> &Arc<Inner> {
+        &self.inner
     }
 
     /// Answers one request (CORS first, when configured).

@@ -1,6 +1,6 @@
 // One mistake, one error: the trait is still emitted with `into_rpc`, so the
 // impl below and the code that serves it produce no further errors.
-use rpc_runtime::{rpc, Engine, Limits, Router};
+use rpc_runtime::{rpc, Limits, Router, dispatch::Engine};
 
 #[rpc]
 pub trait Service {

@@ -1,7 +1,7 @@
 // `#[rpc(mcp(name = "..."))]`: tool names model APIs take
 // (`[a-zA-Z0-9_-]{1,64}`), one tool per name, and no name for what is no
 // tool.
-use rpc_runtime::{rpc, Sink};
+use rpc_runtime::{rpc, SubscriptionSink};
 
 #[rpc]
 pub trait Service {
@@ -26,7 +26,7 @@ pub trait Service {
     fn hidden_with_name(&self) -> u8;
 
     #[rpc(unsubscribe = "stop", mcp(name = "ticks"))]
-    async fn ticks(&self, sink: Sink<u64>);
+    async fn ticks(&self, sink: SubscriptionSink<u64>);
 }
 
 fn main() {}

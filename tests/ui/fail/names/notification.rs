@@ -1,5 +1,5 @@
 // A notification is never answered, so it returns nothing.
-use rpc_runtime::{rpc, RpcResult};
+use rpc_runtime::{rpc, wire::RpcResult};
 
 #[rpc]
 pub trait Service {

@@ -1,12 +1,12 @@
-// An item type that cannot be encoded is reported on the `Sink` parameter.
-use rpc_runtime::{rpc, Sink};
+// An item type that cannot be encoded is reported on the `SubscriptionSink` parameter.
+use rpc_runtime::{rpc, SubscriptionSink};
 
 pub struct Opaque;
 
 #[rpc(catalog = false, server_only)] // only the server's serde bound is under test here
 pub trait Service {
     #[rpc(unsubscribe = "unsubscribe_ticks")]
-    async fn ticks(&self, sink: Sink<Opaque>);
+    async fn ticks(&self, sink: SubscriptionSink<Opaque>);
 }
 
 fn main() {}

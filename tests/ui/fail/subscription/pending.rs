@@ -1,28 +1,28 @@
-// Every misuse of a `PendingSink` is reported, each on its own code.
-use rpc_runtime::{rpc, PendingSink, Sink};
+// Every misuse of a `PendingSubscription` is reported, each on its own code.
+use rpc_runtime::{rpc, SubscriptionSink, peer::PendingSubscription};
 
 #[rpc]
 pub trait Service {
     // No way for the client to stop it.
-    async fn no_unsubscribe(&self, pending: PendingSink<u64>);
+    async fn no_unsubscribe(&self, pending: PendingSubscription<u64>);
 
     // One call opens one subscription, answered one way.
     #[rpc(unsubscribe = "unsubscribe_two")]
-    async fn two_pending(&self, a: PendingSink<u64>, b: PendingSink<u64>);
+    async fn two_pending(&self, a: PendingSubscription<u64>, b: PendingSubscription<u64>);
     #[rpc(unsubscribe = "unsubscribe_both")]
-    async fn both(&self, a: PendingSink<u64>, b: Sink<u64>);
+    async fn both(&self, a: PendingSubscription<u64>, b: SubscriptionSink<u64>);
 
     // The item type is missing.
     #[rpc(unsubscribe = "unsubscribe_bare")]
-    async fn bare(&self, pending: PendingSink);
+    async fn bare(&self, pending: PendingSubscription);
 
     // By reference: `accept` consumes it.
     #[rpc(unsubscribe = "unsubscribe_borrowed")]
-    async fn borrowed(&self, pending: &PendingSink<u64>);
+    async fn borrowed(&self, pending: &PendingSubscription<u64>);
 
     // The answer is the subscription id.
     #[rpc(unsubscribe = "unsubscribe_valued")]
-    async fn valued(&self, pending: PendingSink<u64>) -> u64;
+    async fn valued(&self, pending: PendingSubscription<u64>) -> u64;
 }
 
 fn main() {}

@@ -1,13 +1,13 @@
-// An item type that cannot be encoded is reported on the `PendingSink`
+// An item type that cannot be encoded is reported on the `PendingSubscription`
 // parameter.
-use rpc_runtime::{rpc, PendingSink};
+use rpc_runtime::{rpc, peer::PendingSubscription};
 
 pub struct Opaque;
 
 #[rpc(catalog = false)] // only the serde bound is under test here
 pub trait Service {
     #[rpc(unsubscribe = "unsubscribe_ticks")]
-    async fn ticks(&self, pending: PendingSink<Opaque>);
+    async fn ticks(&self, pending: PendingSubscription<Opaque>);
 }
 
 fn main() {}

@@ -2,7 +2,7 @@
 // encodes it, so only the client fails) is reported at that type;
 // `#[rpc(server_only)]` is the way out.
 use rpc_runtime::serde::Serialize;
-use rpc_runtime::{rpc, RpcResult, Sink};
+use rpc_runtime::{rpc, SubscriptionSink, wire::RpcResult};
 
 #[derive(Serialize)]
 #[serde(crate = "rpc_runtime::serde")]
@@ -16,7 +16,7 @@ pub trait Index {
     async fn result(&self) -> Result<Report, rpc_runtime::ErrorObject>;
     fn alias(&self) -> RpcResult<Report>;
     #[rpc(unsubscribe = "unsubscribe_reports")]
-    async fn reports(&self, sink: Sink<Report>);
+    async fn reports(&self, sink: SubscriptionSink<Report>);
 }
 
 fn main() {}

@@ -1,5 +1,5 @@
 // A return type that cannot be encoded is reported on the return type.
-use rpc_runtime::{rpc, RpcResult};
+use rpc_runtime::{rpc, wire::RpcResult};
 
 pub struct Opaque;
 

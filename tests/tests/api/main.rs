@@ -1,0 +1,24 @@
+//! Integration tests: api (one test binary per area, so that
+//! `cargo test --workspace` links a handful of binaries).
+
+#[path = "../catalog_util/mod.rs"]
+mod catalog_util;
+#[path = "../client_support/mod.rs"]
+mod client_support;
+#[path = "../common/mod.rs"]
+mod common;
+
+pub mod catalog;
+pub mod catalog_calculator;
+pub mod catalog_compat;
+pub mod client;
+pub mod client_bounds;
+pub mod declarations;
+pub mod engine_rules;
+pub mod hostile_input;
+pub mod macro_dispatch;
+pub mod peers;
+pub mod properties;
+pub mod spec_examples;
+pub mod subscriptions;
+pub mod tower_layers;

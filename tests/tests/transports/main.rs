@@ -1,0 +1,23 @@
+//! Integration tests: transports (one test binary per area, so that
+//! `cargo test --workspace` links a handful of binaries).
+
+#[path = "../client_support/mod.rs"]
+mod client_support;
+#[path = "../common/mod.rs"]
+mod common;
+#[path = "../measure/mod.rs"]
+mod measure;
+#[path = "../web_support/mod.rs"]
+mod web_support;
+
+pub mod client_transports;
+pub mod faults;
+pub mod http;
+pub mod http_wire;
+pub mod load;
+pub mod log_flood;
+pub mod memory;
+pub mod nats;
+pub mod server_connections;
+pub mod shutdown;
+pub mod ws;

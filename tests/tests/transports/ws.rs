@@ -1,0 +1,318 @@
+//! The WebSocket transport over real sockets: the same peer as every other
+//! transport (calls both ways, cancellation), the connection hook and
+//! Origin check at the handshake, binary frames, keep-alive pings, the
+//! close handshake, the size limit, and a client that reconnects.
+
+use crate::web_support;
+
+use std::time::Duration;
+
+use futures_util::{SinkExt, StreamExt};
+use rpc_runtime::{
+    rpc,
+    transport::{ws::Reconnect, ws::WsConnect},
+    wire::TRANSPORT_ERROR,
+    Cancellation, ClientError, Limits, Peer,
+};
+use serde_json::json;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+use tokio_tungstenite::tungstenite::Message;
+use web_support::*;
+
+/// What the client side serves, for the server to call back.
+#[rpc]
+pub trait Pinger {
+    fn ping(&self) -> String;
+}
+
+struct PingerImpl;
+
+impl Pinger for PingerImpl {
+    fn ping(&self) -> String {
+        "pong from the client".to_owned()
+    }
+}
+
+type Raw = tokio_tungstenite::WebSocketStream<TcpStream>;
+
+/// A WebSocket client that is not ours.
+async fn raw_client(addr: std::net::SocketAddr) -> Raw {
+    let stream = TcpStream::connect(addr).await.unwrap();
+    tokio_tungstenite::client_async(format!("ws://{addr}/"), stream).await.expect("handshake").0
+}
+
+/// The next text frame, skipping control frames.
+async fn next_text(ws: &mut Raw) -> serde_json::Value {
+    tokio::time::timeout(HANG_GUARD, async {
+        loop {
+            match ws.next().await.expect("a frame").expect("not an error") {
+                Message::Text(text) => return serde_json::from_str(&text).unwrap(),
+                Message::Close(frame) => panic!("closed: {frame:?}"),
+                _ => continue,
+            }
+        }
+    })
+    .await
+    .expect("a text frame in time")
+}
+
+#[tokio::test]
+async fn a_typed_client_calls_and_the_server_calls_back() {
+    let (server, _) = vault();
+    let (addr, _stop, _task) = serve(&with_tokens(server), Http::default()).await;
+    let peer = Peer::builder()
+        .router(PingerImpl.into_rpc())
+        .connect(WsConnect::new(format!("ws://{addr}/")).header("authorization", "Bearer alice"))
+        .await
+        .expect("connect");
+    let vault = VaultClient::new(peer);
+    assert_eq!(vault.whoami().await.unwrap(), "alice");
+    assert!(vault.wipe(true).await.unwrap());
+    assert_eq!(vault.call_back().await.unwrap(), "pong from the client");
+    let mut batch = vault.batch();
+    let (a, b) = (batch.read("a".into()), batch.sleep(2));
+    batch.send().await.unwrap();
+    assert_eq!((a.await.unwrap().as_str(), b.await.unwrap()), ("value of a", 2));
+}
+
+#[tokio::test]
+async fn the_hook_and_origin_check_refuse_the_handshake() {
+    let (server, _) = vault();
+    let (addr, _stop, _task) = serve(&with_tokens(server), Http::default()).await;
+    let err = Peer::builder()
+        .connect(rpc_runtime::transport::ws::WsConnect::new(format!("ws://{addr}/")))
+        .await
+        .expect_err("no token");
+    assert_eq!(err.kind(), std::io::ErrorKind::PermissionDenied);
+    assert!(err.to_string().contains("401"), "{err}");
+    let err = Peer::builder()
+        .connect(WsConnect::new(format!("ws://{addr}/")).header("authorization", "Bearer mallory"))
+        .await
+        .expect_err("unknown token");
+    assert!(err.to_string().contains("403"), "{err}");
+    let err = Peer::builder()
+        .connect(
+            WsConnect::new(format!("ws://{addr}/"))
+                .header("authorization", "Bearer bob")
+                .header("origin", "https://evil.example"),
+        )
+        .await
+        .expect_err("foreign origin");
+    assert!(err.to_string().contains("403"), "{err}");
+    let bob = Peer::builder()
+        .connect(WsConnect::new(format!("ws://{addr}/")).header("authorization", "Bearer bob"))
+        .await
+        .unwrap();
+    let error = VaultClient::new(bob).wipe(true).await.expect_err("bob is no admin");
+    assert!(matches!(error, ClientError::Server(e) if e.code() == rpc_runtime::wire::PERMISSION_DENIED));
+}
+
+#[tokio::test]
+async fn an_abandoned_call_cancels_the_handler() {
+    let (server, mut cancelled) = vault();
+    let (addr, _stop, _task) = serve(&server.cancellation(Cancellation::Lsp), Http::default()).await;
+    let peer = Peer::builder()
+        .cancellation(Cancellation::Lsp)
+        .connect(rpc_runtime::transport::ws::WsConnect::new(format!("ws://{addr}/")))
+        .await
+        .unwrap();
+    let vault = VaultClient::new(peer).with_timeout(Duration::from_millis(100));
+    assert!(matches!(vault.wait_for_cancel().await, Err(ClientError::Timeout(_))));
+    tokio::time::timeout(HANG_GUARD, cancelled.recv()).await.expect("the handler saw the cancellation");
+}
+
+#[tokio::test]
+async fn binary_frames_are_refused_with_a_parse_error_naming_them() {
+    let (server, _) = vault();
+    let (addr, _stop, _task) = serve(&server, Http::default()).await;
+    let mut ws = raw_client(addr).await;
+    ws.send(Message::Binary(br#"{"jsonrpc":"2.0","method":"read","params":["k"],"id":1}"#.to_vec().into()))
+        .await
+        .unwrap();
+    let reply = next_text(&mut ws).await;
+    assert_eq!(reply["error"]["code"], -32700);
+    assert!(reply["error"]["message"].as_str().unwrap().contains("binary"), "{reply}");
+    // The connection stays usable.
+    ws.send(Message::text(r#"{"jsonrpc":"2.0","method":"read","params":["k"],"id":2}"#)).await.unwrap();
+    assert_eq!(next_text(&mut ws).await, json!({"jsonrpc": "2.0", "result": "value of k", "id": 2}));
+}
+
+#[tokio::test]
+async fn the_close_handshake_is_answered_and_sent() {
+    let (server, _) = vault();
+    let (addr, stop, task) = serve(&server, Http::default()).await;
+    // The client closes: the server answers with its close frame.
+    let mut ws = raw_client(addr).await;
+    ws.close(None).await.unwrap();
+    let end = tokio::time::timeout(HANG_GUARD, async {
+        loop {
+            match ws.next().await {
+                Some(Ok(Message::Close(_))) | None => return,
+                Some(Ok(_)) => continue,
+                Some(Err(err)) => panic!("{err}"),
+            }
+        }
+    });
+    end.await.expect("the server closed too");
+    // The server shuts down: a running request is answered, then a close
+    // frame comes.
+    let mut ws = raw_client(addr).await;
+    ws.send(Message::text(r#"{"jsonrpc":"2.0","method":"sleep","params":[200],"id":1}"#)).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    stop.send(()).unwrap();
+    assert_eq!(next_text(&mut ws).await["result"], 200);
+    match tokio::time::timeout(HANG_GUARD, ws.next()).await.expect("a frame") {
+        Some(Ok(Message::Close(Some(frame)))) => assert_eq!(frame.code, CloseCode::Normal),
+        other => panic!("expected a close frame, got {other:?}"),
+    }
+    tokio::time::timeout(HANG_GUARD, task).await.expect("shut down").unwrap().unwrap();
+}
+
+#[tokio::test]
+async fn keepalive_pings_close_a_silent_client_and_keep_a_live_one() {
+    let (server, _) = vault();
+    let (addr, _stop, _task) = serve(&server, Http::default().ws_ping_interval(Some(Duration::from_millis(100)))).await;
+    // A live client (tungstenite answers pings as it reads) outlasts
+    // several intervals.
+    let mut live = raw_client(addr).await;
+    let reader = tokio::spawn(async move {
+        let mut pings = 0;
+        while let Some(Ok(message)) = live.next().await {
+            if matches!(message, Message::Ping(_)) {
+                pings += 1;
+                if pings == 5 {
+                    live.send(Message::text(r#"{"jsonrpc":"2.0","method":"read","params":["k"],"id":1}"#))
+                        .await
+                        .unwrap();
+                }
+            }
+            if let Message::Text(text) = message {
+                return (pings, text.to_string());
+            }
+        }
+        panic!("the live client was disconnected after {pings} pings");
+    });
+    let (pings, answer) = tokio::time::timeout(HANG_GUARD, reader).await.expect("in time").unwrap();
+    assert!(pings >= 5 && answer.contains("value of k"), "{pings} {answer}");
+    // A silent client (a raw handshake, then nothing read or sent) is cut off.
+    let mut silent = TcpStream::connect(addr).await.unwrap();
+    let handshake = format!(
+        "GET / HTTP/1.1\r\nHost: {addr}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n"
+    );
+    silent.write_all(handshake.as_bytes()).await.unwrap();
+    let started = tokio::time::Instant::now();
+    let mut seen = Vec::new();
+    let _ = tokio::time::timeout(HANG_GUARD, silent.read_to_end(&mut seen)).await.expect("closed in time");
+    assert!(String::from_utf8_lossy(&seen).starts_with("HTTP/1.1 101"), "{:?}", String::from_utf8_lossy(&seen));
+    assert!(started.elapsed() < Duration::from_secs(5));
+}
+
+#[tokio::test]
+async fn large_messages_whole_and_fragmented_are_answered() {
+    // Larger than what the server's frame reader keeps ahead, so the read
+    // buffer grows while the payload arrives.
+    let (server, _) = vault();
+    let (addr, _stop, _task) = serve(&server, Http::default()).await;
+    let mut ws = raw_client(addr).await;
+    let key = "k".repeat(3 << 20);
+    let request = format!(r#"{{"jsonrpc":"2.0","method":"read","params":["{key}"],"id":1}}"#);
+    ws.send(Message::text(request.clone())).await.unwrap();
+    let answer = next_text(&mut ws).await;
+    assert_eq!(answer["id"], 1);
+    assert_eq!(answer["result"].as_str().map(str::len), Some(key.len() + "value of ".len()));
+    // The same request in three fragments, a ping between two of them.
+    use tokio_tungstenite::tungstenite::protocol::frame::coding::{Data, OpCode};
+    use tokio_tungstenite::tungstenite::protocol::frame::{Frame, FrameHeader};
+    let request = request.replace(r#""id":1"#, r#""id":2"#).into_bytes();
+    let third = request.len() / 3;
+    let pieces = [
+        (OpCode::Data(Data::Text), false, &request[..third]),
+        (OpCode::Data(Data::Continue), false, &request[third..2 * third]),
+        (OpCode::Data(Data::Continue), true, &request[2 * third..]),
+    ];
+    for (index, (opcode, is_final, piece)) in pieces.into_iter().enumerate() {
+        let header = FrameHeader { is_final, opcode, ..FrameHeader::default() };
+        ws.send(Message::Frame(Frame::from_payload(header, piece.to_vec().into()))).await.unwrap();
+        if index == 1 {
+            ws.send(Message::Ping(b"between".to_vec().into())).await.unwrap();
+        }
+    }
+    let answer = next_text(&mut ws).await;
+    assert_eq!(answer["id"], 2);
+    assert_eq!(answer["result"].as_str().map(str::len), Some(key.len() + "value of ".len()));
+}
+
+#[tokio::test]
+async fn a_message_over_the_limit_closes_with_1009() {
+    let (server, _) = vault();
+    let server = server.limits(Limits::default().max_message_size(1024));
+    let (addr, _stop, _task) = serve(&server, Http::default()).await;
+    let mut ws = raw_client(addr).await;
+    let big = format!(r#"{{"jsonrpc":"2.0","method":"read","params":["{}"],"id":1}}"#, "x".repeat(4096));
+    let _ = ws.send(Message::text(big)).await;
+    let frame = tokio::time::timeout(HANG_GUARD, async {
+        loop {
+            match ws.next().await {
+                Some(Ok(Message::Close(frame))) => return frame,
+                Some(Ok(_)) => continue,
+                other => panic!("expected a close frame, got {other:?}"),
+            }
+        }
+    })
+    .await
+    .expect("closed in time")
+    .expect("a close frame with a code");
+    assert_eq!(frame.code, CloseCode::Size);
+    assert!(frame.reason.contains("1024"), "{}", frame.reason);
+}
+
+/// A TCP proxy whose connections can be cut, to lose a connection
+/// without the server's say.
+async fn cuttable_proxy(to: std::net::SocketAddr) -> (std::net::SocketAddr, tokio::sync::broadcast::Sender<()>) {
+    let (listener, addr) = listener().await;
+    let (cut, _) = tokio::sync::broadcast::channel::<()>(4);
+    let cuts = cut.clone();
+    tokio::spawn(async move {
+        while let Ok((mut inbound, _)) = listener.accept().await {
+            let mut cut = cuts.subscribe();
+            tokio::spawn(async move {
+                let mut outbound = TcpStream::connect(to).await.unwrap();
+                tokio::select! {
+                    _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound) => {}
+                    _ = cut.recv() => {}
+                }
+            });
+        }
+    });
+    (addr, cut)
+}
+
+#[tokio::test]
+async fn a_reconnecting_client_fails_calls_in_flight_and_carries_on() {
+    let (server, _) = vault();
+    let (server_addr, _stop, _task) = serve(&server, Http::default().allow_any_host()).await;
+    let (proxy, cut) = cuttable_proxy(server_addr).await;
+    let reconnect =
+        Reconnect::default().initial(Duration::from_millis(20)).max(Duration::from_millis(200)).attempts(Some(50));
+    let peer = Peer::builder().connect(WsConnect::new(format!("ws://{proxy}/")).reconnect(reconnect)).await.unwrap();
+    let vault = VaultClient::new(peer);
+    assert_eq!(vault.read("a".into()).await.unwrap(), "value of a");
+    let in_flight = tokio::spawn({
+        let vault = vault.clone();
+        async move { vault.sleep(5_000).await }
+    });
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    cut.send(()).unwrap();
+    let failed = tokio::time::timeout(HANG_GUARD, in_flight).await.expect("failed in time").unwrap();
+    match failed {
+        Err(ClientError::Server(error)) => {
+            assert_eq!(error.code(), TRANSPORT_ERROR);
+            assert!(error.message().contains("connection was lost"), "{}", error.message());
+        }
+        other => panic!("expected a transport error object, got {other:?}"),
+    }
+    let again = tokio::time::timeout(HANG_GUARD, vault.read("b".into())).await.expect("answered in time");
+    assert_eq!(again.unwrap(), "value of b");
+}
