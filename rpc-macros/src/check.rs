@@ -360,11 +360,15 @@ fn duplicate_param_names(cx: &Ctxt, method: &Method) {
     }
 }
 
-/// Whether a parameter's type is named `SubscriptionSink` (well-formed or not).
+/// Whether a parameter's type is named `SubscriptionSink` or
+/// `PendingSubscription` (well-formed or not).
 fn takes_sink(method: &Method) -> bool {
     method.params.iter().any(|param| param.sink.is_some())
         || method.sig.inputs.iter().any(|input| match input {
-            syn::FnArg::Typed(typed) => crate::render::type_name(&typed.ty).contains("SubscriptionSink"),
+            syn::FnArg::Typed(typed) => {
+                let name = crate::render::type_name(&typed.ty);
+                name.contains("SubscriptionSink") || name.contains("PendingSubscription")
+            }
             syn::FnArg::Receiver(_) => false,
         })
 }

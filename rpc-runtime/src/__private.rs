@@ -2,11 +2,11 @@
 //! only path generated code reaches (`::rpc_runtime::__private::...`), and
 //! the only public path of the runtime's hidden helpers. Not a public API.
 
-pub use crate::catalog::{
-    no_errors, result_schema_of, schema_of, unknown_schema_of, Catalog, ErrorInfo, ErrorsOf, MethodInfo, ParamInfo,
-    ResultSchema, RpcError, SchemaOf, ServiceInfo, ToolInfo, ViaJsonSchema, ViaNoJsonSchema, ViaNoRpcError,
-    ViaRpcError,
+pub use crate::catalog::support::{
+    no_errors, result_schema_of, schema_of, unknown_schema_of, ErrorsOf, ResultSchema, SchemaOf, ViaJsonSchema,
+    ViaNoJsonSchema, ViaNoRpcError, ViaRpcError,
 };
+pub use crate::catalog::{Catalog, ErrorInfo, MethodInfo, ParamInfo, RpcError, ServiceInfo, ToolInfo};
 pub use crate::dispatch::context::Context;
 pub use crate::dispatch::params::Params;
 pub use crate::dispatch::router::{IntoMethodResult, MethodFuture, MethodOutcome, Router};
@@ -132,11 +132,9 @@ pub const fn subscription_info(
 /// The [`MethodInfo`] of unsubscribe method `spec`, which ends the
 /// subscriptions of the methods named in `summary`.
 pub const fn unsubscribe_info(spec: &'static MethodSpec, summary: &'static str) -> MethodInfo {
-    const PARAMS: &[ParamInfo] = &[ParamInfo {
-        description: Some("The id the subscribe call answered with."),
-        schema: crate::catalog::schema_of::<u64>,
-    }];
-    method_info(spec, Some(summary), None, PARAMS, Some(crate::catalog::schema_of::<bool>), false, &[], no_errors)
+    const PARAMS: &[ParamInfo] =
+        &[ParamInfo { description: Some("The id the subscribe call answered with."), schema: schema_of::<u64> }];
+    method_info(spec, Some(summary), None, PARAMS, Some(schema_of::<bool>), false, &[], no_errors)
 }
 
 /// The [`MethodInfo`] of an alias: `method`'s, under the alias's spec,

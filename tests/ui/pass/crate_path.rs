@@ -12,7 +12,7 @@ use facade::rt::rpc;
 #[rpc(crate = "crate::facade::rt")]
 pub trait Facade {
     fn ping(&self) -> String;
-    async fn pong(&self, x: Option<u8>) -> crate::facade::rt::RpcResult<u8>;
+    async fn pong(&self, x: Option<u8>) -> crate::facade::rt::wire::RpcResult<u8>;
 }
 
 #[rpc(crate = "::rpc_runtime")]
@@ -26,7 +26,7 @@ impl Facade for Impl {
     fn ping(&self) -> String {
         "pong".to_owned()
     }
-    async fn pong(&self, x: Option<u8>) -> crate::facade::rt::RpcResult<u8> {
+    async fn pong(&self, x: Option<u8>) -> crate::facade::rt::wire::RpcResult<u8> {
         Ok(x.unwrap_or(0))
     }
 }

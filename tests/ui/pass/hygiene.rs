@@ -55,9 +55,9 @@ mod shadowed {
     pub trait Shadowed {
         fn plain(&self, a: ::std::string::String, b: ::std::option::Option<u8>) -> ::std::vec::Vec<u8>;
         fn fallible(&self, a: u8) -> ::std::result::Result<u8, ::rpc_runtime::ErrorObject>;
-        fn alias(&self) -> ::rpc_runtime::RpcResult<()>;
+        fn alias(&self) -> ::rpc_runtime::wire::RpcResult<()>;
         async fn asynchronous(&self, a: ::std::boxed::Box<u8>) -> u8;
-        async fn asynchronous_fallible(&self) -> ::rpc_runtime::RpcResult<u8>;
+        async fn asynchronous_fallible(&self) -> ::rpc_runtime::wire::RpcResult<u8>;
         fn context(&self, cx: ::rpc_runtime::Context) -> bool;
         #[rpc(notification)]
         fn notify(&self, a: u8);
@@ -66,7 +66,7 @@ mod shadowed {
         /// A user type whose name ends in `Result` is a plain return value.
         fn search(&self) -> SearchResult;
         #[rpc(unsubscribe = "unsubscribe_ticks")]
-        async fn ticks(&self, n: u8, sink: ::rpc_runtime::SubscriptionSink<u8>) -> ::rpc_runtime::RpcResult<()>;
+        async fn ticks(&self, n: u8, sink: ::rpc_runtime::SubscriptionSink<u8>) -> ::rpc_runtime::wire::RpcResult<()>;
     }
 
     #[derive(
@@ -89,13 +89,13 @@ mod shadowed {
         fn fallible(&self, a: u8) -> ::std::result::Result<u8, ::rpc_runtime::ErrorObject> {
             ::std::result::Result::Ok(a)
         }
-        fn alias(&self) -> ::rpc_runtime::RpcResult<()> {
+        fn alias(&self) -> ::rpc_runtime::wire::RpcResult<()> {
             ::std::result::Result::Ok(())
         }
         async fn asynchronous(&self, a: ::std::boxed::Box<u8>) -> u8 {
             *a
         }
-        async fn asynchronous_fallible(&self) -> ::rpc_runtime::RpcResult<u8> {
+        async fn asynchronous_fallible(&self) -> ::rpc_runtime::wire::RpcResult<u8> {
             ::std::result::Result::Ok(1)
         }
         fn context(&self, _: ::rpc_runtime::Context) -> bool {
@@ -108,7 +108,7 @@ mod shadowed {
         fn search(&self) -> SearchResult {
             SearchResult { ok: true }
         }
-        async fn ticks(&self, n: u8, sink: ::rpc_runtime::SubscriptionSink<u8>) -> ::rpc_runtime::RpcResult<()> {
+        async fn ticks(&self, n: u8, sink: ::rpc_runtime::SubscriptionSink<u8>) -> ::rpc_runtime::wire::RpcResult<()> {
             sink.send(n).await?;
             ::std::result::Result::Ok(())
         }
@@ -125,7 +125,7 @@ mod no_prelude {
     pub trait Bare {
         fn plain(&self, a: ::std::string::String, b: ::std::option::Option<u8>) -> ::std::vec::Vec<u8>;
         fn fallible(&self) -> ::std::result::Result<u8, ::rpc_runtime::ErrorObject>;
-        async fn asynchronous(&self, a: u8) -> ::rpc_runtime::RpcResult<u8>;
+        async fn asynchronous(&self, a: u8) -> ::rpc_runtime::wire::RpcResult<u8>;
         async fn asynchronous_plain(&self) -> u8;
         fn with_context(&self, cx: ::rpc_runtime::Context);
         #[rpc(notification)]
@@ -161,7 +161,7 @@ mod no_prelude {
         fn fallible(&self) -> ::std::result::Result<u8, ::rpc_runtime::ErrorObject> {
             ::std::result::Result::Ok(1)
         }
-        async fn asynchronous(&self, a: u8) -> ::rpc_runtime::RpcResult<u8> {
+        async fn asynchronous(&self, a: u8) -> ::rpc_runtime::wire::RpcResult<u8> {
             ::std::result::Result::Ok(a)
         }
         async fn asynchronous_plain(&self) -> u8 {

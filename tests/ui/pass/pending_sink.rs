@@ -47,13 +47,13 @@ mod no_prelude {
     #[rpc]
     pub(crate) trait Bare {
         #[rpc(unsubscribe = "stop")]
-        async fn ticks(&self, pending: ::rpc_runtime::PendingSubscription<u8>);
+        async fn ticks(&self, pending: ::rpc_runtime::peer::PendingSubscription<u8>);
     }
 
     pub(crate) struct Impl;
 
     impl Bare for Impl {
-        async fn ticks(&self, pending: ::rpc_runtime::PendingSubscription<u8>) {
+        async fn ticks(&self, pending: ::rpc_runtime::peer::PendingSubscription<u8>) {
             if let ::std::result::Result::Ok(sink) = pending.accept().await {
                 let _ = sink.send(1).await;
             }
