@@ -1,6 +1,7 @@
 //! A service on HTTP and WebSocket with the security controls on: bearer
 //! tokens checked by the connection hook, a method only admins may call,
-//! and middleware that logs every call and rate-limits each caller.
+//! and middleware (tower layers) that logs every call and rate-limits each
+//! caller.
 //!
 //! ```text
 //! cargo run --example web_service
@@ -9,15 +10,19 @@
 //! ```
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context as TaskContext, Poll};
 use std::time::{Duration, Instant};
 
 use rpc_runtime::{
-    dispatch::{MethodCall, MethodOutcome, Middleware, Next, Permissions},
+    dispatch::{MethodCall, MethodResponse, Permissions},
     rpc,
     wire::LIMIT_EXCEEDED,
     Context, ErrorObject, Refused, Server,
 };
+use tower::{Layer, Service};
 
 /// A counter anyone signed in may read and bump; only admins may reset it.
 #[rpc]
@@ -44,46 +49,110 @@ impl Counter for Count {
 #[derive(Clone, Debug)]
 struct Caller(String);
 
-/// Logging: method, caller and outcome of every call, when it is known.
-struct Log;
+/// The future of a call through one of this example's layers.
+type CallFuture<E> = Pin<Box<dyn Future<Output = Result<MethodResponse, E>> + Send>>;
 
-impl Middleware for Log {
-    fn call(&self, call: &MethodCall<'_>, next: Next<'_>) -> MethodOutcome {
-        let method = call.method.to_owned();
-        let caller = call.cx.extension::<Caller>().map_or("?", |caller| caller.0.as_str()).to_owned();
+/// Logging: method, caller and outcome of every call, when it is known.
+#[derive(Clone)]
+struct LogLayer;
+
+impl<S> Layer<S> for LogLayer {
+    type Service = Log<S>;
+    fn layer(&self, inner: S) -> Log<S> {
+        Log(inner)
+    }
+}
+
+/// The service [`LogLayer`] puts around the calls.
+#[derive(Clone)]
+struct Log<S>(S);
+
+impl<S> Service<MethodCall> for Log<S>
+where
+    S: Service<MethodCall, Response = MethodResponse>,
+    S::Future: Send + 'static,
+{
+    type Response = MethodResponse;
+    type Error = S::Error;
+    type Future = CallFuture<S::Error>;
+
+    fn poll_ready(&mut self, cx: &mut TaskContext<'_>) -> Poll<Result<(), S::Error>> {
+        self.0.poll_ready(cx)
+    }
+
+    fn call(&mut self, call: MethodCall) -> Self::Future {
+        let method = call.method().to_owned();
+        let caller = call.context().extension::<Caller>().map_or("?", |caller| caller.0.as_str()).to_owned();
         let started = Instant::now();
-        next.run().inspect(move |result| {
-            let error = result.as_ref().err().map(|error| error.code());
+        let response = self.0.call(call);
+        Box::pin(async move {
+            let response = response.await?;
+            let error = response.error_object().map(ErrorObject::code);
             tracing::info!(%method, %caller, ?error, elapsed = ?started.elapsed(), "call");
+            Ok(response)
         })
     }
 }
 
 /// Rate limiting: at most `per_second` calls per caller per second,
-/// answered with a JSON-RPC error (not an HTTP error) beyond that.
-struct RateLimit {
+/// answered with a JSON-RPC error (not an HTTP error) beyond that. (tower's
+/// own `RateLimitLayer` counts all callers together and waits rather than
+/// refuses.)
+#[derive(Clone)]
+struct RateLimitLayer {
     per_second: u32,
-    windows: Mutex<HashMap<String, (Instant, u32)>>,
+    windows: Arc<Mutex<HashMap<String, (Instant, u32)>>>,
 }
 
-impl Middleware for RateLimit {
-    fn call(&self, call: &MethodCall<'_>, next: Next<'_>) -> MethodOutcome {
-        let caller = call.cx.extension::<Caller>().map_or_else(String::new, |caller| caller.0.clone());
+impl<S> Layer<S> for RateLimitLayer {
+    type Service = RateLimit<S>;
+    fn layer(&self, inner: S) -> RateLimit<S> {
+        RateLimit { inner, limit: self.clone() }
+    }
+}
+
+/// The service [`RateLimitLayer`] puts around the calls.
+#[derive(Clone)]
+struct RateLimit<S> {
+    inner: S,
+    limit: RateLimitLayer,
+}
+
+impl RateLimitLayer {
+    /// Counts a call of `caller`; `false` once over the limit.
+    fn allows(&self, caller: String) -> bool {
         let now = Instant::now();
-        let allowed = {
-            let mut windows = self.windows.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-            let (start, count) = windows.entry(caller).or_insert((now, 0));
-            if now.duration_since(*start) >= Duration::from_secs(1) {
-                (*start, *count) = (now, 0);
-            }
-            *count += 1;
-            *count <= self.per_second
-        };
-        if !allowed {
-            let message = format!("Limit exceeded: at most {} calls per second", self.per_second);
-            return MethodOutcome::Ready(Err(ErrorObject::new(LIMIT_EXCEEDED, message)));
+        let mut windows = self.windows.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let (start, count) = windows.entry(caller).or_insert((now, 0));
+        if now.duration_since(*start) >= Duration::from_secs(1) {
+            (*start, *count) = (now, 0);
         }
-        next.run()
+        *count += 1;
+        *count <= self.per_second
+    }
+}
+
+impl<S> Service<MethodCall> for RateLimit<S>
+where
+    S: Service<MethodCall, Response = MethodResponse>,
+    S::Future: Send + 'static,
+{
+    type Response = MethodResponse;
+    type Error = S::Error;
+    type Future = CallFuture<S::Error>;
+
+    fn poll_ready(&mut self, cx: &mut TaskContext<'_>) -> Poll<Result<(), S::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, call: MethodCall) -> Self::Future {
+        let caller = call.context().extension::<Caller>().map_or_else(String::new, |caller| caller.0.clone());
+        if !self.limit.allows(caller) {
+            let message = format!("Limit exceeded: at most {} calls per second", self.limit.per_second);
+            let refused = MethodResponse::error(ErrorObject::new(LIMIT_EXCEEDED, message));
+            return Box::pin(async move { Ok(refused) });
+        }
+        Box::pin(self.inner.call(call))
     }
 }
 
@@ -108,8 +177,8 @@ async fn main() -> std::io::Result<()> {
     let _log = examples::init_logging();
     let server = Server::new(Count(0.into()).into_rpc())
         .on_connect(authenticate)
-        .middleware(Log)
-        .middleware(RateLimit { per_second: 20, windows: Mutex::new(HashMap::new()) });
+        .layer(RateLimitLayer { per_second: 20, windows: Arc::default() })
+        .layer(LogLayer);
     eprintln!("listening on http://127.0.0.1:8080 (and ws://127.0.0.1:8080); Ctrl-C stops");
     let listener = rpc_runtime::transport::http::Http::default().bind("127.0.0.1:8080").await?;
     server

@@ -17,7 +17,7 @@ use serde_json::value::RawValue;
 
 use crate::dispatch::context::Context;
 use crate::dispatch::dialect::{Dialect, SharedDialect};
-use crate::dispatch::middleware::{call_through, MethodCall, Middleware, Stack};
+use crate::dispatch::middleware::{MethodCall, MethodResponse, MethodService, Stack};
 use crate::dispatch::router::{panicked, Called, MethodFuture, MethodResult, Router};
 use crate::dispatch::signal::Signal;
 use crate::wire::error::{ErrorObject, INVALID_REQUEST};
@@ -123,8 +123,8 @@ impl Default for Limits {
 pub struct Engine {
     router: Arc<Router>,
     limits: Limits,
-    /// Around every call; `None` keeps the direct path.
-    middleware: Option<Stack>,
+    /// The layers around every call; `None` keeps the direct path.
+    layers: Option<Stack>,
     dialect: Option<Arc<dyn Dialect>>,
 }
 
@@ -133,7 +133,7 @@ impl std::fmt::Debug for Engine {
         f.debug_struct("Engine")
             .field("router", &self.router)
             .field("limits", &self.limits)
-            .field("middleware", &self.middleware.as_ref().map_or(0, |stack| stack.len()))
+            .field("layered", &self.layers.is_some())
             .field("dialect", &self.dialect.is_some())
             .finish()
     }
@@ -257,15 +257,21 @@ fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<&'de Raw
 impl Engine {
     /// An engine for `router` with the given limits.
     pub fn new(router: Router, limits: Limits) -> Self {
-        Engine { router: Arc::new(router), limits, middleware: None, dialect: None }
+        Engine { router: Arc::new(router), limits, layers: None, dialect: None }
     }
 
-    /// The same engine with `middleware` around every call, inside any
-    /// added before (the first added sees a call first).
-    pub fn with_middleware(self, middleware: impl Middleware) -> Self {
-        let mut stack: Vec<Arc<dyn Middleware>> = self.middleware.as_deref().map(<[_]>::to_vec).unwrap_or_default();
-        stack.push(Arc::new(middleware));
-        Engine { middleware: Some(stack.into()), ..self }
+    /// The same engine with `layer` around every call, outside any layer
+    /// added before (the last added sees a call first); see
+    /// [`Server::layer`](crate::Server::layer).
+    pub fn layer<L>(self, layer: L) -> Self
+    where
+        L: tower_layer::Layer<MethodService>,
+        L::Service: tower_service::Service<MethodCall, Response = MethodResponse> + Clone + Send + 'static,
+        <L::Service as tower_service::Service<MethodCall>>::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+        <L::Service as tower_service::Service<MethodCall>>::Future: Send + 'static,
+    {
+        let layers = Stack::wrap(self.layers.as_ref(), &self.router, layer);
+        Engine { layers: Some(layers), ..self }
     }
 
     /// The same engine holding requests to the rules of `dialect` too
@@ -494,12 +500,9 @@ impl Engine {
         let start = out.len();
         out.extend_from_slice(RESULT_HEAD);
         let (cx, inflight) = cx.for_request(id);
-        let called = match &self.middleware {
+        let called = match &self.layers {
             None => self.router.call_into(&method, envelope.params, id.is_none(), &cx, out),
-            Some(stack) => {
-                let call = MethodCall { method: &method, params: envelope.params, cx: &cx, notification: id.is_none() };
-                Some(call_through(stack, &self.router, call, out))
-            }
+            Some(layers) => Some(layers.call(&method, envelope.params, cx.into_owned(), id, out)),
         };
         match (called, id) {
             (Some(Called::Written), Some(id)) => write_response_tail(out, id),

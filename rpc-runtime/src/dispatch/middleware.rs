@@ -1,133 +1,471 @@
-//! A point around every call: code that sees the method name, the params
-//! and the context before the method runs, may answer instead of it
-//! (a rate limit, say), and sees its result after (logging, metrics).
+//! Middleware as tower layers: one method call is a
+//! [`tower_service::Service`] request ([`MethodCall`]) answered with a
+//! [`MethodResponse`], so tower's own timeout, concurrency-limit,
+//! rate-limit and load-shed layers apply per call, and a user's async
+//! middleware is an ordinary [`tower_layer::Layer`].
 //!
-//! Middleware is set on the engine (`Server::middleware`); without any,
-//! dispatch takes its usual path and pays nothing for this module.
+//! Layers are set on the engine (`Server::layer`); without any, dispatch
+//! takes its direct path (the router writes straight into the answer) and
+//! pays nothing for this module. With layers, a result the router wrote is
+//! carried as the bytes it wrote, never parsed again to be inspected.
+//!
+//! `tower-http`'s `TraceLayer` does not apply here: its service is defined
+//! for `http::Request` only. A span per call takes a few lines of a layer
+//! of one's own (see [`MethodCall`]'s example), or
+//! `tower::util::MapRequestLayer`.
 
-use std::sync::Arc;
+use std::error::Error as StdError;
+use std::fmt;
+use std::future::{poll_fn, Future};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context as TaskContext, Poll, Waker};
 
 use serde_json::value::RawValue;
+use tower_layer::Layer;
+use tower_service::Service;
 
 use crate::dispatch::context::Context;
-use crate::dispatch::router::{Called, MethodOutcome, MethodResult, Router};
-use crate::wire::error::ErrorObject;
+use crate::dispatch::router::{panicked, Called, MethodFuture, MethodResult, Router};
+use crate::wire::error::{ErrorObject, LIMIT_EXCEEDED, SERVER_OVERLOADED};
 
-/// One call as middleware sees it.
-#[derive(Clone, Copy, Debug)]
-pub struct MethodCall<'a> {
-    /// The method name, as the caller sent it.
-    pub method: &'a str,
-    /// The params as raw JSON (an array or an object), if any.
-    pub params: Option<&'a RawValue>,
-    /// The request's context: the caller's extensions (identity,
-    /// [`Permissions`](crate::dispatch::Permissions)), peer address, cancellation.
-    pub cx: &'a Context,
-    /// `true` for a notification (its outcome is never sent).
-    pub notification: bool,
-}
+/// The error type tower's layers use (`tower::BoxError`).
+type BoxError = Box<dyn StdError + Send + Sync>;
 
-/// Code around every call. Implement [`Middleware::call`]; call
-/// `next.run()` to go on to the method (or the next middleware), or
-/// answer without it.
+/// One method call on its way through the server's layers to the router:
+/// the request of the [`Service`] every layer wraps.
+///
+/// It owns what it needs (the method name, a copy of the params, the
+/// request's context), so a layer's future may outlive the message it came
+/// from.
+///
+/// A layer of one's own, here one that runs every call in a `tracing`
+/// span and refuses callers without an identity:
 ///
 /// ```
-/// use rpc_runtime::{ErrorObject, MethodCall, Middleware, Next, dispatch::MethodOutcome, wire::LIMIT_EXCEEDED};
+/// use std::future::Future;
+/// use std::pin::Pin;
+/// use std::task::{Context as TaskContext, Poll};
 ///
-/// /// Refuses every call to `expensive` with a JSON-RPC error.
-/// struct NoExpensive;
+/// use rpc_runtime::dispatch::{MethodCall, MethodResponse};
+/// use rpc_runtime::wire::PERMISSION_DENIED;
+/// use rpc_runtime::ErrorObject;
+/// use tracing::Instrument;
 ///
-/// impl Middleware for NoExpensive {
-///     fn call(&self, call: &MethodCall<'_>, next: Next<'_>) -> MethodOutcome {
-///         if call.method == "expensive" {
-///             return MethodOutcome::Ready(Err(ErrorObject::new(LIMIT_EXCEEDED, "Limit exceeded")));
+/// /// Who the connection's hook says the caller is.
+/// struct User(String);
+///
+/// /// Wraps a service in [`Traced`].
+/// #[derive(Clone)]
+/// struct TraceLayer;
+///
+/// impl<S> tower_layer::Layer<S> for TraceLayer {
+///     type Service = Traced<S>;
+///     fn layer(&self, inner: S) -> Traced<S> {
+///         Traced(inner)
+///     }
+/// }
+///
+/// /// A span per call; callers without a `User` are refused.
+/// #[derive(Clone)]
+/// struct Traced<S>(S);
+///
+/// impl<S> tower_service::Service<MethodCall> for Traced<S>
+/// where
+///     S: tower_service::Service<MethodCall, Response = MethodResponse>,
+///     S::Future: Send + 'static,
+/// {
+///     type Response = MethodResponse;
+///     type Error = S::Error;
+///     type Future = Pin<Box<dyn Future<Output = Result<MethodResponse, S::Error>> + Send>>;
+///
+///     fn poll_ready(&mut self, cx: &mut TaskContext<'_>) -> Poll<Result<(), S::Error>> {
+///         self.0.poll_ready(cx)
+///     }
+///
+///     fn call(&mut self, call: MethodCall) -> Self::Future {
+///         if call.context().extension::<User>().is_none() {
+///             let refused = ErrorObject::new(PERMISSION_DENIED, "Sign in first");
+///             return Box::pin(async move { Ok(MethodResponse::error(refused)) });
 ///         }
-///         let method = call.method.to_owned();
-///         next.run().inspect(move |result| println!("{method}: ok = {}", result.is_ok()))
+///         let span = tracing::info_span!("rpc", rpc.method = call.method());
+///         Box::pin(self.0.call(call).instrument(span))
 ///     }
 /// }
 /// ```
-pub trait Middleware: Send + Sync + 'static {
-    /// Handles `call`; `next.run()` runs the rest of the chain.
-    fn call(&self, call: &MethodCall<'_>, next: Next<'_>) -> MethodOutcome;
+#[derive(Clone)]
+pub struct MethodCall {
+    method: Box<str>,
+    params: Option<Box<RawValue>>,
+    cx: Context,
+    id: Option<Box<str>>,
 }
 
-/// The rest of the chain after a middleware: the next middleware, or the
-/// method itself.
-pub struct Next<'a> {
-    call: MethodCall<'a>,
-    rest: &'a [Arc<dyn Middleware>],
-    router: &'a Router,
-}
-
-impl std::fmt::Debug for Next<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Next").field("call", &self.call).field("middleware_left", &self.rest.len()).finish()
+impl fmt::Debug for MethodCall {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("MethodCall")
+            .field("method", &self.method)
+            .field("params", &self.params)
+            .field("id", &self.id)
+            .finish_non_exhaustive()
     }
 }
 
-impl Next<'_> {
-    /// Runs the rest of the chain: the method's outcome, ready or pending.
-    /// An unknown method is -32601, as without middleware.
-    pub fn run(self) -> MethodOutcome {
-        match self.rest.split_first() {
-            Some((first, rest)) => first.call(&self.call, Next { rest, ..self }),
-            None => {
-                let MethodCall { method, params, cx, notification } = self.call;
-                let mut out = Vec::new();
-                match self.router.call_into(method, params, notification, cx, &mut out) {
-                    None => MethodOutcome::Ready(Err(ErrorObject::method_not_found())),
-                    Some(Called::Failed(err)) => MethodOutcome::Ready(Err(err)),
-                    Some(Called::Pending(future)) => MethodOutcome::Pending(future),
-                    Some(Called::Written) => MethodOutcome::Ready(raw(out)),
-                }
-            }
-        }
+impl MethodCall {
+    /// A call of `method` with `params` (an array or an object) in context
+    /// `cx`; `id` is the request's id as raw JSON, `None` for a
+    /// notification. The engine makes these; tests of a layer may too.
+    pub fn new(method: impl Into<Box<str>>, params: Option<Box<RawValue>>, cx: Context, id: Option<Box<str>>) -> Self {
+        MethodCall { method: method.into(), params, cx, id }
+    }
+
+    /// The method name, as the caller sent it.
+    pub fn method(&self) -> &str {
+        &self.method
+    }
+
+    /// The params as raw JSON (an array or an object), if any.
+    pub fn params(&self) -> Option<&RawValue> {
+        self.params.as_deref()
+    }
+
+    /// The request's context: the caller's extensions (identity,
+    /// [`Permissions`](crate::dispatch::Permissions)), peer address, cancellation.
+    pub fn context(&self) -> &Context {
+        &self.cx
+    }
+
+    /// The request's context, for a layer that adds extensions the method
+    /// then reads.
+    pub fn context_mut(&mut self) -> &mut Context {
+        &mut self.cx
+    }
+
+    /// The request's id as it appeared on the wire (raw JSON: a string, a
+    /// number or `null`); `None` for a notification.
+    pub fn id(&self) -> Option<&str> {
+        self.id.as_deref()
+    }
+
+    /// `true` for a notification: its outcome is never sent.
+    pub fn is_notification(&self) -> bool {
+        self.id.is_none()
     }
 }
 
-impl MethodOutcome {
-    /// The same outcome, with `inspect` called on the result once it is
-    /// known: now for a plain method, when the future completes for an
-    /// `async` one.
-    pub fn inspect<F>(self, inspect: F) -> MethodOutcome
-    where
-        F: FnOnce(&MethodResult) + Send + 'static,
-    {
+/// What one call produced: the method's result as JSON, or an error
+/// object. The response of the [`Service`] every layer wraps.
+///
+/// A result is kept as the JSON the method wrote; a layer reads it with
+/// [`MethodResponse::result_json`] and the engine copies it into the
+/// answer as it is.
+pub struct MethodResponse {
+    result: Result<Json, ErrorObject>,
+}
+
+/// A result's JSON text, as the router produced it.
+enum Json {
+    /// Written by a plain method's encoder (valid JSON, UTF-8).
+    Written(Vec<u8>),
+    /// Produced by an `async` method.
+    Raw(Box<RawValue>),
+}
+
+impl Json {
+    fn as_bytes(&self) -> &[u8] {
         match self {
-            MethodOutcome::Ready(result) => {
-                inspect(&result);
-                MethodOutcome::Ready(result)
+            Json::Written(bytes) => bytes,
+            Json::Raw(raw) => raw.get().as_bytes(),
+        }
+    }
+}
+
+impl fmt::Debug for MethodResponse {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.result {
+            Ok(json) => f.debug_tuple("Result").field(&String::from_utf8_lossy(json.as_bytes())).finish(),
+            Err(error) => f.debug_tuple("Error").field(error).finish(),
+        }
+    }
+}
+
+impl MethodResponse {
+    /// A successful response with `result`.
+    pub fn result(result: Box<RawValue>) -> Self {
+        MethodResponse { result: Ok(Json::Raw(result)) }
+    }
+
+    /// A failed response: the call is answered with `error`.
+    pub fn error(error: ErrorObject) -> Self {
+        MethodResponse { result: Err(error) }
+    }
+
+    /// `true` if the call succeeded.
+    pub fn is_ok(&self) -> bool {
+        self.result.is_ok()
+    }
+
+    /// The result's JSON text, exactly as the method wrote it; `None` for
+    /// an error.
+    pub fn result_json(&self) -> Option<&[u8]> {
+        self.result.as_ref().ok().map(Json::as_bytes)
+    }
+
+    /// The error object, if the call failed.
+    pub fn error_object(&self) -> Option<&ErrorObject> {
+        self.result.as_ref().err()
+    }
+
+    /// Appends a result to `out` (the answer being written), or gives the
+    /// error back: what the engine does with a response that is ready now.
+    fn write_into(self, out: &mut Vec<u8>) -> Called {
+        match self.result {
+            Ok(json) => {
+                out.extend_from_slice(json.as_bytes());
+                Called::Written
             }
-            MethodOutcome::Pending(future) => MethodOutcome::Pending(Box::pin(async move {
-                let result = future.await;
-                inspect(&result);
-                result
-            })),
+            Err(error) => Called::Failed(error),
+        }
+    }
+
+    /// The result as a pending answer takes it. Only a plain method's
+    /// result that a layer held back (a concurrency or rate limit waited)
+    /// is checked again here, since its text must become a `RawValue`.
+    fn into_method_result(self) -> MethodResult {
+        match self.result? {
+            Json::Raw(raw) => Ok(raw),
+            Json::Written(bytes) => String::from_utf8(bytes)
+                .ok()
+                .and_then(|text| RawValue::from_string(text).ok())
+                .ok_or_else(|| ErrorObject::internal_error("Internal error: the result is not valid JSON")),
         }
     }
 }
 
-/// The chain of middleware an engine runs around every call.
-pub(crate) type Stack = Arc<[Arc<dyn Middleware>]>;
-
-/// Runs `call` through `stack` to `router`; the outcome as the engine
-/// wants it (a ready result appended to `out`).
-pub(crate) fn call_through(stack: &Stack, router: &Router, call: MethodCall<'_>, out: &mut Vec<u8>) -> Called {
-    match (Next { call, rest: stack, router }).run() {
-        MethodOutcome::Ready(Ok(value)) => {
-            out.extend_from_slice(value.get().as_bytes());
-            Called::Written
-        }
-        MethodOutcome::Ready(Err(err)) => Called::Failed(err),
-        MethodOutcome::Pending(future) => Called::Pending(future),
+impl From<ErrorObject> for MethodResponse {
+    fn from(error: ErrorObject) -> Self {
+        MethodResponse::error(error)
     }
 }
 
-fn raw(json: Vec<u8>) -> MethodResult {
-    // The router wrote valid JSON; re-checking it costs a parse but keeps
-    // this free of `unsafe`.
-    let text =
-        String::from_utf8(json).map_err(|_| ErrorObject::internal_error("Internal error: result is not UTF-8"))?;
-    RawValue::from_string(text).map_err(|err| ErrorObject::internal_error(format!("Internal error: {err}")))
+impl From<MethodResult> for MethodResponse {
+    fn from(result: MethodResult) -> Self {
+        MethodResponse { result: result.map(Json::Raw) }
+    }
+}
+
+/// The service that runs calls on the router, wrapped in every layer set
+/// so far: what a server's [`Layer`]s wrap (`Server::layer`).
+///
+/// Its errors are JSON-RPC error objects; a layer's own errors become
+/// one when the layer is added (see [`MethodService::new`]).
+pub struct MethodService {
+    inner: Box<dyn CloneService>,
+}
+
+impl fmt::Debug for MethodService {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("MethodService").finish_non_exhaustive()
+    }
+}
+
+impl Clone for MethodService {
+    fn clone(&self) -> Self {
+        MethodService { inner: self.inner.clone_box() }
+    }
+}
+
+/// The future of a [`MethodService`] call.
+pub type MethodServiceFuture = Pin<Box<dyn Future<Output = Result<MethodResponse, ErrorObject>> + Send>>;
+
+impl Service<MethodCall> for MethodService {
+    type Response = MethodResponse;
+    type Error = ErrorObject;
+    type Future = MethodServiceFuture;
+
+    fn poll_ready(&mut self, cx: &mut TaskContext<'_>) -> Poll<Result<(), ErrorObject>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, call: MethodCall) -> MethodServiceFuture {
+        self.inner.call(call)
+    }
+}
+
+impl MethodService {
+    /// Wraps `service`, a layered method service, behind one type. A
+    /// layer's error becomes a JSON-RPC error object:
+    ///
+    /// - an [`ErrorObject`] (anywhere in the error's `source` chain) is
+    ///   answered as it is, so a layer may refuse with its own error;
+    /// - tower's timeout (`tower::timeout::error::Elapsed`) is
+    ///   [`LIMIT_EXCEEDED`] "Request timed out";
+    /// - tower's load shedding (`tower::load_shed::error::Overloaded`) is
+    ///   [`SERVER_OVERLOADED`], to be retried later;
+    /// - anything else is -32603, its message logged, not sent.
+    ///
+    /// tower's errors are recognized by their messages, since this crate
+    /// depends on tower's traits only, not on tower.
+    pub fn new<S>(service: S) -> Self
+    where
+        S: Service<MethodCall, Response = MethodResponse> + Clone + Send + 'static,
+        S::Error: Into<BoxError>,
+        S::Future: Send + 'static,
+    {
+        MethodService { inner: Box::new(Erased(service)) }
+    }
+
+    /// The service that runs calls on `router`, with no layer.
+    pub(crate) fn router(router: Arc<Router>) -> Self {
+        MethodService { inner: Box::new(RouterService(router)) }
+    }
+}
+
+/// A [`MethodService`] without its type: what the engine keeps.
+trait CloneService: Send {
+    fn poll_ready(&mut self, cx: &mut TaskContext<'_>) -> Poll<Result<(), ErrorObject>>;
+    fn call(&mut self, call: MethodCall) -> MethodServiceFuture;
+    fn clone_box(&self) -> Box<dyn CloneService>;
+}
+
+struct Erased<S>(S);
+
+impl<S> CloneService for Erased<S>
+where
+    S: Service<MethodCall, Response = MethodResponse> + Clone + Send + 'static,
+    S::Error: Into<BoxError>,
+    S::Future: Send + 'static,
+{
+    fn poll_ready(&mut self, cx: &mut TaskContext<'_>) -> Poll<Result<(), ErrorObject>> {
+        self.0.poll_ready(cx).map_err(|error| layer_error(error.into()))
+    }
+
+    fn call(&mut self, call: MethodCall) -> MethodServiceFuture {
+        let future = self.0.call(call);
+        Box::pin(async move { future.await.map_err(|error| layer_error(error.into())) })
+    }
+
+    fn clone_box(&self) -> Box<dyn CloneService> {
+        Box::new(Erased(self.0.clone()))
+    }
+}
+
+/// The innermost service: runs the call on the router. A plain method
+/// runs in `call`, an `async` one when the future is polled.
+#[derive(Clone)]
+struct RouterService(Arc<Router>);
+
+impl CloneService for RouterService {
+    fn poll_ready(&mut self, _: &mut TaskContext<'_>) -> Poll<Result<(), ErrorObject>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, call: MethodCall) -> MethodServiceFuture {
+        let notification = call.is_notification();
+        let mut out = Vec::new();
+        let response = match self.0.call_into(&call.method, call.params.as_deref(), notification, &call.cx, &mut out) {
+            None => MethodResponse::error(ErrorObject::method_not_found()),
+            Some(Called::Written) => MethodResponse { result: Ok(Json::Written(out)) },
+            Some(Called::Failed(error)) => MethodResponse::error(error),
+            Some(Called::Pending(future)) => {
+                return Box::pin(async move { Ok(MethodResponse::from(future.await)) });
+            }
+        };
+        Box::pin(std::future::ready(Ok(response)))
+    }
+
+    fn clone_box(&self) -> Box<dyn CloneService> {
+        Box::new(self.clone())
+    }
+}
+
+/// The layers an engine runs every call through.
+#[derive(Clone)]
+pub(crate) struct Stack {
+    /// The layered service; each call runs on a clone (tower's rule for
+    /// sharing a service), taken under the lock so that the service need
+    /// not be `Sync`.
+    service: Arc<Mutex<MethodService>>,
+}
+
+impl Stack {
+    /// The router alone, or `stack` with `layer` around it (outside every
+    /// layer added before).
+    pub(crate) fn wrap<L>(stack: Option<&Stack>, router: &Arc<Router>, layer: L) -> Stack
+    where
+        L: Layer<MethodService>,
+        L::Service: Service<MethodCall, Response = MethodResponse> + Clone + Send + 'static,
+        <L::Service as Service<MethodCall>>::Error: Into<BoxError>,
+        <L::Service as Service<MethodCall>>::Future: Send + 'static,
+    {
+        let inner = match stack {
+            Some(stack) => stack.service(),
+            None => MethodService::router(Arc::clone(router)),
+        };
+        Stack { service: Arc::new(Mutex::new(MethodService::new(layer.layer(inner)))) }
+    }
+
+    fn service(&self) -> MethodService {
+        self.service.lock().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+
+    /// Runs a call of `method` through the layers to the router (`id` is
+    /// the request's raw id, `None` for a notification). A call every
+    /// layer lets through at once (and a plain method) is answered now,
+    /// its result appended to `out`; one that waits (for a layer's
+    /// readiness or an `async` method) becomes a future.
+    pub(crate) fn call(
+        &self,
+        method: &str,
+        params: Option<&RawValue>,
+        cx: Context,
+        id: Option<&str>,
+        out: &mut Vec<u8>,
+    ) -> Called {
+        let call = MethodCall::new(method, params.map(ToOwned::to_owned), cx, id.map(Into::into));
+        let mut service = self.service();
+        let mut future: MethodServiceFuture = Box::pin(async move {
+            poll_fn(|cx| service.poll_ready(cx)).await?;
+            service.call(call).await
+        });
+        // One poll with a waker that does nothing: a future still pending
+        // is polled again by its task, with the task's waker.
+        let mut cx = TaskContext::from_waker(Waker::noop());
+        match catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(&mut cx))) {
+            Ok(Poll::Ready(Ok(response))) => response.write_into(out),
+            Ok(Poll::Ready(Err(error))) => Called::Failed(error),
+            Ok(Poll::Pending) => Called::Pending(into_method_future(future)),
+            Err(panic) => Called::Failed(panicked(method, &*panic)),
+        }
+    }
+}
+
+fn into_method_future(future: MethodServiceFuture) -> MethodFuture {
+    Box::pin(async move { future.await.and_then(MethodResponse::into_method_result) })
+}
+
+/// The JSON-RPC error for a layer's `error` (see [`MethodService::new`]).
+fn layer_error(error: BoxError) -> ErrorObject {
+    let error = match error.downcast::<ErrorObject>() {
+        Ok(error) => return *error,
+        Err(error) => error,
+    };
+    let mut cause: Option<&(dyn StdError + 'static)> = Some(&*error);
+    while let Some(current) = cause {
+        if let Some(error) = current.downcast_ref::<ErrorObject>() {
+            return error.clone();
+        }
+        match current.to_string().as_str() {
+            // tower::timeout::error::Elapsed
+            "request timed out" => return ErrorObject::new(LIMIT_EXCEEDED, "Request timed out"),
+            // tower::load_shed::error::Overloaded
+            "service overloaded" => {
+                return ErrorObject::new(SERVER_OVERLOADED, "Server overloaded: the call was shed; retry later")
+            }
+            _ => cause = current.source(),
+        }
+    }
+    tracing::warn!(error = %error, "a server layer failed a call");
+    ErrorObject::internal_error("Internal error")
 }

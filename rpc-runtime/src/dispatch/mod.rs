@@ -20,7 +20,7 @@ mod strict;
 pub use crate::spec::{MethodSpec, ParamSpec, ParamStructure, Requirement};
 pub use dialect::{Cancellation, Dialect};
 pub use engine::{Engine, PendingResponse};
-pub use middleware::{MethodCall, Middleware, Next};
+pub use middleware::{MethodCall, MethodResponse, MethodService, MethodServiceFuture};
 pub use params::{named_to_positional, Params};
 pub use permissions::Permissions;
 pub use router::{

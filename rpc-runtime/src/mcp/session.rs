@@ -16,9 +16,9 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use super::revision::Revision;
+use crate::dispatch::context::Context;
 use crate::dispatch::{Cancellation, Dialect};
 use crate::wire::{ErrorObject, INVALID_PARAMS, INVALID_REQUEST};
-use crate::Context;
 
 /// The `_meta` key with the revision of a modern request.
 pub(crate) const PROTOCOL_VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";

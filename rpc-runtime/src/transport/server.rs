@@ -107,11 +107,35 @@ impl Server {
         Server { engine: self.engine.with_limits(limits), ..self }
     }
 
-    /// Adds `middleware` around every call on every connection and
-    /// transport (see [`Middleware`](crate::Middleware)); the first added
-    /// sees a call first. Without any, calls take the direct path.
-    pub fn middleware(self, middleware: impl crate::dispatch::middleware::Middleware) -> Self {
-        Server { engine: self.engine.with_middleware(middleware), ..self }
+    /// Adds a tower [`Layer`](tower_layer::Layer) around every call on
+    /// every connection and transport: tower's `TimeoutLayer`,
+    /// `ConcurrencyLimitLayer`, `RateLimitLayer`, `LoadShedLayer`, or a
+    /// layer of one's own (see [`MethodCall`](crate::dispatch::MethodCall)). Each
+    /// call of a batch goes through the layers on its own. The last added
+    /// is outermost, as with axum's `Router::layer`; to add several in
+    /// reading order, add one `tower::ServiceBuilder`.
+    ///
+    /// A layer's service must be `Clone + Send`; each call runs on a clone,
+    /// after waiting for [`poll_ready`](tower_service::Service::poll_ready).
+    /// (tower's `RateLimit` counts per instance and is not `Clone`: put a
+    /// `BufferLayer` in front of it, so that every call shares one.)
+    /// Its errors become JSON-RPC errors as
+    /// [`MethodService::new`](crate::dispatch::MethodService::new) says. Without any
+    /// layer, calls take the direct path and pay nothing. For example,
+    /// with `tower` as a dependency:
+    /// `server.layer(tower::timeout::TimeoutLayer::new(Duration::from_secs(30)))`.
+    pub fn layer<L>(self, layer: L) -> Self
+    where
+        L: tower_layer::Layer<crate::dispatch::MethodService>,
+        L::Service: tower_service::Service<crate::dispatch::MethodCall, Response = crate::dispatch::MethodResponse>
+            + Clone
+            + Send
+            + 'static,
+        <L::Service as tower_service::Service<crate::dispatch::MethodCall>>::Error:
+            Into<Box<dyn std::error::Error + Send + Sync>>,
+        <L::Service as tower_service::Service<crate::dispatch::MethodCall>>::Future: Send + 'static,
+    {
+        Server { engine: self.engine.layer(layer), ..self }
     }
 
     /// Sets the framing used on byte streams (stdio, TCP, a

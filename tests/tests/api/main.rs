@@ -21,3 +21,4 @@ pub mod peers;
 pub mod properties;
 pub mod spec_examples;
 pub mod subscriptions;
+pub mod tower_layers;

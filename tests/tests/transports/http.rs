@@ -4,12 +4,15 @@
 
 use crate::web_support;
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::task::{Context as TaskContext, Poll};
 use std::time::Duration;
 
 use rpc_runtime::{
-    dispatch::{MethodCall, MethodOutcome, Middleware, Next},
+    dispatch::{MethodCall, MethodResponse},
     transport::http::HttpConnect,
     wire::{LIMIT_EXCEEDED, PERMISSION_DENIED, TRANSPORT_ERROR},
     ClientError, ErrorObject, Limits, Peer,
@@ -17,6 +20,7 @@ use rpc_runtime::{
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
+use tower::Service;
 use web_support::*;
 
 #[tokio::test]
@@ -345,37 +349,83 @@ async fn graceful_shutdown_answers_the_request_in_progress() {
     assert!(TcpStream::connect(addr).await.is_err(), "no longer listening");
 }
 
-/// Logs every call with its outcome (into a vector, for the test).
-struct Log(Arc<Mutex<Vec<String>>>);
+/// The future of a call through one of this file's layers.
+type CallFuture<E> = Pin<Box<dyn Future<Output = Result<MethodResponse, E>> + Send>>;
 
-impl Middleware for Log {
-    fn call(&self, call: &MethodCall<'_>, next: Next<'_>) -> MethodOutcome {
-        let log = Arc::clone(&self.0);
-        let method = call.method.to_owned();
-        next.run().inspect(move |result| log.lock().unwrap().push(format!("{method} ok={}", result.is_ok())))
+/// Logs every call with its outcome (into a vector, for the test).
+#[derive(Clone)]
+struct Log<S> {
+    inner: S,
+    log: Arc<Mutex<Vec<String>>>,
+}
+
+impl<S> Service<MethodCall> for Log<S>
+where
+    S: Service<MethodCall, Response = MethodResponse>,
+    S::Future: Send + 'static,
+{
+    type Response = MethodResponse;
+    type Error = S::Error;
+    type Future = CallFuture<S::Error>;
+
+    fn poll_ready(&mut self, cx: &mut TaskContext<'_>) -> Poll<Result<(), S::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, call: MethodCall) -> Self::Future {
+        let log = Arc::clone(&self.log);
+        let method = call.method().to_owned();
+        let response = self.inner.call(call);
+        Box::pin(async move {
+            let response = response.await?;
+            log.lock().unwrap().push(format!("{method} ok={}", response.is_ok()));
+            Ok(response)
+        })
     }
 }
 
 /// At most `max` calls in all, then -32005.
-struct RateLimit {
+#[derive(Clone)]
+struct RateLimit<S> {
+    inner: S,
     max: usize,
-    used: AtomicUsize,
+    used: Arc<AtomicUsize>,
 }
 
-impl Middleware for RateLimit {
-    fn call(&self, _: &MethodCall<'_>, next: Next<'_>) -> MethodOutcome {
+impl<S> Service<MethodCall> for RateLimit<S>
+where
+    S: Service<MethodCall, Response = MethodResponse>,
+    S::Future: Send + 'static,
+{
+    type Response = MethodResponse;
+    type Error = S::Error;
+    type Future = CallFuture<S::Error>;
+
+    fn poll_ready(&mut self, cx: &mut TaskContext<'_>) -> Poll<Result<(), S::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, call: MethodCall) -> Self::Future {
         if self.used.fetch_add(1, Ordering::Relaxed) >= self.max {
-            return MethodOutcome::Ready(Err(ErrorObject::new(LIMIT_EXCEEDED, "Limit exceeded: try again later")));
+            let refused = ErrorObject::new(LIMIT_EXCEEDED, "Limit exceeded: try again later");
+            return Box::pin(async move { Ok(MethodResponse::error(refused)) });
         }
-        next.run()
+        Box::pin(self.inner.call(call))
     }
 }
 
 #[tokio::test]
-async fn middleware_logs_and_rate_limits_with_json_rpc_errors() {
+async fn layers_log_and_rate_limit_with_json_rpc_errors() {
     let (server, _) = vault();
     let log = Arc::new(Mutex::new(Vec::new()));
-    let server = server.middleware(Log(Arc::clone(&log))).middleware(RateLimit { max: 2, used: AtomicUsize::new(0) });
+    let used = Arc::new(AtomicUsize::new(0));
+    // The last layer added is outermost: the log sees the limit's refusals.
+    let server = server
+        .layer(tower::layer::layer_fn(move |inner| RateLimit { inner, max: 2, used: Arc::clone(&used) }))
+        .layer(tower::layer::layer_fn({
+            let log = Arc::clone(&log);
+            move |inner| Log { inner, log: Arc::clone(&log) }
+        }));
     let (addr, _stop, _task) = serve(&server, Http::default()).await;
     let call =
         |method: &str, params: &str| format!(r#"{{"jsonrpc":"2.0","method":"{method}","params":{params},"id":1}}"#);

@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 use tokio::sync::Semaphore;
 
 use crate::dispatch::inflight::Link;
+use crate::dispatch::Cancellation;
 use crate::mcp::session::Session;
-use crate::Cancellation;
 
 /// One session.
 pub(crate) struct Entry {
