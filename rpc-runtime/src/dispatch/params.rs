@@ -245,20 +245,35 @@ impl<'de> Deserializer<'de> for ShapeProbe<'_> {
 /// serde_json reads it as the float `-0.0`, which integer types refuse: on
 /// failure, and only if the text has a `-0`, decode once more with each
 /// `-0` read as `0` (so a float parameter still gets `-0.0` the first time).
+#[inline]
 fn decode_text<T: DeserializeOwned>(text: &str) -> Result<T, serde_json::Error> {
-    from_str(text).or_else(|err| match without_negative_zero(text) {
+    from_str(text).or_else(|err| decode_again_without_negative_zero(text, err))
+}
+
+/// [`decode_text`]'s second try, out of the way of the first (which the
+/// compiler then inlines into every parameter's decode).
+#[cold]
+#[inline(never)]
+fn decode_again_without_negative_zero<T: DeserializeOwned>(
+    text: &str,
+    err: serde_json::Error,
+) -> Result<T, serde_json::Error> {
+    match without_negative_zero(text) {
         Some(text) => from_str(&text).map_err(|_| err),
         None => Err(err),
-    })
+    }
 }
 
 /// serde reads a struct from an array of its fields too, where the catalog
 /// says `type: object`: text with an array anywhere is decoded through
 /// [`strict`](super::strict), which refuses that at any depth. Text without
-/// a `[` has no array to refuse and takes serde_json's own path, so the
-/// common case pays only for one `memchr`.
+/// a `[` has no array to refuse and takes serde_json's own path. A scalar
+/// (a number, string, boolean or null: most params), told by its first
+/// byte, holds no array and is not searched at all.
+#[inline(always)]
 fn from_str<T: DeserializeOwned>(text: &str) -> Result<T, serde_json::Error> {
-    if text.as_bytes().contains(&b'[') {
+    let scalar = matches!(text.as_bytes().first(), Some(b'0'..=b'9' | b'-' | b'"' | b't' | b'f' | b'n'));
+    if !scalar && text.as_bytes().contains(&b'[') {
         super::strict::from_str(text)
     } else {
         serde_json::from_str(text)
@@ -461,6 +476,7 @@ pub fn named_to_positional(raw: Option<&RawValue>, spec: &'static MethodSpec) ->
     RawValue::from_string(array).map_err(|err| ErrorObject::invalid_params(format!("malformed params: {err}")))
 }
 
+#[inline(always)]
 fn split_named<'a>(raw: &'a RawValue, spec: &'static MethodSpec) -> Result<SlotBuf<'a>, ErrorObject> {
     /// Stops the walk with an error of ours, kept in `problem`.
     struct Named<'s> {
