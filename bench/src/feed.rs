@@ -31,8 +31,10 @@ pub mod ours {
 
     use super::Quote;
 
-    /// The feed.
-    #[rpc]
+    /// The feed. Only served here (the benchmark's client counts raw
+    /// frames), so no client: `Quote` borrows its symbol and is not
+    /// `DeserializeOwned`.
+    #[rpc(server_only)]
     pub trait Feed {
         /// Streams `count` quotes, then ends.
         #[rpc(unsubscribe = "unsubscribe_items")]

@@ -242,8 +242,10 @@ where
 }
 
 /// A generated method: a plain function of the service, so that the
-/// only generic code per method is its own body.
-pub type MethodFn<S> = fn(&std::sync::Arc<S>, Params<'_>, &Context, &mut Vec<u8>) -> Direct;
+/// only generic code per method is its own body. It borrows the params:
+/// taken by value, the split params (about 130 bytes) were copied once
+/// more on the way in, on every call.
+pub type MethodFn<S> = fn(&std::sync::Arc<S>, &Params<'_>, &Context, &mut Vec<u8>) -> Direct;
 
 /// Registers a generated method under its older names too
 /// (`#[rpc(alias = "...")]`); cannot fail (see [`register`]).
@@ -270,7 +272,7 @@ pub fn register_method<S: Send + Sync + 'static>(
     handler: MethodFn<S>,
 ) {
     let service = std::sync::Arc::clone(service);
-    register_direct(router, spec, move |params, cx, out| handler(&service, params, cx, out));
+    register_direct(router, spec, move |params, cx, out| handler(&service, &params, cx, out));
 }
 
 /// Registers a generated method whose ready results are encoded straight

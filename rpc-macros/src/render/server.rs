@@ -164,9 +164,9 @@ fn subscription(method: &Method, index: usize, call: &TokenStream, output_span: 
     // ...and an item type that is not Serialize on the `SubscriptionSink` parameter.
     let open = if method.params[index].pending {
         // The method answers the call itself, through its `PendingSubscription`.
-        quote!(__rpc::pending_subscription(&__params, __cx, #notification, #unsubscribe, __run))
+        quote!(__rpc::pending_subscription(__params, __cx, #notification, #unsubscribe, __run))
     } else {
-        quote!(__rpc::subscription(&__params, __cx, __out, #notification, #unsubscribe, __run))
+        quote!(__rpc::subscription(__params, __cx, __out, #notification, #unsubscribe, __run))
     };
     let open = respan(open, ty.span());
     quote! {{

@@ -797,6 +797,7 @@ fn write_response(out: &mut Vec<u8>, id: &str, result: &MethodResult) {
 }
 
 /// Closes a success response whose result is already written.
+#[inline(always)]
 fn write_response_tail(out: &mut Vec<u8>, id: &str) {
     out.extend_from_slice(b",\"id\":");
     out.extend_from_slice(id.as_bytes());

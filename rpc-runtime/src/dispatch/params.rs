@@ -30,6 +30,9 @@ enum Slots<'a> {
     Whole,
     /// One entry per declared parameter (its JSON text); `None` when absent.
     Split(SlotBuf<'a>),
+    /// The array of a method with one declared parameter, not split: the
+    /// text between its brackets (see [`Params::parse_for`]).
+    Unsplit(&'a str),
 }
 
 /// Most methods declare few parameters: up to this many are split without
@@ -73,6 +76,29 @@ impl<'a> Params<'a> {
     /// by name as `spec` allows. Errors are -32602 with a message naming the
     /// offending parameter.
     pub fn parse(raw: Option<&'a RawValue>, spec: &'static MethodSpec) -> Result<Self, ErrorObject> {
+        Self::parse_for(raw, spec, false)
+    }
+
+    /// [`Params::parse`], or with `decodes_all` (the handler decodes every
+    /// declared parameter, as generated ones do) positional params of a
+    /// method with one parameter are not split up front: splitting walks
+    /// the whole text (most of a large param's cost), only to find the one
+    /// element the decode then walks again. [`Params::decode`] reads the
+    /// text between the brackets as that element instead, which succeeds
+    /// only if it is exactly one value of the type; otherwise it splits and
+    /// decodes as `parse` would have, so "too many params" still comes
+    /// before a type error.
+    #[inline(always)]
+    pub(crate) fn parse_for(
+        raw: Option<&'a RawValue>,
+        spec: &'static MethodSpec,
+        decodes_all: bool,
+    ) -> Result<Self, ErrorObject> {
+        if decodes_all && spec.params.len() == 1 && !spec.whole && spec.structure != ParamStructure::ByName {
+            if let Some(element) = raw.and_then(|raw| one_element(raw.get())) {
+                return Ok(Params { spec, raw, slots: Slots::Unsplit(element), notification: false });
+            }
+        }
         if spec.whole {
             return Ok(Params { spec, raw, slots: Slots::Whole, notification: false });
         }
@@ -123,6 +149,7 @@ impl<'a> Params<'a> {
         let raw = match &self.slots {
             Slots::Split(slots) => slots.get(index),
             Slots::Whole => self.raw.map(RawValue::get),
+            Slots::Unsplit(element) => return self.decode_unsplit(index, element),
         };
         match raw {
             // serde also reads a struct from an array of its fields, in
@@ -138,6 +165,35 @@ impl<'a> Params<'a> {
             None => Err(missing_error(self.spec, param)),
         }
     }
+}
+
+impl Params<'_> {
+    /// [`Params::decode`] of a [`Slots::Unsplit`] array (out of line, so
+    /// that the common decode stays small).
+    #[inline(never)]
+    fn decode_unsplit<T: DeserializeOwned>(&self, index: usize, element: &str) -> Result<T, ErrorObject> {
+        if let Ok(value) = decode_text(element) {
+            return Ok(value);
+        }
+        self.split_then_decode(index)
+    }
+
+    /// Not one element of the type: split and decode as `parse` would have,
+    /// for the same error.
+    #[cold]
+    #[inline(never)]
+    fn split_then_decode<T: DeserializeOwned>(&self, index: usize) -> Result<T, ErrorObject> {
+        let Some(raw) = self.raw else { unreachable!("an unsplit array was given") };
+        let slots = Slots::Split(split_positional(raw, self.spec)?);
+        Params { spec: self.spec, raw: self.raw, slots, notification: self.notification }.decode(index)
+    }
+}
+
+/// The text between the brackets of `array` (trimmed), if it is an array
+/// with something in it: one element or more.
+fn one_element(array: &str) -> Option<&str> {
+    let inner = array.trim_ascii().strip_prefix('[')?.strip_suffix(']')?.trim_ascii();
+    (!inner.is_empty()).then_some(inner)
 }
 
 /// Whether `T` reads itself from a JSON object only: a struct or a map,
@@ -245,20 +301,35 @@ impl<'de> Deserializer<'de> for ShapeProbe<'_> {
 /// serde_json reads it as the float `-0.0`, which integer types refuse: on
 /// failure, and only if the text has a `-0`, decode once more with each
 /// `-0` read as `0` (so a float parameter still gets `-0.0` the first time).
+#[inline]
 fn decode_text<T: DeserializeOwned>(text: &str) -> Result<T, serde_json::Error> {
-    from_str(text).or_else(|err| match without_negative_zero(text) {
+    from_str(text).or_else(|err| decode_again_without_negative_zero(text, err))
+}
+
+/// [`decode_text`]'s second try, out of the way of the first (which the
+/// compiler then inlines into every parameter's decode).
+#[cold]
+#[inline(never)]
+fn decode_again_without_negative_zero<T: DeserializeOwned>(
+    text: &str,
+    err: serde_json::Error,
+) -> Result<T, serde_json::Error> {
+    match without_negative_zero(text) {
         Some(text) => from_str(&text).map_err(|_| err),
         None => Err(err),
-    })
+    }
 }
 
 /// serde reads a struct from an array of its fields too, where the catalog
 /// says `type: object`: text with an array anywhere is decoded through
 /// [`strict`](super::strict), which refuses that at any depth. Text without
-/// a `[` has no array to refuse and takes serde_json's own path, so the
-/// common case pays only for one `memchr`.
+/// a `[` has no array to refuse and takes serde_json's own path. A scalar
+/// (a number, string, boolean or null: most params), told by its first
+/// byte, holds no array and is not searched at all.
+#[inline(always)]
 fn from_str<T: DeserializeOwned>(text: &str) -> Result<T, serde_json::Error> {
-    if text.as_bytes().contains(&b'[') {
+    let scalar = matches!(text.as_bytes().first(), Some(b'0'..=b'9' | b'-' | b'"' | b't' | b'f' | b'n'));
+    if !scalar && text.as_bytes().contains(&b'[') {
         super::strict::from_str(text)
     } else {
         serde_json::from_str(text)
@@ -351,6 +422,7 @@ fn missing_error(spec: &MethodSpec, param: &ParamSpec) -> ErrorObject {
     ))
 }
 
+#[inline(always)]
 fn split_positional<'a>(raw: &'a RawValue, spec: &'static MethodSpec) -> Result<SlotBuf<'a>, ErrorObject> {
     let declared = spec.params.len();
     let mut slots = SlotBuf::new(declared);
@@ -461,6 +533,7 @@ pub fn named_to_positional(raw: Option<&RawValue>, spec: &'static MethodSpec) ->
     RawValue::from_string(array).map_err(|err| ErrorObject::invalid_params(format!("malformed params: {err}")))
 }
 
+#[inline(always)]
 fn split_named<'a>(raw: &'a RawValue, spec: &'static MethodSpec) -> Result<SlotBuf<'a>, ErrorObject> {
     /// Stops the walk with an error of ours, kept in `problem`.
     struct Named<'s> {

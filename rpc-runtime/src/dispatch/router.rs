@@ -239,7 +239,9 @@ impl Router {
         }
         let start = out.len();
         let outcome = catch_unwind(AssertUnwindSafe(|| {
-            let mut params = Params::parse(params, method.spec)?;
+            // Generated handlers decode every declared param.
+            let decodes_all = matches!(method.handler, AnyHandler::Direct(_));
+            let mut params = Params::parse_for(params, method.spec, decodes_all)?;
             params.notification = notification;
             match &method.handler {
                 AnyHandler::Direct(handler) => {

@@ -292,6 +292,37 @@ async fn extra_params_are_rejected_unless_allowed() {
     );
 }
 
+/// The array of a one-param method is read as its one element without
+/// being split first (the engine's fast path for large params); what
+/// comes back is what the split gives.
+#[tokio::test]
+async fn one_param_arrays_answer_as_if_split() {
+    let engine = decoding();
+    assert_eq!(call(&engine, &request("strict", " [ 7 ] ")).await, result("7"));
+    assert_eq!(call(&engine, &request("strict", "[-0]")).await, result("0"));
+    // Too many params comes before a type error, whichever element is wrong.
+    for params in [r#"[1,"x"]"#, r#"["x",1]"#, "[1, 2]", "[[1],{}]"] {
+        assert_eq!(
+            call(&engine, &request("strict", params)).await,
+            invalid_params("too many params: method `strict` takes at most 1, got 2"),
+            "{params}"
+        );
+    }
+    assert_eq!(
+        call(&engine, &request("with_context", "[1,2]")).await,
+        invalid_params("too many params: method `with_context` takes at most 1, got 2")
+    );
+    assert_eq!(call(&engine, &request("lenient", "[1,[2],{}]")).await, result("1"));
+    assert_eq!(
+        call(&engine, &request("lenient", r#"["x",1]"#)).await,
+        invalid_params(r#"invalid parameter `a` of method `lenient`: invalid type: string "x", expected i64"#)
+    );
+    assert_eq!(
+        call(&engine, &request("strict", "[ ]")).await,
+        invalid_params("missing required parameter `a` (i64) of method `strict`")
+    );
+}
+
 #[tokio::test]
 async fn wrong_types_name_the_parameter() {
     let engine = decoding();
