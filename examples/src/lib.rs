@@ -13,7 +13,10 @@ const QUEUED_LOG_LINES: usize = 16 * 1024;
 
 /// Sends logs to stderr (stdout carries only protocol messages). The level
 /// comes from `RPC_LOG` (`error`, `warn`, `info`, `debug`, `trace`;
-/// default `warn`).
+/// default `warn`). From `debug` on, each call's span is written as one
+/// line when it closes, with its fields (`rpc.method`,
+/// `rpc.jsonrpc.request_id`, `rpc.jsonrpc.error_code`, the transport and
+/// peer address, ...) and how long it took.
 ///
 /// Lines are written by a thread of their own, through a bounded queue
 /// that drops lines when full (tracing-appender's lossy non-blocking
@@ -29,7 +32,12 @@ pub fn init_logging() -> LogGuard {
         .lossy(true)
         .buffered_lines_limit(QUEUED_LOG_LINES)
         .finish(std::io::stderr());
-    tracing_subscriber::fmt().with_writer(writer).with_ansi(false).with_max_level(level).init();
+    tracing_subscriber::fmt()
+        .with_writer(writer)
+        .with_ansi(false)
+        .with_max_level(level)
+        .with_span_events(tracing_subscriber::fmt::format::FmtSpan::CLOSE)
+        .init();
     guard
 }
 

@@ -36,6 +36,10 @@ use crate::dispatch::signal::Signal;
 #[derive(Clone, Default)]
 pub struct Context {
     pub(crate) peer_addr: Option<SocketAddr>,
+    /// The name of the transport the connection came over (as
+    /// [`ConnectionInfo::transport`](crate::transport::ConnectionInfo::transport)
+    /// says it), for each call's span.
+    pub(crate) transport: Option<&'static str>,
     /// The connection, as far as dispatch needs it (see [`Link`]).
     pub(crate) link: Option<Arc<Link>>,
     /// The peer layer's handle on the connection (a `Peer`), type-erased so
@@ -69,6 +73,12 @@ impl Context {
     /// The same context with the remote address set.
     pub fn with_peer_addr(mut self, addr: SocketAddr) -> Self {
         self.peer_addr = Some(addr);
+        self
+    }
+
+    /// The same context, its connection come over `transport`.
+    pub(crate) fn with_transport(mut self, transport: &'static str) -> Self {
+        self.transport = Some(transport);
         self
     }
 
@@ -159,6 +169,7 @@ impl fmt::Debug for Context {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Context")
             .field("peer_addr", &self.peer_addr)
+            .field("transport", &self.transport)
             .field("connected", &self.link.is_some())
             .field("cancelled", &self.is_cancelled())
             .field("extensions", &self.extensions.0.as_ref().map_or(0, |map| map.len()))

@@ -413,6 +413,10 @@ impl Engine {
             write_error(out, NULL_ID, &error);
             return None;
         }
+        // Each entry's span is a child of the batch's (the entries that wait
+        // on `async` methods keep it open until they end).
+        let span = super::span::batch(len, cx);
+        let _entered = span.enter();
         // Responses are written straight into `out` as `[a,b,...`; should
         // an entry wait on an `async` method, what was written becomes the
         // pending answer's body instead.
@@ -496,6 +500,8 @@ impl Engine {
                 return Dispatched::invalid(out, id, None);
             }
         }
+        let span = super::span::call(&method, id, cx);
+        let entered = span.enter();
         // The result is encoded in place, right after the response's head.
         let start = out.len();
         out.extend_from_slice(RESULT_HEAD);
@@ -506,22 +512,30 @@ impl Engine {
         };
         match (called, id) {
             (Some(Called::Written), Some(id)) => write_response_tail(out, id),
-            (None, Some(id)) => {
+            (None, id) => {
                 out.truncate(start);
-                write_error(out, id, &ErrorObject::method_not_found());
+                let err = ErrorObject::method_not_found();
+                super::span::failed(&span, &err);
+                if let Some(id) = id {
+                    write_error(out, id, &err);
+                }
             }
             (Some(Called::Failed(err)), Some(id)) => {
                 out.truncate(start);
+                super::span::failed(&span, &err);
                 write_error(out, id, &err);
             }
             (Some(Called::Failed(err)), None) => {
                 out.truncate(start);
+                super::span::failed(&span, &err);
                 tracing::debug!(method = &*method, error = %err, "notification failed");
             }
-            (Some(Called::Written) | None, None) => out.truncate(start),
+            (Some(Called::Written), None) => out.truncate(start),
             (Some(Called::Pending(future)), id) => {
                 out.truncate(start);
                 let (future, quiet) = crate::dispatch::inflight::track(future, inflight);
+                drop(entered);
+                let future = super::span::instrument(future, span, &method);
                 return Dispatched::Pending { id: id.map(Into::into), method: method.into(), future, quiet };
             }
         }
@@ -824,7 +838,7 @@ fn push_piece(out: &mut Vec<u8>, piece: Option<&[u8]>) {
 }
 
 /// Polls a future, turning a panic into an `Err` with its payload.
-struct CatchUnwind(MethodFuture);
+pub(crate) struct CatchUnwind(pub(crate) MethodFuture);
 
 impl Future for CatchUnwind {
     type Output = Result<MethodResult, Box<dyn std::any::Any + Send>>;

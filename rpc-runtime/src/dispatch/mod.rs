@@ -15,6 +15,7 @@ pub(crate) mod params;
 pub(crate) mod permissions;
 pub(crate) mod router;
 pub(crate) mod signal;
+mod span;
 mod strict;
 
 pub use crate::spec::{MethodSpec, ParamSpec, ParamStructure, Requirement};

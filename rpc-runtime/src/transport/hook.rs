@@ -53,7 +53,8 @@ impl ConnectionInfo {
     }
 
     /// The transport's name: `"tcp"`, `"stdio"`, `"memory"`, `"stream"`,
-    /// `"nats"` (one per message).
+    /// `"http"` (one per request), `"ws"`, `"nats"` (one per message).
+    /// Each call's `tracing` span carries it as `network.transport`.
     pub fn transport(&self) -> &'static str {
         self.transport
     }
@@ -135,8 +136,9 @@ pub type HookFuture = Pin<Box<dyn Future<Output = Result<Context, Refused>> + Se
 pub(crate) type Hook = Arc<dyn Fn(&ConnectionInfo, Context) -> HookFuture + Send + Sync>;
 
 /// Runs `hook` (if any) for a new connection: the context built on `cx`,
-/// with the peer address set, or the refusal.
-pub(crate) async fn admit(hook: Option<&Hook>, info: &ConnectionInfo, mut cx: Context) -> Result<Context, Refused> {
+/// with the transport and peer address set, or the refusal.
+pub(crate) async fn admit(hook: Option<&Hook>, info: &ConnectionInfo, cx: Context) -> Result<Context, Refused> {
+    let mut cx = cx.with_transport(info.transport());
     if let Some(addr) = info.peer_addr() {
         cx = cx.with_peer_addr(addr);
     }

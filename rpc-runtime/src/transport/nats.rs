@@ -200,7 +200,7 @@ impl<'s> Replica<'s> {
         let permits = limit.clamp(1, Semaphore::MAX_PERMITS.min(u32::MAX as usize));
         let responder =
             Responder { client, engine: server.engine.clone(), running: Arc::new(Semaphore::new(permits)), permits };
-        Replica { server, responder, base: Context::new(), traffic: Traffic::new() }
+        Replica { server, responder, base: Context::new().with_transport("nats"), traffic: Traffic::new() }
     }
 
     /// Handles one message: inline when its hook and methods are ready at
@@ -222,7 +222,7 @@ impl<'s> Replica<'s> {
             Some(hook) => {
                 let info =
                     ConnectionInfo::new("nats").with_part(headers.unwrap_or_default()).with_part(subject.clone());
-                let mut admitted = hook(&info, Context::new());
+                let mut admitted = hook(&info, Context::new().with_transport("nats"));
                 match poll_once(&mut admitted) {
                     Some(Ok(cx)) => Cow::Owned(cx),
                     Some(Err(refused)) => {

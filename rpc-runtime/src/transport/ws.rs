@@ -123,7 +123,7 @@ where
         );
     };
     let (parts, _) = request.into_parts();
-    let cx = match inner.admit(parts, addrs).await {
+    let cx = match inner.admit("ws", parts, addrs).await {
         Ok(cx) => cx,
         Err(refusal) => return refusal,
     };

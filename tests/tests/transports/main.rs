@@ -10,6 +10,7 @@ mod measure;
 #[path = "../web_support/mod.rs"]
 mod web_support;
 
+pub mod call_spans;
 pub mod client_transports;
 pub mod faults;
 pub mod http;

@@ -317,7 +317,7 @@ impl McpHttpService {
             return json_error(StatusCode::BAD_REQUEST, None, &error);
         };
         let (parts, _) = request.into_parts();
-        if let Err(refusal) = inner.admit(parts, addrs).await {
+        if let Err(refusal) = inner.admit("http", parts, addrs).await {
             return refusal.map(McpBody::from);
         }
         if !self.sessions.end(&id) {

@@ -558,10 +558,10 @@ impl Inner {
         // Without a hook nothing reads the request's parts: they are
         // dropped where they are instead of moved into the hook's future.
         let (cx, body) = if self.server.hook.is_none() {
-            (plain_context(addrs), request.into_body())
+            (plain_context("http", addrs), request.into_body())
         } else {
             let (parts, body) = request.into_parts();
-            (self.admit(parts, addrs).await?, body)
+            (self.admit("http", parts, addrs).await?, body)
         };
         match read_body(body, max_body, self.config.body_timeout).await {
             Ok(body) => Ok((cx, body)),
@@ -577,17 +577,19 @@ impl Inner {
         }
     }
 
-    /// The connection hook, for one request: the context handlers see, or
+    /// The connection hook, for one request that came over `transport`
+    /// (`"http"`, or `"ws"` for an upgrade): the context handlers see, or
     /// the 401/403 answer.
     pub(crate) async fn admit(
         &self,
+        transport: &'static str,
         parts: http::request::Parts,
         addrs: Option<HttpAddrs>,
     ) -> Result<Context, Response<Full<Bytes>>> {
         let Some(hook) = &self.server.hook else {
-            return Ok(plain_context(addrs));
+            return Ok(plain_context(transport, addrs));
         };
-        let mut info = ConnectionInfo::new("http");
+        let mut info = ConnectionInfo::new(transport);
         if let Some(addrs) = addrs {
             info = info.with_peer_addr(addrs.peer).with_local_addr(addrs.local);
         }
@@ -740,8 +742,8 @@ impl<'a> Heads<'a> {
 }
 
 /// The context of a request when there is no connection hook.
-pub(super) fn plain_context(addrs: Option<HttpAddrs>) -> Context {
-    let cx = Context::new();
+pub(super) fn plain_context(transport: &'static str, addrs: Option<HttpAddrs>) -> Context {
+    let cx = Context::new().with_transport(transport);
     match addrs {
         Some(addrs) => cx.with_peer_addr(addrs.peer),
         None => cx,

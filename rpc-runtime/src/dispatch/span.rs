@@ -1,0 +1,114 @@
+//! The `tracing` span of each call, named with OpenTelemetry's semantic
+//! conventions for JSON-RPC, and of each batch.
+//!
+//! A call's span (`rpc.call`, at `DEBUG`) carries:
+//!
+//! - `rpc.system = "jsonrpc"`, `rpc.method`;
+//! - `rpc.jsonrpc.request_id`: the id as text (a string id unquoted,
+//!   `null` as the empty string), absent for a notification;
+//! - `rpc.jsonrpc.error_code` and `rpc.jsonrpc.error_message`, recorded
+//!   when the call fails;
+//! - `network.transport`: the transport's name as the connection hook
+//!   sees it ([`ConnectionInfo::transport`](crate::transport::ConnectionInfo::transport):
+//!   `tcp`, `http`, `ws`, `stdio`, `nats`, ...), and `network.peer.address`
+//!   and `network.peer.port` when the transport has a remote address.
+//!
+//! A batch is one span (`rpc.batch`, with the same system, transport and
+//! peer fields and `rpc.jsonrpc.batch_len`) with each call's span inside.
+//!
+//! With no subscriber interested, making a span is the callsite's level
+//! and interest check and an empty [`Span`]: no field is computed, nothing
+//! is allocated; futures are wrapped only when their span is enabled.
+
+use std::borrow::Cow;
+
+use tracing::field::Empty;
+use tracing::{Instrument, Span};
+
+use crate::dispatch::context::Context;
+use crate::dispatch::engine::CatchUnwind;
+use crate::dispatch::router::{panicked, MethodFuture};
+use crate::wire::error::ErrorObject;
+
+/// The span of one call of `method`, whose id is `id` (raw JSON; `None`
+/// for a notification), inside the current span.
+#[inline]
+pub(crate) fn call(method: &str, id: Option<&str>, cx: &Context) -> Span {
+    let peer = cx.peer_addr();
+    tracing::debug_span!(
+        "rpc.call",
+        rpc.system = "jsonrpc",
+        rpc.method = method,
+        rpc.jsonrpc.request_id = id.map(request_id).as_deref(),
+        rpc.jsonrpc.error_code = Empty,
+        rpc.jsonrpc.error_message = Empty,
+        network.transport = cx.transport,
+        network.peer.address = peer.map(|addr| tracing::field::display(addr.ip())),
+        network.peer.port = peer.map(|addr| addr.port()),
+    )
+}
+
+/// The span of a batch of `len` entries, inside the current span.
+#[inline]
+pub(crate) fn batch(len: usize, cx: &Context) -> Span {
+    let peer = cx.peer_addr();
+    tracing::debug_span!(
+        "rpc.batch",
+        rpc.system = "jsonrpc",
+        rpc.jsonrpc.batch_len = len,
+        network.transport = cx.transport,
+        network.peer.address = peer.map(|addr| tracing::field::display(addr.ip())),
+        network.peer.port = peer.map(|addr| addr.port()),
+    )
+}
+
+/// Records on `span` that its call failed with `error`.
+#[inline]
+pub(crate) fn failed(span: &Span, error: &ErrorObject) {
+    if !span.is_disabled() {
+        record_error(span, error);
+    }
+}
+
+#[cold]
+fn record_error(span: &Span, error: &ErrorObject) {
+    span.record("rpc.jsonrpc.error_code", error.code());
+    span.record("rpc.jsonrpc.error_message", error.message());
+}
+
+/// The id as OpenTelemetry wants it: a string's value, a number's text,
+/// and the empty string for `null`.
+#[cold]
+fn request_id(raw: &str) -> Cow<'_, str> {
+    match raw.as_bytes().first() {
+        Some(b'"') => serde_json::from_str::<Cow<'_, str>>(raw).unwrap_or(Cow::Borrowed(raw)),
+        Some(b'n') => Cow::Borrowed(""),
+        _ => Cow::Borrowed(raw),
+    }
+}
+
+/// `future`, the rest of the call of `method` whose span is `span`: run
+/// inside that span, its failure (a panic too, as -32603) recorded on it.
+/// Left as it is when the span is disabled.
+#[inline]
+pub(crate) fn instrument(future: MethodFuture, span: Span, method: &str) -> MethodFuture {
+    if span.is_disabled() {
+        return future;
+    }
+    instrumented(future, span, method.into())
+}
+
+#[cold]
+fn instrumented(future: MethodFuture, span: Span, method: Box<str>) -> MethodFuture {
+    let inside = span.clone();
+    Box::pin(
+        async move {
+            let result = CatchUnwind(future).await.unwrap_or_else(|panic| Err(panicked(&method, &*panic)));
+            if let Err(error) = &result {
+                record_error(&span, error);
+            }
+            result
+        }
+        .instrument(inside),
+    )
+}
