@@ -154,7 +154,7 @@ impl Default for Http {
 /// | refused by the connection hook | 401 ([`Refused::unauthorized`]) or 403 |
 ///
 /// The connection hook ([`Server::on_connect`]) runs for every request,
-/// with [`ConnectionInfo`] of transport `"http"` carrying the request's
+/// with [`ConnectionInfo`] of transport `"http"` (`"ws"` for a WebSocket upgrade) carrying the request's
 /// `http::request::Parts` (headers, URI) as a part: it is the place for
 /// authentication, and the context it returns is what handlers see.
 ///
