@@ -19,9 +19,9 @@ use crate::{Record, VERSION};
 
 #[derive(Deserialize)]
 struct Request<'a> {
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "borrowed_str")]
     jsonrpc: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "borrowed_str")]
     method: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     params: Option<&'a RawValue>,
@@ -29,6 +29,26 @@ struct Request<'a> {
     /// for `"id":null`, which is a request and gets an answer.
     #[serde(borrow, default, deserialize_with = "present")]
     id: Option<&'a RawValue>,
+}
+
+/// Deserializes a string member, borrowed from the message unless it has
+/// escapes. (`Option<Cow<str>>` alone would always allocate: serde borrows
+/// only a bare `Cow<str>` field.)
+fn borrowed_str<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<Cow<'de, str>>, D::Error> {
+    struct CowStr;
+    impl<'de> Visitor<'de> for CowStr {
+        type Value = Cow<'de, str>;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a string")
+        }
+        fn visit_borrowed_str<E>(self, text: &'de str) -> Result<Self::Value, E> {
+            Ok(Cow::Borrowed(text))
+        }
+        fn visit_str<E>(self, text: &str) -> Result<Self::Value, E> {
+            Ok(Cow::Owned(text.to_owned()))
+        }
+    }
+    deserializer.deserialize_str(CowStr).map(Some)
 }
 
 /// Deserializes a member that is present, `null` included.

@@ -51,6 +51,7 @@ fn edge_cases_get_the_same_error_codes_and_ids_as_ours() {
         r#"{"jsonrpc":"2.0","method":"add","params":[1,2],"id":{"a":1}}"#,
         r#"{"jsonrpc":"2.0","method":"add","params":[1,2],"id":6"#,
         r#"{"jsonrpc":"2.0","method":"add","params":[1,2],"id":7} x"#,
+        r#"{"jsonrpc":"2.0","method":"ad\u0064","params":[1,2],"id":10}"#,
         r#"[]"#,
         r#"[1]"#,
         r#"[{"jsonrpc":"2.0","method":"add","params":[1,2],"id":8},{"jsonrpc":"2.0","method":"add","params":[1,2]}]"#,
