@@ -101,9 +101,9 @@ pub mod wire;
 // module of its layer.
 pub use catalog::{Catalog, RpcError};
 pub use dispatch::context::Context;
+pub use dispatch::dialect::Cancellation;
 pub use dispatch::engine::Limits;
 pub use dispatch::router::Router;
-pub use dispatch::Cancellation;
 pub use peer::client::{Batch, Call, ClientError};
 pub use peer::subscription::client::Subscription;
 pub use peer::subscription::server::SubscriptionSink;

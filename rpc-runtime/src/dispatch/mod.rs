@@ -4,7 +4,7 @@
 //!
 //! A protocol built on JSON-RPC 2.0 plugs in here: a [`Dialect`] narrows
 //! what the engine accepts (ids, batches) and says how a request is
-//! cancelled ([`Cancellation`]); MCP is one, defined with this public API.
+//! cancelled ([`Cancellation`](crate::Cancellation)); MCP is one, defined with this public API.
 
 pub(crate) mod context;
 pub(crate) mod dialect;
@@ -19,7 +19,7 @@ mod span;
 mod strict;
 
 pub use crate::spec::{MethodSpec, ParamSpec, ParamStructure, Requirement};
-pub use dialect::{Cancellation, Dialect};
+pub use dialect::Dialect;
 pub use engine::{Engine, PendingResponse};
 pub use middleware::{MethodCall, MethodResponse, MethodService, MethodServiceFuture};
 pub use params::{named_to_positional, Params};

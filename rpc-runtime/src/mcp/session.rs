@@ -17,7 +17,8 @@ use serde_json::value::RawValue;
 
 use super::revision::Revision;
 use crate::dispatch::context::Context;
-use crate::dispatch::{Cancellation, Dialect};
+use crate::dispatch::dialect::Cancellation;
+use crate::dispatch::Dialect;
 use crate::wire::{ErrorObject, INVALID_PARAMS, INVALID_REQUEST};
 
 /// The `_meta` key with the revision of a modern request.

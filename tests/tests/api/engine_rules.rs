@@ -1013,8 +1013,9 @@ fn the_documented_default_limits() {
 mod dialect {
     use std::sync::atomic::{AtomicUsize, Ordering};
 
-    use rpc_runtime::dispatch::{Cancellation, Dialect};
+    use rpc_runtime::dispatch::Dialect;
     use rpc_runtime::serde_json::value::RawValue;
+    use rpc_runtime::Cancellation;
     use rpc_runtime::{Context, ErrorObject, Server};
 
     use super::{error, invalid_request_because, note, req, result, serve_in_process, sorted, GateService, Wire};

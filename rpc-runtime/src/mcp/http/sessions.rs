@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::Semaphore;
 
+use crate::dispatch::dialect::Cancellation;
 use crate::dispatch::inflight::Link;
-use crate::dispatch::Cancellation;
 use crate::mcp::session::Session;
 
 /// One session.
