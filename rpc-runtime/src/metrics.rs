@@ -1,4 +1,4 @@
-//! Server metrics through the [`metrics`](::metrics) facade (feature
+//! Server metrics through the [`metrics`] facade (feature
 //! `metrics`): install any recorder (a Prometheus exporter, StatsD,
 //! OpenTelemetry, ...) and every server reports the series below. Without
 //! the feature none of it is compiled in.
@@ -77,7 +77,7 @@
 //! ```
 //!
 //! In tests, a recorder set for one thread
-//! ([`metrics::set_default_local_recorder`](::metrics::set_default_local_recorder))
+//! ([`metrics::set_default_local_recorder`])
 //! works the same way, with the server built and run on that thread (a
 //! current-thread runtime).
 
