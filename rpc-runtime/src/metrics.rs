@@ -22,8 +22,9 @@
 //! - `outcome` is `ok` (answered with a result), `error` (answered with an
 //!   error object, a tower layer's error too; then [`ERRORS`] counts it,
 //!   by its `code`) or `cancelled` (an `async` call whose future was
-//!   dropped before its answer was ready, such as the answer to an HTTP
-//!   request whose client left; it has no duration). A call cancelled
+//!   dropped before its answer was ready by whatever ran it: a runtime
+//!   shutting down, a connection torn down under it; it has no
+//!   duration). A call cancelled
 //!   through its [`Context`](crate::Context) (its connection ended, or a
 //!   cancellation notification came) ends as its method makes it end, or
 //!   with -32800 where cancellation answers so. Each call of a batch
