@@ -2,7 +2,8 @@
 //! renders them, parsed from its text format after known calls: exact
 //! counts by method and outcome, errors by code, histogram buckets, calls
 //! in flight back to 0, an unknown method under the one fixed label, open
-//! connections and subscriptions up and down; and the calculator's
+//! connections (TCP, HTTP, WebSocket) and subscriptions up and down; and
+//! the calculator's
 //! `--metrics ADDR`, fetched over HTTP.
 //!
 //! The recorder is the test thread's default (the facade's global one is
@@ -14,20 +15,23 @@ use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+use futures_util::{SinkExt, StreamExt};
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle, PrometheusRecorder};
 use rpc_runtime::dispatch::Engine;
 use rpc_runtime::metrics::{
     CALLS, CALLS_IN_FLIGHT, CALL_DURATION, DURATION_BUCKETS, ERRORS, OPEN_CONNECTIONS, OPEN_SUBSCRIPTIONS, OTHER_METHOD,
 };
+use rpc_runtime::transport::http::Http;
 use rpc_runtime::wire::{ErrorObject, REQUEST_CANCELLED, SERVER_OVERLOADED};
 use rpc_runtime::{rpc, Context, Limits, Router, Server, SubscriptionSink};
-use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::net::TcpListener;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Notify;
+use tokio_tungstenite::tungstenite::Message;
 
 use crate::call_spans::{Traced, TracedImpl};
 use crate::common::{calculator_path, connect, Conn, Wire, HANG_GUARD};
-use crate::web_support::exchange;
+use crate::web_support::{exchange, post_json, read_reply};
 
 /// Beside the span tests' service (`add`; `refuse`, code 7; `later`,
 /// code 8 when negative, after a yield): a call that waits until told,
@@ -357,6 +361,40 @@ async fn open_connections_and_subscriptions_go_up_and_down() {
     eventually(&handle, OPEN_SUBSCRIPTIONS, &watch, 0.0).await;
     // Each subscribe call counts as a call too.
     assert_eq!(page(&handle).value(CALLS, &[("method", "watch"), ("outcome", "ok")]), 3.0);
+}
+
+#[tokio::test]
+async fn http_and_websocket_connections_are_counted_by_their_transport() {
+    let recorder = prometheus();
+    let handle = recorder.handle();
+    let _local = ::metrics::set_default_local_recorder(&recorder);
+    let listener = Http::default().bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(Server::new(router(&Arc::new(Notify::new()))).serve(listener));
+    let (http, ws) = ([("transport", "http")], [("transport", "ws")]);
+
+    // A kept-alive HTTP connection counts until it closes; its calls too.
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    let call = post_json(addr, r#"{"jsonrpc":"2.0","method":"add","params":[1,2],"id":1}"#, &[]);
+    stream.write_all(call.as_bytes()).await.unwrap();
+    assert_eq!(read_reply(&mut stream).await.json()["result"], 3);
+    eventually(&handle, OPEN_CONNECTIONS, &http, 1.0).await;
+    assert_eq!(page(&handle).value(CALLS, &[("method", "add"), ("outcome", "ok")]), 1.0);
+    drop(stream);
+    eventually(&handle, OPEN_CONNECTIONS, &http, 0.0).await;
+
+    // A WebSocket is an HTTP connection until the upgrade, then a `ws` one.
+    let stream = TcpStream::connect(addr).await.unwrap();
+    let (mut socket, _) = tokio_tungstenite::client_async(format!("ws://{addr}/"), stream).await.expect("handshake");
+    eventually(&handle, OPEN_CONNECTIONS, &ws, 1.0).await;
+    eventually(&handle, OPEN_CONNECTIONS, &http, 0.0).await;
+    socket.send(Message::text(r#"{"jsonrpc":"2.0","method":"add","params":[2,2],"id":2}"#)).await.unwrap();
+    let answer = socket.next().await.expect("an answer").unwrap();
+    assert!(answer.to_text().unwrap().contains(r#""result":4"#), "{answer:?}");
+    socket.close(None).await.unwrap();
+    drop(socket);
+    eventually(&handle, OPEN_CONNECTIONS, &ws, 0.0).await;
+    assert_eq!(page(&handle).value(CALLS, &[("method", "add"), ("outcome", "ok")]), 2.0);
 }
 
 /// The subscription id of a subscribe call's answer.
