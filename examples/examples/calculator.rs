@@ -7,6 +7,7 @@
 //! cargo run --example calculator -- --mcp
 //! cargo run --example calculator -- --mcp --http ADDR
 //! cargo run --example calculator -- --nats URL --subject SUBJECT [--queue GROUP]
+//! cargo run --example calculator -- [any of the above] --metrics ADDR
 //! ```
 //!
 //! Serves over stdio by default; with `--tcp ADDR` it listens there instead
@@ -34,6 +35,10 @@
 //! a network connection's input cancels its running requests, unless
 //! `--half-close MS` gives them that long to finish and be answered
 //! (stdio always lets them finish).
+//! With `--metrics ADDR` (beside any of the above) it serves its metrics
+//! (`rpc_runtime::metrics`: calls, errors, latency, in flight,
+//! connections, subscriptions) in Prometheus' text format at
+//! `http://ADDR/metrics`, printing `metrics on http://ADDR/metrics`.
 //! On SIGINT or SIGTERM it
 //! shuts down gracefully: stops reading, answers the requests already
 //! received, and exits with status 0.
@@ -350,9 +355,11 @@ struct Options {
     half_close: Option<Duration>,
     /// `--allow-origin`: web origins allowed over HTTP and WebSocket.
     origins: Vec<String>,
+    /// `--metrics`: where to serve the metrics in Prometheus' format.
+    metrics: Option<String>,
 }
 
-const USAGE: &str = "usage: calculator [--framing ndjson|content-length] [--tcp ADDR] [--http ADDR] [--ws ADDR] [--allow-origin ORIGIN]... [--write-timeout MS] [--half-close MS] | --catalog | --mcp [--tcp ADDR] [--http ADDR] | --nats URL --subject SUBJECT [--queue GROUP]";
+const USAGE: &str = "usage: calculator [--framing ndjson|content-length] [--tcp ADDR] [--http ADDR] [--ws ADDR] [--allow-origin ORIGIN]... [--write-timeout MS] [--half-close MS] | --catalog | --mcp [--tcp ADDR] [--http ADDR] | --nats URL --subject SUBJECT [--queue GROUP]; any server also [--metrics ADDR] (Prometheus text at http://ADDR/metrics)";
 
 fn parse_args() -> Result<Options, String> {
     let mut options = Options {
@@ -368,6 +375,7 @@ fn parse_args() -> Result<Options, String> {
         write_timeout: None,
         half_close: None,
         origins: Vec::new(),
+        metrics: None,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -388,6 +396,9 @@ fn parse_args() -> Result<Options, String> {
             "--allow-origin" => {
                 let origin = args.next().ok_or("--allow-origin needs a web origin such as http://localhost:3000")?;
                 options.origins.push(web_origin(&origin)?);
+            }
+            "--metrics" => {
+                options.metrics = Some(args.next().ok_or("--metrics needs an address such as 127.0.0.1:9090")?)
             }
             "-h" | "--help" => return Err(USAGE.to_owned()),
             other => return Err(format!("unknown argument `{other}`; try --help")),
@@ -480,6 +491,61 @@ fn with_origins(http: Http, origins: &[String]) -> Http {
     http.cors(origins.iter().cloned())
 }
 
+/// Installs a Prometheus recorder for the server's metrics and serves
+/// their text at `http://ADDR/metrics` (hyper, HTTP/1.1) on tasks of its
+/// own. The exporter crate is the example's: the library only reports
+/// through the `metrics` facade.
+async fn serve_metrics(addr: &str) -> std::io::Result<()> {
+    use http_body_util::Full;
+    use hyper::body::Bytes;
+    use hyper::{header, Response, StatusCode};
+    use metrics_exporter_prometheus::{Matcher, PrometheusBuilder};
+
+    let duration = Matcher::Full(rpc_runtime::metrics::CALL_DURATION.to_owned());
+    let handle = PrometheusBuilder::new()
+        .set_buckets_for_metric(duration, rpc_runtime::metrics::DURATION_BUCKETS)
+        .and_then(PrometheusBuilder::install_recorder)
+        .map_err(std::io::Error::other)?;
+    rpc_runtime::metrics::describe();
+    let listener = tokio::net::TcpListener::bind(addr).await?;
+    eprintln!("metrics on http://{}/metrics", listener.local_addr()?);
+    // Histogram samples are folded into their buckets at each scrape; the
+    // upkeep does it too when nobody scrapes, so that they do not pile up.
+    let upkeep = handle.clone();
+    tokio::spawn(async move {
+        let mut every = tokio::time::interval(Duration::from_secs(5));
+        loop {
+            every.tick().await;
+            upkeep.run_upkeep();
+        }
+    });
+    tokio::spawn(async move {
+        loop {
+            let Ok((stream, _)) = listener.accept().await else {
+                // Out of file descriptors, say: try again a little later.
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                continue;
+            };
+            let handle = handle.clone();
+            let page = hyper::service::service_fn(move |request: hyper::Request<hyper::body::Incoming>| {
+                let mut response = Response::new(Full::new(Bytes::new()));
+                if request.uri().path() == "/metrics" {
+                    *response.body_mut() = Full::new(Bytes::from(handle.render()));
+                    let text = header::HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8");
+                    response.headers_mut().insert(header::CONTENT_TYPE, text);
+                } else {
+                    *response.status_mut() = StatusCode::NOT_FOUND;
+                }
+                std::future::ready(Ok::<_, std::convert::Infallible>(response))
+            });
+            let connection =
+                hyper::server::conn::http1::Builder::new().serve_connection(hyper_util::rt::TokioIo::new(stream), page);
+            tokio::spawn(connection);
+        }
+    });
+    Ok(())
+}
+
 /// Serves `subject` on the NATS server at `url` until SIGTERM or Ctrl-C,
 /// then drains.
 async fn serve_nats(
@@ -510,6 +576,12 @@ async fn main() -> std::process::ExitCode {
     if options.catalog {
         println!("{}", CalculatorCatalog::catalog().to_json_pretty());
         return std::process::ExitCode::SUCCESS;
+    }
+    if let Some(addr) = &options.metrics {
+        if let Err(err) = serve_metrics(addr).await {
+            eprintln!("calculator: --metrics {addr}: {err}");
+            return std::process::ExitCode::FAILURE;
+        }
     }
     let server = if options.mcp {
         // MCP: every method a tool, both eras of the protocol, newline-delimited.

@@ -80,7 +80,11 @@
 //!   (`transport::nats::NatsConnect`), on async-nats;
 //! - `mcp`: serve a router as a Model Context Protocol server
 //!   (`mcp::McpServer`), with `http` also over Streamable HTTP
-//!   (`mcp::McpHttp`).
+//!   (`mcp::McpHttp`);
+//! - `metrics`: calls, errors, latency, calls in flight, open connections
+//!   and subscriptions reported through the `metrics` facade to whatever
+//!   recorder the application installs (the series are listed in the
+//!   `metrics` module).
 
 #![forbid(unsafe_code)]
 // docs.rs (see Cargo.toml) builds with `--cfg docsrs` on nightly, where
@@ -92,6 +96,8 @@ pub mod dispatch;
 mod log;
 #[cfg(feature = "mcp")]
 pub mod mcp;
+#[cfg(feature = "metrics")]
+pub mod metrics;
 pub mod peer;
 mod spec;
 pub mod transport;

@@ -126,6 +126,10 @@ pub struct Engine {
     /// The layers around every call; `None` keeps the direct path.
     layers: Option<Stack>,
     dialect: Option<Arc<dyn Dialect>>,
+    /// Every method's series, registered once with the recorder current
+    /// when the engine is built (see the `metrics` module).
+    #[cfg(feature = "metrics")]
+    metrics: Arc<crate::metrics::Series>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -257,7 +261,14 @@ fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<&'de Raw
 impl Engine {
     /// An engine for `router` with the given limits.
     pub fn new(router: Router, limits: Limits) -> Self {
-        Engine { router: Arc::new(router), limits, layers: None, dialect: None }
+        Engine {
+            #[cfg(feature = "metrics")]
+            metrics: Arc::new(crate::metrics::Series::of(&router)),
+            router: Arc::new(router),
+            limits,
+            layers: None,
+            dialect: None,
+        }
     }
 
     /// The same engine with `layer` around every call, outside any layer
@@ -506,10 +517,14 @@ impl Engine {
         let start = out.len();
         out.extend_from_slice(RESULT_HEAD);
         let (cx, inflight) = cx.for_request(id);
+        #[cfg(feature = "metrics")]
+        let metered = self.metrics.start(&method);
         let called = match &self.layers {
             None => self.router.call_into(&method, envelope.params, id.is_none(), &cx, out),
             Some(layers) => Some(layers.call(&method, envelope.params, cx.into_owned(), id, out)),
         };
+        #[cfg(feature = "metrics")]
+        metered.ready(called.as_ref());
         match (called, id) {
             (Some(Called::Written), Some(id)) => write_response_tail(out, id),
             (None, id) => {
@@ -536,6 +551,8 @@ impl Engine {
                 let (future, quiet) = crate::dispatch::inflight::track(future, inflight);
                 drop(entered);
                 let future = super::span::instrument(future, span, &method);
+                #[cfg(feature = "metrics")]
+                let future = metered.pending(future);
                 return Dispatched::Pending { id: id.map(Into::into), method: method.into(), future, quiet };
             }
         }

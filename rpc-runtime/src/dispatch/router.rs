@@ -104,7 +104,7 @@ pub struct Router {
 /// cannot grow a collision chain, and a short name hashes in a few
 /// instructions instead of a keyed round function.
 #[derive(Default)]
-struct NameHasher(u64);
+pub(crate) struct NameHasher(u64);
 
 impl Hasher for NameHasher {
     fn write(&mut self, bytes: &[u8]) {

@@ -39,7 +39,9 @@ pub trait Traced {
     async fn later(&self, n: i64) -> Result<i64, ErrorObject>;
 }
 
-struct TracedImpl;
+/// The implementation (the metrics tests serve it too).
+#[derive(Debug)]
+pub struct TracedImpl;
 
 impl Traced for TracedImpl {
     fn add(&self, a: i64, b: i64) -> i64 {

@@ -18,6 +18,7 @@ pub mod http_wire;
 pub mod load;
 pub mod log_flood;
 pub mod memory;
+pub mod metrics;
 pub mod nats;
 pub mod server_connections;
 pub mod shutdown;

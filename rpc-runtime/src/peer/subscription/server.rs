@@ -152,6 +152,9 @@ struct Open {
     /// [`SubscriptionSink::try_send`] with their room, and the last notification if
     /// the subscription lagged already.
     held: Mutex<Vec<(Vec<u8>, Option<OwnedSemaphorePermit>)>>,
+    /// Counted as open until it ends.
+    #[cfg(feature = "metrics")]
+    counted: crate::metrics::OpenSubscription,
 }
 
 impl Open {
@@ -162,6 +165,8 @@ impl Open {
         if first {
             self.room.close();
             self.ended.raise();
+            #[cfg(feature = "metrics")]
+            self.counted.close();
         }
         first
     }
@@ -239,9 +244,14 @@ impl Serving {
         }
     }
 
-    /// Opens a subscription whose items are notifications `notification`,
-    /// ended early by `unsubscribe`; -32000 past the limit.
-    fn open(&self, notification: &str, unsubscribe: &'static str) -> Result<Arc<Open>, ErrorObject> {
+    /// Opens a subscription of `method` whose items are notifications
+    /// `notification`, ended early by `unsubscribe`; -32000 past the limit.
+    fn open(
+        &self,
+        #[cfg_attr(not(feature = "metrics"), allow(unused_variables))] method: &'static str,
+        notification: &str,
+        unsubscribe: &'static str,
+    ) -> Result<Arc<Open>, ErrorObject> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let head = format!(
             "{{\"jsonrpc\":\"2.0\",\"method\":{},\"params\":{{\"subscription\":{id},",
@@ -258,6 +268,8 @@ impl Serving {
             hint: AtomicUsize::new(32),
             answered: Signal::default(),
             held: Mutex::default(),
+            #[cfg(feature = "metrics")]
+            counted: crate::metrics::OpenSubscription::new(method),
         });
         let mut table = lock(&self.table);
         if table.closed {
@@ -648,7 +660,7 @@ fn open(
         ));
     };
     let shared = Arc::clone(&peer.shared);
-    let open = shared.serving.open(notification, unsubscribe)?;
+    let open = shared.serving.open(params.method(), notification, unsubscribe)?;
     Ok((open, shared))
 }
 

@@ -138,6 +138,8 @@ fn builder(http: &HttpService) -> http1::Builder {
 const MAX_BUF_SIZE: usize = 64 * 1024;
 
 async fn serve_connection<E: Endpoint>(endpoint: E, stream: TcpStream, addrs: HttpAddrs, serving: Serving) {
+    #[cfg(feature = "metrics")]
+    let _open = crate::metrics::OpenConnection::new("http");
     let drain = Arc::clone(&serving.drain);
     let builder = builder(endpoint.http());
     let write_timeout = endpoint.http().inner().server.write_timeout;
