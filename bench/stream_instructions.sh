@@ -9,12 +9,15 @@
 # `cargo build --release --bin load`. Also for the HTTP and WebSocket
 # targets: TARGETS=ours-http,hyper-http or TARGETS=ours-ws,ours; extra
 # arguments go to `load` (--batch 10, --ws-client tungstenite).
+# Each line also splits the count: the answering function's inclusive
+# instructions per request (the handler, or our engine) and the rest (the
+# transport: reading, framing, queueing and writing, waking up).
 set -euo pipefail
 short=${SHORT:-3}
 long=${LONG:-10}
 targets=${TARGETS:-ours,handwritten}
 out=$(mktemp -d)
-declare -A instr requests
+declare -A instr requests inside
 for secs in "$short" "$long"; do
   rm -f "$out"/cg.*
   report=$(LOAD_SERVER_WRAPPER="taskset -c 0 valgrind --tool=callgrind --callgrind-out-file=$out/cg.%p" \
@@ -31,12 +34,15 @@ for secs in "$short" "$long"; do
     requests[$target,$secs]=$(callgrind_annotate --inclusive=yes --tree=calling "${files[$i]}" 2>/dev/null |
       grep -F "=> " | grep -F ":$answer (" | grep -oE '\([0-9,]+x\)' | tr -d '(),x' |
       awk '{n+=$1} END{print n}')
+    inside[$target,$secs]=$(callgrind_annotate --inclusive=yes "${files[$i]}" 2>/dev/null |
+      grep -F ":$answer [" | awk '{gsub(",", "", $1); n+=$1} END{print n+0}')
     i=$((i+1))
   done
 done
 for target in ${targets//,/ }; do
   awk -v t="$target" -v a="${instr[$target,$long]}" -v b="${instr[$target,$short]}" \
       -v c="${requests[$target,$long]}" -v d="${requests[$target,$short]}" \
-      'BEGIN{printf "%s: %.0f instructions per request\n", t, (a-b)/(c-d)}'
+      -v e="${inside[$target,$long]}" -v f="${inside[$target,$short]}" \
+      'BEGIN{n=c-d; printf "%s: %.0f instructions per request (answering %.0f, transport %.0f)\n", t, (a-b)/n, (e-f)/n, (a-b-e+f)/n}'
 done
 rm -rf "$out"

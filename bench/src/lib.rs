@@ -22,6 +22,7 @@ pub mod handwritten;
 pub mod jsonrpsee_impl;
 pub mod ours;
 pub mod process;
+pub mod servers;
 
 /// The version number `version()` answers with.
 pub const VERSION: u32 = 7;

@@ -43,6 +43,24 @@ impl ServerProcess {
     }
 }
 
+impl ServerProcess {
+    /// Its resident set size now, in bytes (`VmRSS` of `/proc/<pid>/status`).
+    pub fn rss_bytes(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).expect("read /proc status");
+        let kib: u64 = status
+            .lines()
+            .find_map(|line| line.strip_prefix("VmRSS:"))
+            .and_then(|value| value.trim().trim_end_matches("kB").trim().parse().ok())
+            .expect("VmRSS in /proc status");
+        kib * 1024
+    }
+
+    /// How many file descriptors it has open (entries of `/proc/<pid>/fd`).
+    pub fn open_fds(&self) -> usize {
+        std::fs::read_dir(format!("/proc/{}/fd", self.child.id())).map_or(0, Iterator::count)
+    }
+}
+
 impl Drop for ServerProcess {
     fn drop(&mut self) {
         drop(self.child.stdin.take()); // asks it to exit

@@ -9,20 +9,22 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::future::{poll_fn, Future};
 use std::io;
-use std::pin::pin;
+use std::pin::{pin, Pin};
 use std::sync::Arc;
+use std::task::{Context as TaskContext, Poll, Waker};
 use std::time::Duration;
 
 use serde_json::value::RawValue;
-use tokio::sync::{mpsc, oneshot, Semaphore};
+use tokio::sync::{oneshot, Semaphore};
 use tokio::time::Instant;
 
 use super::client::ClientError;
 use super::transport::{MessageSink, MessageSource, Received};
 use super::{preview, subscription, Closed, Outgoing, Peer, PeerOptions, Shared};
 use crate::dispatch::context::Context;
-use crate::dispatch::engine::{write_error, Engine, Envelope, Incoming};
+use crate::dispatch::engine::{write_error, Engine, Envelope, Incoming, PendingResponse};
 use crate::dispatch::signal::Signal;
 use crate::wire::{ErrorObject, INVALID_REQUEST, PARSE_ERROR};
 
@@ -67,7 +69,7 @@ pub(crate) struct Connection {
     shared: Arc<Shared>,
     engine: Engine,
     cx: Context,
-    inbox: mpsc::UnboundedReceiver<Outgoing>,
+    inbox: Inbox,
     controls: Controls,
     /// Told once each queued message was flushed.
     acks: Vec<oneshot::Sender<()>>,
@@ -95,6 +97,33 @@ enum Wait<'a> {
     End(End),
 }
 
+/// The receiving side of the connection's outbox: closed when dropped, so
+/// that later sends fail (the connection is gone) and queued messages give
+/// back their share of the byte budget.
+struct Inbox(Arc<Shared>);
+
+impl Inbox {
+    /// The next message other tasks queued; never completes while there
+    /// is none.
+    async fn recv(&self) -> Outgoing {
+        poll_fn(|cx| self.0.outbox.poll_recv(cx)).await
+    }
+
+    fn try_recv(&self) -> Option<Outgoing> {
+        self.0.outbox.try_recv()
+    }
+
+    fn is_empty(&self) -> bool {
+        self.0.outbox.is_empty()
+    }
+}
+
+impl Drop for Inbox {
+    fn drop(&mut self) {
+        self.0.outbox.close();
+    }
+}
+
 /// Closes the connection if its task is dropped early, so that callers and
 /// running handlers are not left waiting.
 struct CloseOnDrop(Arc<Shared>);
@@ -110,7 +139,8 @@ impl Drop for CloseOnDrop {
 impl Connection {
     /// A connection and a handle on it (one that does not keep it open).
     pub(crate) fn new(engine: Engine, options: PeerOptions, cx: Context, controls: Controls) -> (Self, Peer) {
-        let (shared, inbox) = Shared::new(options, engine.limits());
+        let shared = Shared::new(options, engine.limits());
+        let inbox = Inbox(Arc::clone(&shared));
         let peer = Peer { shared: Arc::clone(&shared), _life: None };
         let cx = Context { link: Some(Arc::clone(&shared.link)), peer: Some(Arc::new(peer.clone())), ..cx };
         (Connection { shared, engine, cx, inbox, controls, acks: Vec::new() }, peer)
@@ -130,6 +160,11 @@ impl Connection {
         let limits = self.engine.limits().clone();
         let permits = limits.max_concurrent_requests.clamp(1, Semaphore::MAX_PERMITS.min(u32::MAX as usize));
         let slots = Arc::new(Semaphore::new(permits));
+        let drain = self.controls.drain.clone();
+        let stop_raised = pin!(raised(Some(&shared.link.stop)));
+        let mut stop = Watch::new(Some(&shared.link.stop), stop_raised);
+        let drain_raised = pin!(raised(drain.as_deref()));
+        let mut drained = Watch::new(drain.as_deref(), drain_raised);
         let end = loop {
             // A message already at hand is answered at once (unless asked
             // to stop, or a burst of answers is due to be written); else
@@ -141,7 +176,7 @@ impl Connection {
             };
             let received = match ready {
                 Some(received) => received,
-                None => match self.wait(&mut source, &mut sink, &slots, permits).await {
+                None => match self.wait(&mut source, &mut sink, &slots, permits, (&mut stop, &mut drained)).await {
                     Wait::Received(received) => received,
                     Wait::End(end) => break end,
                 },
@@ -160,18 +195,21 @@ impl Connection {
     /// unsent bytes reach [`Limits::max_queued_bytes`](crate::Limits):
     /// then only writing goes on, so a peer that never reads holds at most
     /// that much of our answers.
-    async fn wait<'s, S: MessageSource, K: MessageSink>(
+    ///
+    /// `stop` and `drain` watch the connection's stop signal and the
+    /// server's drain.
+    async fn wait<'s, S: MessageSource, K: MessageSink, F: Future<Output = ()>>(
         &mut self,
         source: &'s mut S,
         sink: &mut K,
         slots: &Semaphore,
         permits: usize,
+        (stop, drain): (&mut Watch<'_, F>, &mut Watch<'_, F>),
     ) -> Wait<'s> {
-        let shared = Arc::clone(&self.shared);
-        let drain = self.controls.drain.clone();
-        let budget = shared.budget_bytes;
+        let budget = self.shared.budget_bytes;
         let mut next = pin!(source.recv());
-        let mut last_activity = Instant::now();
+        // Read the clock only for an idle timeout.
+        let mut last_activity = self.controls.idle_timeout.map(|_| Instant::now());
         loop {
             let queued = sink.queued();
             let room = queued < budget;
@@ -179,23 +217,26 @@ impl Connection {
             let idle_at = self
                 .controls
                 .idle_timeout
-                .filter(|_| queued == 0 && slots.available_permits() == permits && !shared.has_pending_calls())
-                .map(|timeout| last_activity + timeout);
+                .zip(last_activity)
+                .filter(|_| queued == 0 && slots.available_permits() == permits && !self.shared.has_pending_calls())
+                .map(|(timeout, last_activity)| last_activity + timeout);
             tokio::select! {
                 biased;
-                () = shared.link.stop.raised() => return Wait::End(End::Stopped),
-                () = raised(drain.as_deref()) => return Wait::End(End::Drained),
+                () = poll_fn(|cx| stop.poll_raised(cx)) => return Wait::End(End::Stopped),
+                () = poll_fn(|cx| drain.poll_raised(cx)) => return Wait::End(End::Drained),
                 flushed = sink.flush(), if queued > 0 => match flushed {
                     Ok(()) => self.written(),
                     Err(err) => return Wait::End(End::WriteFailed(err)),
                 },
-                Some(outgoing) = self.inbox.recv(), if room => {
-                    last_activity = Instant::now();
+                outgoing = self.inbox.recv(), if room => {
+                    if last_activity.is_some() {
+                        last_activity = Some(Instant::now());
+                    }
                     self.queue(outgoing, sink);
                     while sink.queued() < WRITE_BATCH_BYTES {
                         match self.inbox.try_recv() {
-                            Ok(outgoing) => self.queue(outgoing, sink),
-                            Err(_) => break,
+                            Some(outgoing) => self.queue(outgoing, sink),
+                            None => break,
                         }
                     }
                 }
@@ -219,23 +260,7 @@ impl Connection {
     /// Answers one received unit: what can be answered at once is written
     /// into the sink; `async` work is spawned and answers through the outbox.
     fn answer<K: MessageSink>(&mut self, received: Received<'_>, sink: &mut K, slots: &Arc<Semaphore>, permits: usize) {
-        let message = match received {
-            Received::Message(message) => message,
-            Received::TooLarge { size } => {
-                let size = size.map_or_else(|| "more than".to_owned(), |s| s.to_string());
-                let message = format!(
-                    "Invalid Request: message of {size} bytes exceeds the limit of {} bytes",
-                    self.engine.limits().max_message_size
-                );
-                tracing::debug!("{message}");
-                send_error(sink, &ErrorObject::new(INVALID_REQUEST, message));
-                return;
-            }
-            Received::Malformed(reason) => {
-                send_error(sink, &ErrorObject::new(PARSE_ERROR, format!("Parse error: {reason}")));
-                return;
-            }
-        };
+        let Received::Message(message) = received else { return self.refuse(received, sink) };
         let shared = &*self.shared;
         let cancel = shared.options.cancellation.method();
         // Notifications this connection takes for itself: cancellations,
@@ -262,6 +287,46 @@ impl Connection {
         sink.commit(mark);
         // Subscriptions answered just now start once their answers are
         // queued, so that no item overtakes its subscription's id.
+        if pending.is_some() || self.shared.serving.has_starting() {
+            self.start_pending(pending, sink, slots, permits);
+        }
+    }
+
+    /// Answers a unit that is not a message (too large, malformed): kept
+    /// out of [`Connection::answer`], whose every call would otherwise pay
+    /// for this path's stack frame.
+    #[cold]
+    #[inline(never)]
+    fn refuse<K: MessageSink>(&self, received: Received<'_>, sink: &mut K) {
+        match received {
+            Received::Message(_) => {}
+            Received::TooLarge { size } => {
+                let size = size.map_or_else(|| "more than".to_owned(), |s| s.to_string());
+                let message = format!(
+                    "Invalid Request: message of {size} bytes exceeds the limit of {} bytes",
+                    self.engine.limits().max_message_size
+                );
+                tracing::debug!("{message}");
+                send_error(sink, &ErrorObject::new(INVALID_REQUEST, message));
+            }
+            Received::Malformed(reason) => {
+                send_error(sink, &ErrorObject::new(PARSE_ERROR, format!("Parse error: {reason}")));
+            }
+        }
+    }
+
+    /// Runs what an answered message left to do: its `async` work (on a
+    /// task of its own, within the connection's limit of requests in
+    /// flight) and the subscriptions it opened. Out of line for the same
+    /// reason as [`Connection::refuse`].
+    #[inline(never)]
+    fn start_pending<K: MessageSink>(
+        &mut self,
+        pending: Option<PendingResponse>,
+        sink: &mut K,
+        slots: &Arc<Semaphore>,
+        permits: usize,
+    ) {
         let starting = self.shared.serving.take_starting();
         let Some(pending) = pending else {
             if !starting.is_empty() {
@@ -377,7 +442,7 @@ impl Connection {
                     shared.link.stop.raise();
                     break;
                 }
-                Some(outgoing) = self.inbox.recv() => {
+                outgoing = self.inbox.recv() => {
                     if writable {
                         self.queue(outgoing, &mut sink);
                         if self.inbox.is_empty() {
@@ -394,7 +459,7 @@ impl Connection {
             }
         }
         shared.budget.close();
-        while let Ok(outgoing) = self.inbox.try_recv() {
+        while let Some(outgoing) = self.inbox.try_recv() {
             if writable {
                 self.queue(outgoing, &mut sink);
             }
@@ -535,6 +600,41 @@ async fn raised(signal: Option<&Signal>) {
     match signal {
         Some(signal) => signal.raised().await,
         None => std::future::pending().await,
+    }
+}
+
+/// A signal the connection task waits on for its whole life (stop, drain).
+/// Waiting for a [`Signal`] means registering a waiter with its `Notify`
+/// (a lock) and removing it again (another), which the wait for input used
+/// to do for both signals on every wake-up: about 1,500 instructions per
+/// burst of requests. Here the waiter is registered once and stays; a
+/// wake-up then costs one atomic load, and the waiter is polled again only
+/// if the task's waker changed.
+struct Watch<'a, F> {
+    signal: Option<&'a Signal>,
+    /// `raised(signal)`, pinned in the connection's future.
+    waiting: Pin<&'a mut F>,
+    /// The waker the waiter was last polled with.
+    registered: Option<Waker>,
+}
+
+impl<'a, F: Future<Output = ()>> Watch<'a, F> {
+    fn new(signal: Option<&'a Signal>, waiting: Pin<&'a mut F>) -> Self {
+        Watch { signal, waiting, registered: None }
+    }
+
+    /// Ready once the signal is raised; never without one.
+    fn poll_raised(&mut self, cx: &mut TaskContext<'_>) -> Poll<()> {
+        let Some(signal) = self.signal else { return Poll::Pending };
+        if signal.is_raised() {
+            return Poll::Ready(());
+        }
+        if self.registered.as_ref().is_some_and(|waker| waker.will_wake(cx.waker())) {
+            return Poll::Pending;
+        }
+        let polled = self.waiting.as_mut().poll(cx);
+        self.registered = Some(cx.waker().clone());
+        polled
     }
 }
 

@@ -6,6 +6,7 @@
 
 pub(crate) mod client;
 mod connection;
+mod outbox;
 pub(crate) mod subscription;
 pub(crate) mod transport;
 
@@ -17,7 +18,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 use serde_json::value::RawValue;
-use tokio::sync::{mpsc, oneshot, OwnedSemaphorePermit, Semaphore};
+use tokio::sync::{oneshot, OwnedSemaphorePermit, Semaphore};
 use tokio::time::Instant;
 
 use crate::dispatch::context::Context;
@@ -30,6 +31,7 @@ use crate::dispatch::signal::Signal;
 use client::{Batch, ClientError};
 pub use client::{BatchReply, FromErrorObject, Notify};
 pub(crate) use connection::{AtEof, Connection, Controls};
+use outbox::Outbox;
 pub use subscription::client::Subscribe;
 use subscription::client::{Entry, Subscribed};
 use subscription::server::Serving;
@@ -116,7 +118,7 @@ struct Calls {
 struct Shared {
     /// Messages for the connection task. Unbounded in count: what bounds it
     /// is `budget`, in bytes.
-    outbox: mpsc::UnboundedSender<Outgoing>,
+    outbox: Outbox<Outgoing>,
     /// Bytes queued in `outbox` and not yet written, at most
     /// [`Limits::max_queued_bytes`]: a sender waits for room, so a peer
     /// that stops reading holds at most that much of our answers.
@@ -543,11 +545,10 @@ pub(crate) fn request_bytes(method: &str, params: Option<&RawValue>, id: Option<
 }
 
 impl Shared {
-    fn new(options: PeerOptions, limits: &Limits) -> (Arc<Self>, mpsc::UnboundedReceiver<Outgoing>) {
-        let (outbox, inbox) = mpsc::unbounded_channel();
+    fn new(options: PeerOptions, limits: &Limits) -> Arc<Self> {
         let budget_bytes = limits.max_queued_bytes.clamp(1, Semaphore::MAX_PERMITS.min(u32::MAX as usize));
-        let shared = Arc::new(Shared {
-            outbox,
+        Arc::new(Shared {
+            outbox: Outbox::new(),
             budget: Arc::new(Semaphore::new(budget_bytes)),
             budget_bytes,
             next_id: AtomicU64::new(1),
@@ -557,8 +558,7 @@ impl Shared {
             closed: Signal::default(),
             serving: Serving::new(limits.max_subscriptions, limits.subscription_buffer),
             subscribed: Subscribed::new(limits.subscription_buffer),
-        });
-        (shared, inbox)
+        })
     }
 
     /// Whether calls of ours are waiting for answers, or subscriptions are

@@ -292,6 +292,13 @@ impl Serving {
         self.has_starting.store(true, Ordering::Release);
     }
 
+    /// Whether subscriptions answered since the last
+    /// [`Serving::take_starting`] wait to start (one load).
+    #[inline]
+    pub(in crate::peer) fn has_starting(&self) -> bool {
+        self.has_starting.load(Ordering::Acquire)
+    }
+
     /// The subscriptions answered since the last call, to start once their
     /// answers are queued: at once, or after the rest of their batch.
     /// Costs one load when there are none.
