@@ -60,8 +60,10 @@ impl HttpConnect {
     /// Speaks HTTP/2 without asking first (h2c with prior knowledge, as
     /// `curl --http2-prior-knowledge` does): every request is a stream of
     /// one connection, concurrent calls multiplexed on it (at most the
-    /// server's `max_concurrent_streams` at once; more wait for a
-    /// stream). The server must serve HTTP/2, as this crate's
+    /// server's `max_concurrent_streams` at once; more wait for a stream
+    /// once the server's settings arrived, and fail as refused if sent
+    /// before: a burst past the limit within the first round trip). The
+    /// server must serve HTTP/2, as this crate's
     /// [`HttpListener`](super::HttpListener) does; a new connection is
     /// made when the server closed the last one (after it was idle, say).
     #[cfg(feature = "http2")]
