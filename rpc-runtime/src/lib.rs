@@ -70,6 +70,10 @@
 //! - `http`: the HTTP server (settings `transport::http::Http`, making a
 //!   tower service that mounts in axum, or a listener of its own) and the
 //!   HTTP client (`transport::http::HttpConnect`), on hyper;
+//! - `http2`: HTTP/2 beside HTTP/1.1 on the HTTP server's port (h2c
+//!   with prior knowledge), and in the HTTP client
+//!   (`HttpConnect::http2_prior_knowledge`), on hyper's HTTP/2 (the h2
+//!   crate); turns on `http`;
 //! - `cors`: CORS for the HTTP server, when configured (`Http::cors`, on
 //!   tower-http); turns on `http`;
 //! - `ws`: WebSocket, served on the HTTP server's port by upgrade, and the

@@ -9,6 +9,7 @@
 //! cargo run --release --bin load -- [--connections 16] [--depth 32] [--seconds 5] [--targets ours,handwritten]
 //! cargo run --release --bin load -- --targets ours-nats,handwritten-nats
 //! cargo run --release --bin load -- --targets ours-http,hyper-http,jsonrpsee-http [--batch 10]
+//! cargo run --release --bin load -- --targets ours-http,ours-h2c,jsonrpsee-h2c [--batch 10]
 //! cargo run --release --bin load -- --targets ours-ws,ours,jsonrpsee-ws
 //! ```
 //!
@@ -22,6 +23,13 @@
 //! `--depth` does not apply, `--batch N` sends a batch of N calls per HTTP
 //! request (a batch counts as one request in the report). The baseline is
 //! a bare hyper 1 server calling the hand-written handler.
+//!
+//! h2c (HTTP/2 with prior knowledge, on the same servers' ports): each
+//! connection is one HTTP/2 connection of hyper's client with ONE stream
+//! in flight, as the HTTP/1.1 driver has one request in flight, so that
+//! the two compare per request; `--batch` applies alike. Other versions
+//! of HTTP (HTTP/2 over TLS) are further targets of their own
+//! transport, driven the same way.
 //!
 //! WebSocket: each connection pipelines `depth` requests as text frames,
 //! like the NDJSON driver; compared with our TCP NDJSON transport (`ours`)
@@ -53,6 +61,9 @@ enum Transport {
     Nats,
     /// HTTP/1.1 POST, keep-alive, one request in flight per connection.
     Http,
+    /// HTTP/2 POST with prior knowledge (h2c), one stream in flight per
+    /// connection.
+    H2c,
     /// WebSocket text frames, pipelined.
     Ws,
 }
@@ -75,6 +86,10 @@ enum Target {
     HyperHttp,
     /// jsonrpsee 0.26's server, over HTTP.
     JsonrpseeHttp,
+    /// `rpc_runtime::transport::http::HttpListener`, HTTP/2 (h2c).
+    OursH2c,
+    /// jsonrpsee 0.26's server, over HTTP/2 (h2c: hyper's auto builder).
+    JsonrpseeH2c,
     /// `rpc_runtime::transport::http::HttpListener`, WebSocket upgrades.
     OursWs,
     /// jsonrpsee 0.26's server, over WebSocket.
@@ -85,7 +100,7 @@ enum Target {
 const NATS_SUBJECT: &str = "bench.add";
 
 impl Target {
-    const ALL: [Target; 9] = [
+    const ALL: [Target; 11] = [
         Target::Ours,
         Target::Handwritten,
         Target::OursNats,
@@ -93,6 +108,8 @@ impl Target {
         Target::OursHttp,
         Target::HyperHttp,
         Target::JsonrpseeHttp,
+        Target::OursH2c,
+        Target::JsonrpseeH2c,
         Target::OursWs,
         Target::JsonrpseeWs,
     ];
@@ -108,6 +125,8 @@ impl Target {
             Target::OursHttp => "ours-http",
             Target::HyperHttp => "hyper-http",
             Target::JsonrpseeHttp => "jsonrpsee-http",
+            Target::OursH2c => "ours-h2c",
+            Target::JsonrpseeH2c => "jsonrpsee-h2c",
             Target::OursWs => "ours-ws",
             Target::JsonrpseeWs => "jsonrpsee-ws",
         }
@@ -122,6 +141,7 @@ impl Target {
             Target::Ours | Target::Handwritten => Transport::Ndjson,
             Target::OursNats | Target::HandwrittenNats => Transport::Nats,
             Target::OursHttp | Target::HyperHttp | Target::JsonrpseeHttp => Transport::Http,
+            Target::OursH2c | Target::JsonrpseeH2c => Transport::H2c,
             Target::OursWs | Target::JsonrpseeWs => Transport::Ws,
         }
     }
@@ -136,12 +156,12 @@ impl Target {
         match self {
             Target::Ours => rpc_runtime::Server::new(ours::router()).serve(listener).await,
             Target::Handwritten => serve_handwritten(listener).await,
-            Target::OursHttp | Target::OursWs => {
+            Target::OursHttp | Target::OursH2c | Target::OursWs => {
                 let listener = rpc_runtime::transport::http::Http::default().listener(listener);
                 rpc_runtime::Server::new(ours::router()).serve(listener).await
             }
             Target::HyperHttp => serve_hyper(listener).await,
-            Target::JsonrpseeHttp | Target::JsonrpseeWs => {
+            Target::JsonrpseeHttp | Target::JsonrpseeH2c | Target::JsonrpseeWs => {
                 let server = jsonrpsee::server::Server::builder().build_from_tcp(listener.into_std()?)?;
                 server.start(rpc_bench::jsonrpsee_impl::module()).stopped().await;
                 Ok(())
@@ -457,6 +477,7 @@ async fn drive_connection(
         (Transport::Ndjson, _) => drive_ndjson(addr, depth, stop).await,
         (Transport::Nats, _) => drive_nats(addr, depth, stop).await,
         (Transport::Http, _) => drive_http(addr, batch, stop).await,
+        (Transport::H2c, _) => drive_h2c(addr, batch, stop).await,
         (Transport::Ws, WsClient::Raw) => drive_ws_raw(addr, depth, stop).await,
         (Transport::Ws, WsClient::Tungstenite) => drive_ws(addr, depth, stop).await,
     }
@@ -484,24 +505,8 @@ async fn drive_http(addr: SocketAddr, batch: usize, stop: &AtomicBool) -> Vec<Du
     let mut input: Vec<u8> = Vec::with_capacity(16 * 1024);
     let mut next_id = 0u64;
     while !stop.load(Ordering::Relaxed) {
-        body.clear();
         let first_id = next_id;
-        for i in 0..batch {
-            body.push(if batch == 1 {
-                b' '
-            } else if i == 0 {
-                b'['
-            } else {
-                b','
-            });
-            body.extend_from_slice(
-                format!(r#"{{"jsonrpc":"2.0","method":"add","params":[{next_id},1],"id":{next_id}}}"#).as_bytes(),
-            );
-            next_id += 1;
-        }
-        if batch > 1 {
-            body.push(b']');
-        }
+        http_body(&mut body, batch, &mut next_id);
         request.clear();
         request.extend_from_slice(
             format!(
@@ -531,16 +536,72 @@ async fn drive_http(addr: SocketAddr, batch: usize, stop: &AtomicBool) -> Vec<Du
             let n = stream.read_buf(&mut input).await.expect("read response");
             assert!(n > 0, "server closed the connection");
         };
-        let answer = &input[head_end..head_end + length];
-        let ids = first_id..next_id;
-        if batch == 1 {
-            check_answer(&serde_json::from_slice(answer).expect("response is JSON"), &ids, answer);
-        } else {
-            let responses: Vec<Response> = serde_json::from_slice(answer).expect("response is a JSON array");
-            assert_eq!(responses.len(), batch, "a batch answer of the wrong length");
-            responses.iter().for_each(|response| check_answer(response, &ids, answer));
-        }
+        check_http_answer(&input[head_end..head_end + length], batch, &(first_id..next_id));
         input.drain(..head_end + length);
+        latencies.push(sent.elapsed());
+    }
+    latencies
+}
+
+/// The body of one HTTP request: a call `add [id, 1]`, or a batch of
+/// `batch` of them, with ids from `next_id` on (advanced past them).
+fn http_body(body: &mut Vec<u8>, batch: usize, next_id: &mut u64) {
+    body.clear();
+    for i in 0..batch {
+        body.push(if batch == 1 {
+            b' '
+        } else if i == 0 {
+            b'['
+        } else {
+            b','
+        });
+        body.extend_from_slice(
+            format!(r#"{{"jsonrpc":"2.0","method":"add","params":[{0},1],"id":{0}}}"#, *next_id).as_bytes(),
+        );
+        *next_id += 1;
+    }
+    if batch > 1 {
+        body.push(b']');
+    }
+}
+
+/// Checks the answer to a call or batch of `batch` calls with ids in `ids`.
+fn check_http_answer(answer: &[u8], batch: usize, ids: &std::ops::Range<u64>) {
+    if batch == 1 {
+        check_answer(&serde_json::from_slice(answer).expect("response is JSON"), ids, answer);
+    } else {
+        let responses: Vec<Response> = serde_json::from_slice(answer).expect("response is a JSON array");
+        assert_eq!(responses.len(), batch, "a batch answer of the wrong length");
+        responses.iter().for_each(|response| check_answer(response, ids, answer));
+    }
+}
+
+/// One HTTP/2 connection (h2c, prior knowledge) of hyper's client, one
+/// stream in flight: POST a call (or a batch of `batch` calls), read the
+/// whole answer, check it, repeat.
+async fn drive_h2c(addr: SocketAddr, batch: usize, stop: &AtomicBool) -> Vec<Duration> {
+    use http_body_util::{BodyExt, Full};
+    let stream = TcpStream::connect(addr).await.expect("connect to server");
+    stream.set_nodelay(true).expect("nodelay");
+    let (executor, io) = (hyper_util::rt::TokioExecutor::new(), hyper_util::rt::TokioIo::new(stream));
+    let (mut sender, connection) = hyper::client::conn::http2::handshake(executor, io).await.expect("HTTP/2 handshake");
+    tokio::spawn(connection);
+    let uri: hyper::Uri = format!("http://{addr}/").parse().expect("a URI");
+    let mut latencies = Vec::new();
+    let mut body = Vec::new();
+    let mut next_id = 0u64;
+    while !stop.load(Ordering::Relaxed) {
+        let first_id = next_id;
+        http_body(&mut body, batch, &mut next_id);
+        let request = hyper::Request::post(uri.clone())
+            .header(hyper::header::CONTENT_TYPE, "application/json")
+            .body(Full::new(bytes::Bytes::copy_from_slice(&body)))
+            .expect("a request");
+        let sent = Instant::now();
+        let response = sender.send_request(request).await.expect("an answer");
+        assert_eq!(response.status(), 200, "not a 200");
+        let answer = response.into_body().collect().await.expect("the answer's body").to_bytes();
+        check_http_answer(&answer, batch, &(first_id..next_id));
         latencies.push(sent.elapsed());
     }
     latencies
@@ -677,8 +738,13 @@ async fn drive_ws_raw(addr: SocketAddr, depth: usize, stop: &AtomicBool) -> Vec<
 
 /// The ratios the issue asks for, beyond each target against its
 /// transport's baseline: (target, against).
-const COMPARISONS: [(Target, Target); 3] =
-    [(Target::OursHttp, Target::JsonrpseeHttp), (Target::OursWs, Target::Ours), (Target::OursWs, Target::JsonrpseeWs)];
+const COMPARISONS: [(Target, Target); 5] = [
+    (Target::OursHttp, Target::JsonrpseeHttp),
+    (Target::OursH2c, Target::JsonrpseeH2c),
+    (Target::OursH2c, Target::OursHttp),
+    (Target::OursWs, Target::Ours),
+    (Target::OursWs, Target::JsonrpseeWs),
+];
 
 /// One NATS client with `depth` requests in flight: each of `depth` loops
 /// sends a request with an inbox and waits for its answer.

@@ -14,6 +14,7 @@ pub mod call_spans;
 pub mod client_transports;
 pub mod faults;
 pub mod http;
+pub mod http2;
 pub mod http_wire;
 pub mod load;
 pub mod log_flood;

@@ -40,7 +40,7 @@ use crate::dispatch::engine::write_error;
 use crate::dispatch::signal::Signal;
 #[cfg(feature = "cors")]
 use crate::transport::http::Http;
-use crate::transport::http::{status_response, HttpAddrs, HttpService, Inner};
+use crate::transport::http::{own_host, status_response, HttpAddrs, HttpService, Inner};
 use crate::transport::server::Server;
 use crate::wire::{ErrorObject, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR};
 use body::CancelOnDrop;
@@ -305,9 +305,7 @@ impl McpHttpService {
 
     /// `DELETE`: ends the session its `Mcp-Session-Id` names.
     async fn delete<B>(&self, inner: &Inner, request: Request<B>, addrs: Option<HttpAddrs>) -> Response<McpBody> {
-        if let Some(refusal) =
-            inner.check_origin(request.headers().get(header::ORIGIN), request.headers().get(header::HOST))
-        {
+        if let Some(refusal) = inner.check_origin(request.headers().get(header::ORIGIN), own_host(&request)) {
             return refusal.map(McpBody::from);
         }
         let Some(id) = request.headers().get(SESSION_ID).and_then(|value| value.to_str().ok()).map(str::to_owned)

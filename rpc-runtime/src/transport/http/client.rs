@@ -10,7 +10,12 @@ use bytes::Bytes;
 use http::header::{self, HeaderName, HeaderValue};
 use http::{HeaderMap, Request, StatusCode, Uri};
 use http_body_util::{BodyExt, Full, Limited};
-use hyper::client::conn::http1::SendRequest;
+use hyper::body::Incoming;
+use hyper::client::conn::http1;
+#[cfg(feature = "http2")]
+use hyper::client::conn::http2;
+#[cfg(feature = "http2")]
+use hyper_util::rt::TokioExecutor;
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
 use tokio::sync::mpsc;
@@ -23,8 +28,11 @@ use crate::wire::{ErrorObject, TRANSPORT_ERROR};
 /// Kept-alive connections kept for reuse, at most.
 const MAX_IDLE: usize = 32;
 
-/// Where and how an HTTP client connects: the URL (`http://host:port/path`)
-/// and headers sent with every request (`Authorization`, say).
+/// Where and how an HTTP client connects: the URL (`http://host:port/path`),
+/// headers sent with every request (`Authorization`, say), and the HTTP
+/// version: HTTP/1.1 over a pool of kept-alive connections by default,
+/// or, with the `http2` feature, HTTP/2 over one connection
+/// (`HttpConnect::http2_prior_knowledge`).
 ///
 /// ```no_run
 /// # async fn run() -> std::io::Result<()> {
@@ -39,13 +47,29 @@ const MAX_IDLE: usize = 32;
 pub struct HttpConnect {
     url: String,
     headers: Vec<(String, String)>,
+    http2: bool,
 }
 
 impl HttpConnect {
     /// A client of `url` (`http://`; `https://` needs TLS, which this crate
     /// does not include).
     pub fn new(url: impl Into<String>) -> Self {
-        HttpConnect { url: url.into(), headers: Vec::new() }
+        HttpConnect { url: url.into(), headers: Vec::new(), http2: false }
+    }
+
+    /// Speaks HTTP/2 without asking first (h2c with prior knowledge, as
+    /// `curl --http2-prior-knowledge` does): every request is a stream of
+    /// one connection, concurrent calls multiplexed on it (at most the
+    /// server's `max_concurrent_streams` at once; more wait for a stream
+    /// once the server's settings arrived, and fail as refused if sent
+    /// before: a burst past the limit within the first round trip). The
+    /// server must serve HTTP/2, as this crate's
+    /// [`HttpListener`](super::HttpListener) does; a new connection is
+    /// made when the server closed the last one (after it was idle, say).
+    #[cfg(feature = "http2")]
+    pub fn http2_prior_knowledge(mut self) -> Self {
+        self.http2 = true;
+        self
     }
 
     /// Sends header `name: value` with every request.
@@ -74,7 +98,17 @@ struct Target {
     authority: String,
     headers: HeaderMap,
     max_body: usize,
-    idle: Mutex<Vec<SendRequest<Full<Bytes>>>>,
+    connections: Connections,
+}
+
+/// The connections of one client.
+enum Connections {
+    /// HTTP/1.1: kept-alive connections, each free for one request.
+    Http1(Mutex<Vec<http1::SendRequest<Full<Bytes>>>>),
+    /// HTTP/2: one connection for every request (made again when it
+    /// closed), behind a lock held while one is being made.
+    #[cfg(feature = "http2")]
+    Http2(tokio::sync::Mutex<Option<http2::SendRequest<Full<Bytes>>>>),
 }
 
 /// The receiving half of the HTTP client: the bodies of the answers.
@@ -136,7 +170,12 @@ impl HttpConnect {
                 HeaderValue::try_from(value.as_str()).map_err(|err| invalid(format!("header `{name}`: {err}")))?;
             headers.append(name, value);
         }
-        let target = Arc::new(Target { uri, authority, headers, max_body, idle: Mutex::new(Vec::new()) });
+        let connections = match self.http2 {
+            #[cfg(feature = "http2")]
+            true => Connections::Http2(tokio::sync::Mutex::new(None)),
+            _ => Connections::Http1(Mutex::new(Vec::new())),
+        };
+        let target = Arc::new(Target { uri, authority, headers, max_body, connections });
         let (tx, rx) = mpsc::unbounded_channel();
         let sink = HttpSink { target, scratch: Vec::new(), queue: Vec::new(), queued: 0, replies: Some(tx) };
         Ok((HttpSource { replies: rx, current: Vec::new() }, sink))
@@ -255,36 +294,88 @@ impl Target {
     /// One `POST`: the status and body of the answer.
     async fn post(&self, message: &[u8]) -> io::Result<(StatusCode, Bytes)> {
         let body = Bytes::copy_from_slice(message);
-        let (mut sender, reused) = self.checkout().await?;
-        let response = match sender.try_send_request(self.request(body.clone())?).await {
-            Ok(response) => response,
+        match &self.connections {
+            Connections::Http1(idle) => {
+                let (response, sender) = self.send_http1(idle, body).await?;
+                let answer = self.read(response).await?;
+                self.checkin(idle, sender);
+                Ok(answer)
+            }
+            #[cfg(feature = "http2")]
+            Connections::Http2(shared) => {
+                let response = self.send_http2(shared, body).await?;
+                self.read(response).await
+            }
+        }
+    }
+
+    /// Sends one request over HTTP/1.1: its response, and the connection
+    /// to put back once the body is read.
+    async fn send_http1(
+        &self,
+        idle: &Mutex<Vec<http1::SendRequest<Full<Bytes>>>>,
+        body: Bytes,
+    ) -> io::Result<(http::Response<Incoming>, http1::SendRequest<Full<Bytes>>)> {
+        let (mut sender, reused) = self.checkout(idle).await?;
+        match sender.try_send_request(self.request(body.clone())?).await {
+            Ok(response) => Ok((response, sender)),
             // A kept-alive connection the server closed meanwhile: the
             // request was not sent, so sending it again is safe.
             Err(err) if reused && err.message().is_some() => {
-                let (mut fresh, _) = self.connect().await?;
+                let mut fresh = self.connect_http1().await?;
                 let response = fresh.send_request(self.request(body)?).await.map_err(io::Error::other)?;
-                sender = fresh;
-                response
+                Ok((response, fresh))
             }
-            Err(err) => return Err(io::Error::other(err.into_error())),
-        };
+            Err(err) => Err(io::Error::other(err.into_error())),
+        }
+    }
+
+    /// Sends one request as a stream of the HTTP/2 connection.
+    #[cfg(feature = "http2")]
+    async fn send_http2(
+        &self,
+        shared: &tokio::sync::Mutex<Option<http2::SendRequest<Full<Bytes>>>>,
+        body: Bytes,
+    ) -> io::Result<http::Response<Incoming>> {
+        let mut sender = self.http2_connection(shared).await?;
+        match sender.try_send_request(self.request(body.clone())?).await {
+            Ok(response) => Ok(response),
+            // The connection closed before the stream was opened (the
+            // server's GOAWAY after it was idle, say): the request was not
+            // sent, so sending it again on a new connection is safe.
+            Err(err) if err.message().is_some() => {
+                let mut fresh = self.http2_connection(shared).await?;
+                fresh.send_request(self.request(body)?).await.map_err(io::Error::other)
+            }
+            Err(err) => Err(io::Error::other(err.into_error())),
+        }
+    }
+
+    /// The status and body (within `max_body`) of a response.
+    async fn read(&self, response: http::Response<Incoming>) -> io::Result<(StatusCode, Bytes)> {
         let (parts, body) = response.into_parts();
         let body = Limited::new(body, self.max_body)
             .collect()
             .await
             .map_err(|err| io::Error::new(io::ErrorKind::InvalidData, format!("reading the answer failed: {err}")))?;
-        self.checkin(sender);
         Ok((parts.status, body.to_bytes()))
     }
 
     fn request(&self, body: Bytes) -> io::Result<Request<Full<Bytes>>> {
-        let path = self.uri.path_and_query().map_or("/", |path| path.as_str());
-        let mut request = Request::post(path)
-            .header(header::HOST, self.uri.authority().map_or("", |authority| authority.as_str()))
-            .header(header::CONTENT_TYPE, "application/json")
-            .header(header::ACCEPT, "application/json")
-            .body(Full::new(body))
-            .map_err(io::Error::other)?;
+        let mut request = match &self.connections {
+            // HTTP/2 takes the full URI (its `:scheme` and `:authority`).
+            #[cfg(feature = "http2")]
+            Connections::Http2(_) => Request::post(self.uri.clone()),
+            Connections::Http1(_) => {
+                let path = self.uri.path_and_query().map_or("/", |path| path.as_str());
+                Request::post(path)
+                    .header(header::HOST, self.uri.authority().map_or("", |authority| authority.as_str()))
+            }
+        }
+        .header(header::CONTENT_TYPE, "application/json")
+        .header(header::ACCEPT, "application/json")
+        .body(Full::new(body))
+        .map_err(io::Error::other)?;
         for (name, value) in &self.headers {
             request.headers_mut().append(name, value.clone());
         }
@@ -293,9 +384,12 @@ impl Target {
 
     /// An idle kept-alive connection, or a new one; and whether it was
     /// reused.
-    async fn checkout(&self) -> io::Result<(SendRequest<Full<Bytes>>, bool)> {
+    async fn checkout(
+        &self,
+        idle: &Mutex<Vec<http1::SendRequest<Full<Bytes>>>>,
+    ) -> io::Result<(http1::SendRequest<Full<Bytes>>, bool)> {
         loop {
-            let idle = self.idle.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).pop();
+            let idle = idle.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).pop();
             match idle {
                 Some(mut sender) => {
                     if sender.is_closed() {
@@ -305,29 +399,54 @@ impl Target {
                         return Ok((sender, true));
                     }
                 }
-                None => return self.connect().await,
+                None => return Ok((self.connect_http1().await?, false)),
             }
         }
     }
 
-    async fn connect(&self) -> io::Result<(SendRequest<Full<Bytes>>, bool)> {
+    /// A TCP connection to the server.
+    async fn dial(&self) -> io::Result<TokioIo<TcpStream>> {
         let stream = TcpStream::connect(&self.authority).await?;
         let _ = stream.set_nodelay(true);
-        let (sender, connection) =
-            hyper::client::conn::http1::handshake(TokioIo::new(stream)).await.map_err(io::Error::other)?;
+        Ok(TokioIo::new(stream))
+    }
+
+    async fn connect_http1(&self) -> io::Result<http1::SendRequest<Full<Bytes>>> {
+        let (sender, connection) = http1::handshake(self.dial().await?).await.map_err(io::Error::other)?;
         tokio::spawn(async move {
             if let Err(err) = connection.await {
                 tracing::debug!(error = %err, "an HTTP client connection ended with an error");
             }
         });
-        Ok((sender, false))
+        Ok(sender)
     }
 
-    fn checkin(&self, sender: SendRequest<Full<Bytes>>) {
+    /// The HTTP/2 connection, made (again) if there is none open.
+    #[cfg(feature = "http2")]
+    async fn http2_connection(
+        &self,
+        shared: &tokio::sync::Mutex<Option<http2::SendRequest<Full<Bytes>>>>,
+    ) -> io::Result<http2::SendRequest<Full<Bytes>>> {
+        let mut shared = shared.lock().await;
+        if let Some(sender) = shared.as_ref().filter(|sender| !sender.is_closed()) {
+            return Ok(sender.clone());
+        }
+        let (sender, connection) =
+            http2::handshake(TokioExecutor::new(), self.dial().await?).await.map_err(io::Error::other)?;
+        tokio::spawn(async move {
+            if let Err(err) = connection.await {
+                tracing::debug!(error = %err, "an HTTP/2 client connection ended with an error");
+            }
+        });
+        *shared = Some(sender.clone());
+        Ok(sender)
+    }
+
+    fn checkin(&self, idle: &Mutex<Vec<http1::SendRequest<Full<Bytes>>>>, sender: http1::SendRequest<Full<Bytes>>) {
         if sender.is_closed() {
             return;
         }
-        let mut idle = self.idle.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut idle = idle.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         if idle.len() < MAX_IDLE {
             idle.push(sender);
         }

@@ -1,7 +1,8 @@
 //! The standalone HTTP server: accepts TCP connections (at most
-//! `max_connections`), serves HTTP/1.1 with keep-alive on each with hyper
-//! (every request, every byte: hyper's parser, its header-read timeout,
-//! its buffer limit), and shuts down gracefully.
+//! `max_connections`), serves HTTP/1.1 with keep-alive, or HTTP/2 (h2c
+//! with prior knowledge), on each with hyper (every request, every byte:
+//! hyper's parsers, its header-read timeout, its buffer and stream
+//! limits), and shuts down gracefully.
 
 use std::convert::Infallible;
 use std::future::{poll_fn, Future};
@@ -13,13 +14,20 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use http::header::{self, HeaderValue};
+use http::Version;
 use http::{Request, Response, StatusCode};
 use http_body_util::Full;
-use hyper::body::{Body, Incoming};
+use hyper::body::{Body, Frame, Incoming, SizeHint};
+#[cfg(not(feature = "http2"))]
 use hyper::server::conn::http1;
+#[cfg(feature = "http2")]
+use hyper_util::rt::TokioExecutor;
 use hyper_util::rt::{TokioIo, TokioTimer};
+#[cfg(feature = "http2")]
+use hyper_util::server::conn::auto;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::Semaphore;
+use tokio::sync::{Notify, Semaphore};
 
 use super::service::{status_response, HttpAddrs, HttpListener, HttpService, Serving};
 use crate::dispatch::signal::Signal;
@@ -49,7 +57,6 @@ pub(crate) trait Endpoint: Clone + Send + Sync + 'static {
     fn http(&self) -> &HttpService;
 
     /// Whether connections must be able to upgrade (to WebSocket).
-    #[cfg(feature = "ws")]
     fn upgrades(&self) -> bool {
         false
     }
@@ -70,9 +77,11 @@ impl Endpoint for HttpService {
         self
     }
 
-    #[cfg(feature = "ws")]
     fn upgrades(&self) -> bool {
-        self.inner().config.ws.enabled
+        #[cfg(feature = "ws")]
+        return self.inner().config.ws.enabled;
+        #[cfg(not(feature = "ws"))]
+        false
     }
 
     fn respond(
@@ -115,66 +124,124 @@ async fn accept_loop<E: Endpoint>(endpoint: &E, listener: &TcpListener, drain: &
     }
 }
 
-/// hyper's HTTP/1.1 settings for every connection of `http`.
-fn builder(http: &HttpService) -> http1::Builder {
+/// hyper's HTTP/1.1 settings, on `$builder` (hyper's HTTP/1.1 builder, or
+/// the HTTP/1.1 part of its auto builder: the same methods).
+macro_rules! http1_settings {
+    ($builder:expr, $config:expr) => {
+        // `writev(false)`: hyper copies each answer's body after its head
+        // and writes both with one `write`, instead of queueing the body
+        // as a second buffer for `writev`. JSON-RPC answers are mostly
+        // small, and the copy costs less than the queue (about 490 fewer
+        // instructions per small call; a large answer pays one more copy
+        // of itself).
+        $builder
+            .timer(TokioTimer::new())
+            .header_read_timeout($config.header_timeout)
+            .max_buf_size(MAX_BUF_SIZE)
+            .keep_alive(true)
+            .writev(false)
+    };
+}
+
+/// hyper's settings for every connection of `http`: one port serves
+/// HTTP/1.1 and HTTP/2 (h2c with prior knowledge: hyper's auto builder
+/// reads the first bytes and serves HTTP/2 when they are its preface).
+#[cfg(feature = "http2")]
+fn builder(http: &HttpService) -> auto::Builder<TokioExecutor> {
     let config = &http.inner().config;
-    let mut builder = http1::Builder::new();
-    // `writev(false)`: hyper copies each answer's body after its head and
-    // writes both with one `write`, instead of queueing the body as a
-    // second buffer for `writev`. JSON-RPC answers are mostly small, and
-    // the copy costs less than the queue (about 490 fewer instructions
-    // per small call; a large answer pays one more copy of itself).
+    let mut builder = auto::Builder::new(TokioExecutor::new());
+    http1_settings!(builder.http1(), config);
     builder
+        .http2()
         .timer(TokioTimer::new())
-        .header_read_timeout(config.header_timeout)
-        .max_buf_size(MAX_BUF_SIZE)
-        .keep_alive(true)
-        .writev(false);
+        .max_concurrent_streams(config.max_concurrent_streams)
+        .max_header_list_size(MAX_BUF_SIZE as u32)
+        .max_pending_accept_reset_streams(MAX_PENDING_ACCEPT_RESET_STREAMS)
+        .max_local_error_reset_streams(MAX_LOCAL_ERROR_RESET_STREAMS);
     builder
 }
 
-/// hyper's read buffer, at most: a request head must fit in it (431
-/// otherwise), and a body is read through it in pieces of at most this.
+/// hyper's HTTP/1.1 settings for every connection of `http`.
+#[cfg(not(feature = "http2"))]
+fn builder(http: &HttpService) -> http1::Builder {
+    let mut builder = http1::Builder::new();
+    http1_settings!(builder, http.inner().config);
+    builder
+}
+
+/// hyper's read buffer, at most: an HTTP/1.1 request head must fit in it
+/// (431 otherwise), and a body is read through it in pieces of at most
+/// this. It is also the largest header list an HTTP/2 request may have
+/// (`SETTINGS_MAX_HEADER_LIST_SIZE`; a larger one is refused).
 const MAX_BUF_SIZE: usize = 64 * 1024;
+
+/// HTTP/2 streams a client may open and reset before the server accepted
+/// them, at once, before the connection is closed (`GOAWAY`): against the
+/// "rapid reset" attack (CVE-2023-44487). The h2 crate's default, named.
+#[cfg(feature = "http2")]
+const MAX_PENDING_ACCEPT_RESET_STREAMS: usize = 20;
+
+/// HTTP/2 streams the server may reset because of the client's protocol
+/// errors, over a connection's life, before it closes the connection:
+/// against clients that make streams fail on purpose so that the server
+/// does work for nothing ("MadeYouReset"). hyper's default, named.
+#[cfg(feature = "http2")]
+const MAX_LOCAL_ERROR_RESET_STREAMS: usize = 1024;
 
 async fn serve_connection<E: Endpoint>(endpoint: E, stream: TcpStream, addrs: HttpAddrs, serving: Serving) {
     #[cfg(feature = "metrics")]
     let _open = crate::metrics::OpenConnection::new("http");
     let drain = Arc::clone(&serving.drain);
     let builder = builder(endpoint.http());
+    let header_timeout = endpoint.http().inner().config.header_timeout;
     let write_timeout = endpoint.http().inner().server.write_timeout;
-    #[cfg(feature = "ws")]
     let upgrades = endpoint.upgrades();
+    let streams = Arc::new(Streams::default());
     // One handle per connection; each request clones it once.
-    let accepted = Arc::new(Accepted { endpoint, addrs, serving });
+    let accepted = Arc::new(Accepted { endpoint, addrs, serving, streams: Arc::clone(&streams) });
     let service = hyper::service::service_fn(move |request: Request<Incoming>| {
+        // Called on the connection's task, so the connection sees the
+        // stream open as soon as it is.
+        let open = accepted.streams.open(request.version());
         let accepted = Arc::clone(&accepted);
         async move {
             let response = accepted.endpoint.respond(request, accepted.addrs, &accepted.serving).await;
-            Ok::<_, Infallible>(response)
+            Ok::<_, Infallible>(response.map(|body| Tracked { body, _open: open }))
         }
     });
     // The write timeout sits under hyper (and under the WebSocket crate
     // after an upgrade): a client that stops reading is let go.
     let io = TokioIo::new(WriteDeadline::new(stream, write_timeout));
+    let watch = Watch { drain: &drain, streams: &streams, header_timeout };
     // Upgrades only when WebSocket is served: the plain connection is a
     // little cheaper per request.
-    #[cfg(feature = "ws")]
-    let result = if upgrades {
-        let connection = builder.serve_connection(io, service).with_upgrades();
-        until_drained(connection, http1::UpgradeableConnection::graceful_shutdown, &drain).await
-    } else {
-        until_drained(builder.serve_connection(io, service), http1::Connection::graceful_shutdown, &drain).await
-    };
-    #[cfg(not(feature = "ws"))]
-    let result =
-        until_drained(builder.serve_connection(io, service), http1::Connection::graceful_shutdown, &drain).await;
-    if let Err(err) = result {
-        if err.is_timeout() {
-            tracing::debug!(peer = %addrs.peer, "closed an HTTP connection: no request head within header_timeout");
-        } else {
-            tracing::debug!(peer = %addrs.peer, error = %err, "HTTP connection ended with an error");
+    #[cfg(feature = "http2")]
+    let result = match upgrades {
+        true => {
+            let connection = builder.serve_connection_with_upgrades(io, service);
+            watch.serve(connection, auto::UpgradeableConnection::graceful_shutdown).await
         }
+        false => watch.serve(builder.serve_connection(io, service), auto::Connection::graceful_shutdown).await,
+    };
+    #[cfg(not(feature = "http2"))]
+    let result = match upgrades {
+        true => {
+            let connection = builder.serve_connection(io, service).with_upgrades();
+            watch.serve(connection, http1::UpgradeableConnection::graceful_shutdown).await
+        }
+        false => watch.serve(builder.serve_connection(io, service), http1::Connection::graceful_shutdown).await,
+    };
+    match result {
+        Ok(()) => {}
+        Err(Ended::NoRequest) => {
+            tracing::debug!(peer = %addrs.peer, "closed an HTTP connection: no request within header_timeout");
+        }
+        Err(Ended::Failed(err)) => match err.downcast_ref::<hyper::Error>() {
+            Some(err) if err.is_timeout() => {
+                tracing::debug!(peer = %addrs.peer, "closed an HTTP connection: no request head within header_timeout");
+            }
+            _ => tracing::debug!(peer = %addrs.peer, error = %err, "HTTP connection ended with an error"),
+        },
     }
 }
 
@@ -184,35 +251,160 @@ struct Accepted<E> {
     endpoint: E,
     addrs: HttpAddrs,
     serving: Serving,
+    streams: Arc<Streams>,
 }
 
-/// Serves `connection` to its end; once `drain` is raised, lets the
-/// request in progress finish and closes it (`graceful_shutdown` is the
-/// connection type's).
-async fn until_drained<C: Future<Output = hyper::Result<()>>>(
-    connection: C,
-    graceful_shutdown: fn(Pin<&mut C>),
-    drain: &Signal,
-) -> hyper::Result<()> {
-    let mut connection = pin!(connection);
-    let mut raised = pin!(drain.raised());
-    let mut draining = false;
-    poll_fn(|cx| loop {
-        if let Poll::Ready(result) = connection.as_mut().poll(cx) {
-            return Poll::Ready(result);
+/// What a connection's requests tell the task that serves it: which HTTP
+/// it speaks, and how many HTTP/2 streams are open (their answers not
+/// yet sent whole).
+#[derive(Default)]
+struct Streams {
+    /// A request came in HTTP/1: hyper's header timeout watches the
+    /// connection from then on.
+    http1: AtomicBool,
+    /// A request came in HTTP/2.
+    http2: AtomicBool,
+    /// HTTP/2 streams open.
+    open: AtomicUsize,
+    /// Woken when the last open stream ends (on the task that sent it).
+    idle: Notify,
+}
+
+impl Streams {
+    /// Counts a request of `version` in: an HTTP/2 stream stays open
+    /// while the guard lives.
+    fn open(self: &Arc<Self>, version: Version) -> Option<OpenStream> {
+        if version != Version::HTTP_2 {
+            if !self.http1.load(Ordering::Relaxed) {
+                self.http1.store(true, Ordering::Relaxed);
+            }
+            return None;
         }
-        if !draining && raised.as_mut().poll(cx).is_ready() {
-            draining = true;
-            graceful_shutdown(connection.as_mut());
-            continue;
+        self.http2.store(true, Ordering::Relaxed);
+        self.open.fetch_add(1, Ordering::AcqRel);
+        Some(OpenStream(Arc::clone(self)))
+    }
+}
+
+/// An open HTTP/2 stream, counted until its answer is sent whole (or the
+/// stream is reset).
+struct OpenStream(Arc<Streams>);
+
+impl Drop for OpenStream {
+    fn drop(&mut self) {
+        if self.0.open.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.0.idle.notify_one();
         }
-        return Poll::Pending;
-    })
-    .await
+    }
+}
+
+/// An answer's body, carrying the count of its HTTP/2 stream until it is
+/// sent whole (a stream of server-sent events stays open while it runs).
+struct Tracked<B> {
+    body: B,
+    _open: Option<OpenStream>,
+}
+
+impl<B: Body + Unpin> Body for Tracked<B> {
+    type Data = B::Data;
+    type Error = B::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> Poll<Option<Result<Frame<B::Data>, B::Error>>> {
+        Pin::new(&mut self.body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.body.size_hint()
+    }
+}
+
+/// Why [`Watch::serve`] ended a connection with an error.
+enum Ended {
+    /// No request began within the header timeout.
+    NoRequest,
+    /// hyper's error.
+    Failed(Box<dyn std::error::Error + Send + Sync>),
+}
+
+/// What a connection is served under: the server's drain, and the header
+/// timeout for the time hyper does not watch.
+struct Watch<'a> {
+    drain: &'a Signal,
+    streams: &'a Streams,
+    header_timeout: Duration,
+}
+
+impl Watch<'_> {
+    /// Serves `connection` to its end; once `drain` is raised, lets the
+    /// requests in progress finish and closes it (`graceful_shutdown` is
+    /// the connection type's; on HTTP/2 it sends `GOAWAY`).
+    ///
+    /// Before its first request, a connection has the header timeout to
+    /// begin one (hyper watches an HTTP/1.1 head only once it knows the
+    /// connection is HTTP/1.1, and HTTP/2 has no such timeout): past it,
+    /// it is closed. An HTTP/2 connection with no stream open for the
+    /// header timeout is idle, as a kept-alive HTTP/1.1 connection is, and
+    /// is shut down gracefully.
+    async fn serve<C, F>(&self, connection: C, graceful_shutdown: fn(Pin<&mut C>)) -> Result<(), Ended>
+    where
+        C: Future<Output = Result<(), F>>,
+        F: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        let mut connection = pin!(connection);
+        let mut raised = pin!(self.drain.raised());
+        let mut draining = false;
+        let mut idle = pin!(tokio::time::sleep(self.header_timeout));
+        let mut armed = true;
+        let mut woken = pin!(self.streams.idle.notified());
+        poll_fn(|cx| loop {
+            if let Poll::Ready(result) = connection.as_mut().poll(cx) {
+                return Poll::Ready(result.map_err(|err| Ended::Failed(err.into())));
+            }
+            if !draining && raised.as_mut().poll(cx).is_ready() {
+                draining = true;
+                graceful_shutdown(connection.as_mut());
+                continue;
+            }
+            if draining || self.streams.http1.load(Ordering::Relaxed) {
+                return Poll::Pending;
+            }
+            if woken.as_mut().poll(cx).is_ready() {
+                woken.set(self.streams.idle.notified());
+                continue;
+            }
+            if self.streams.open.load(Ordering::Acquire) > 0 {
+                armed = false;
+                return Poll::Pending;
+            }
+            if !armed {
+                idle.as_mut().reset(tokio::time::Instant::now() + self.header_timeout);
+                armed = true;
+            }
+            if idle.as_mut().poll(cx).is_ready() {
+                if !self.streams.http2.load(Ordering::Relaxed) {
+                    return Poll::Ready(Err(Ended::NoRequest));
+                }
+                draining = true;
+                graceful_shutdown(connection.as_mut());
+                continue;
+            }
+            return Poll::Pending;
+        })
+        .await
+    }
 }
 
 /// Answers 503 to a connection over the limit (its first request, read
-/// and answered by hyper, with `Connection: close`), then closes it.
+/// and answered by hyper: with `Connection: close` on HTTP/1.1; on
+/// HTTP/2, each stream it opens within the refusal timeout), then closes
+/// it.
 async fn refuse_overloaded(stream: TcpStream) {
     let service = hyper::service::service_fn(|_: Request<Incoming>| async {
         let mut response = status_response(
@@ -222,7 +414,13 @@ async fn refuse_overloaded(stream: TcpStream) {
         response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
         Ok::<_, Infallible>(response)
     });
+    #[cfg(feature = "http2")]
+    let mut builder = auto::Builder::new(TokioExecutor::new());
+    #[cfg(feature = "http2")]
+    builder.http1().keep_alive(false);
+    #[cfg(not(feature = "http2"))]
     let mut builder = http1::Builder::new();
+    #[cfg(not(feature = "http2"))]
     builder.keep_alive(false);
     let connection = builder.serve_connection(TokioIo::new(stream), service);
     let _ = tokio::time::timeout(REFUSAL_TIMEOUT, connection).await;

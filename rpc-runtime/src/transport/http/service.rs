@@ -29,6 +29,9 @@ const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 /// Default time a client has to send a request's body once its headers
 /// arrived.
 const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(30);
+/// Default number of requests an HTTP/2 connection may have in progress
+/// at once (its concurrent streams).
+pub const DEFAULT_MAX_CONCURRENT_STREAMS: u32 = 100;
 
 /// Bytes reserved for an answer beyond its request's length (the
 /// envelope around a short result).
@@ -111,6 +114,7 @@ pub struct Http {
     max_body: Option<usize>,
     pub(crate) header_timeout: Duration,
     pub(crate) body_timeout: Duration,
+    pub(crate) max_concurrent_streams: u32,
     #[cfg(feature = "ws")]
     pub(crate) ws: crate::transport::ws::WsServerOptions,
     #[cfg(feature = "cors")]
@@ -126,6 +130,7 @@ impl Default for Http {
             max_body: None,
             header_timeout: DEFAULT_HEADER_TIMEOUT,
             body_timeout: DEFAULT_BODY_TIMEOUT,
+            max_concurrent_streams: DEFAULT_MAX_CONCURRENT_STREAMS,
             #[cfg(feature = "ws")]
             ws: Default::default(),
             #[cfg(feature = "cors")]
@@ -141,7 +146,7 @@ impl Default for Http {
 ///
 /// In axum: `Router::new().route_service("/rpc", Http::default().service(&server))`.
 ///
-/// What it answers (HTTP/1.1, keep-alive):
+/// What it answers (HTTP/1.1 with keep-alive, or HTTP/2: the same):
 ///
 /// | request | answer |
 /// |---|---|
@@ -241,8 +246,11 @@ impl Http {
     /// How long a client may take to send a request's headers, and to
     /// start the next request on a kept-alive connection (default 10 s);
     /// past it the connection is closed. Keeps slow clients from holding
-    /// connections. It is hyper's `header_read_timeout`. (Mounted in
-    /// another server, such as axum's, that server's own settings apply.)
+    /// connections. On HTTP/1.1 it is hyper's `header_read_timeout`; an
+    /// HTTP/2 connection has it to open its first stream, and again
+    /// whenever none is open (then it is told `GOAWAY` and closed).
+    /// (Mounted in another server, such as axum's, that server's own
+    /// settings apply.)
     pub fn header_timeout(self, timeout: Duration) -> Self {
         self.with_config(|config| config.header_timeout = timeout)
     }
@@ -251,6 +259,17 @@ impl Http {
     /// arrived (default 30 s); past it the answer is 408.
     pub fn body_timeout(self, timeout: Duration) -> Self {
         self.with_config(|config| config.body_timeout = timeout)
+    }
+
+    /// How many requests one HTTP/2 connection may have in progress at
+    /// once (default [`DEFAULT_MAX_CONCURRENT_STREAMS`], 100): the
+    /// server announces it (`SETTINGS_MAX_CONCURRENT_STREAMS`), and a
+    /// client that opens more streams has them refused (`REFUSED_STREAM`,
+    /// safe to retry). An HTTP/1.1 connection has one request in progress
+    /// at a time. At least 1. (Mounted in another server, such as axum's,
+    /// that server's own settings apply.)
+    pub fn max_concurrent_streams(self, max: u32) -> Self {
+        self.with_config(|config| config.max_concurrent_streams = max.max(1))
     }
 
     /// Answers CORS preflights and adds CORS headers for web pages of
@@ -289,12 +308,19 @@ impl Http {
 }
 
 /// A TCP listener serving HTTP with [`Http`] settings: pass it to
-/// [`Server::serve`]. At most the server's `max_connections` are open at
-/// once (a WebSocket connection counts as one); one more is answered 503.
-/// On graceful shutdown it stops accepting, lets each request in progress
-/// finish and be answered, closes idle keep-alive connections and
-/// WebSocket connections (after answering what runs on them), and returns
-/// once all are closed.
+/// [`Server::serve`]. It serves HTTP/1.1 and, with the `http2` feature,
+/// HTTP/2 on the same port (h2c with prior knowledge: a connection that
+/// opens with HTTP/2's preface), each request answered as
+/// [`HttpService`] says. At most the server's `max_connections` are open
+/// at once (a WebSocket or HTTP/2 connection counts as one); one more is
+/// answered 503. A connection that sends no request within the header
+/// timeout is closed, and so is an HTTP/2 connection left with no request
+/// in progress for that long (as a kept-alive HTTP/1.1 one is; HTTP/2 is
+/// told with `GOAWAY`). On graceful shutdown it stops accepting, lets each
+/// request in progress finish and be answered, closes idle keep-alive
+/// connections (HTTP/2: `GOAWAY`, then closes once its streams are
+/// answered) and WebSocket connections (after answering what runs on
+/// them), and returns once all are closed.
 #[derive(Debug)]
 pub struct HttpListener {
     pub(crate) http: Http,
@@ -444,13 +470,13 @@ impl Inner {
                 request.extensions_mut().insert(serving.clone());
             }
         }
-        let heads = Heads::of(request.headers());
+        let heads = Heads::of_request(&request);
         if let Some(refusal) = self.check_host_of(&heads, request.uri(), request.version(), addrs) {
             return refusal;
         }
         #[cfg(feature = "ws")]
         if crate::transport::ws::is_upgrade(&request) {
-            if let Some(refusal) = self.check_origin(heads.origin, heads.host) {
+            if let Some(refusal) = self.check_origin(heads.origin, heads.own_host()) {
                 return refusal;
             }
             return crate::transport::ws::upgrade(Arc::clone(self), request, addrs, serving.cloned()).await;
@@ -509,7 +535,7 @@ impl Inner {
         B::Data: Send,
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
-        let max_body = self.check_post(&Heads::of(request.headers()))?;
+        let max_body = self.check_post(&Heads::of_request(&request))?;
         self.admit_and_read(request, addrs, max_body).await
     }
 
@@ -519,7 +545,7 @@ impl Inner {
     // The refusal is the answer itself, built only on the cold path.
     #[allow(clippy::result_large_err)]
     fn check_post(&self, heads: &Heads<'_>) -> Result<usize, Response<Full<Bytes>>> {
-        if let Some(refusal) = self.check_origin(heads.origin, heads.host) {
+        if let Some(refusal) = self.check_origin(heads.origin, heads.own_host()) {
             return Err(refusal);
         }
         if !is_json(heads.content_type) {
@@ -672,14 +698,14 @@ impl Inner {
     }
 
     /// 403 when an `Origin` is given and is neither the request's own (its
-    /// `Host`) nor an allowed one; `None` otherwise.
+    /// `host`, see [`own_host`]) nor an allowed one; `None` otherwise.
     pub(crate) fn check_origin(
         &self,
         origin: Option<&HeaderValue>,
-        host: Option<&HeaderValue>,
+        host: Option<&str>,
     ) -> Option<Response<Full<Bytes>>> {
         let origin = origin.map(|value| value.to_str().ok());
-        if self.origin_allowed(origin, host.and_then(|value| value.to_str().ok())) {
+        if self.origin_allowed(origin, host) {
             return None;
         }
         let origin = origin.flatten().unwrap_or("").to_ascii_lowercase();
@@ -717,9 +743,22 @@ struct Heads<'a> {
     origin: Option<&'a HeaderValue>,
     content_type: Option<&'a HeaderValue>,
     content_length: Option<&'a HeaderValue>,
+    /// The request target's authority, when it has one (HTTP/2's
+    /// `:authority`, an absolute-form target).
+    authority: Option<&'a str>,
 }
 
 impl<'a> Heads<'a> {
+    /// The heads of `request`, with its target's authority.
+    fn of_request<B>(request: &'a Request<B>) -> Self {
+        Heads { authority: request.uri().authority().map(http::uri::Authority::as_str), ..Heads::of(request.headers()) }
+    }
+
+    /// The host the request is for, as [`own_host`] reads it.
+    fn own_host(&self) -> Option<&'a str> {
+        self.authority.or_else(|| self.host.and_then(|value| value.to_str().ok()))
+    }
+
     fn of(headers: &'a http::HeaderMap) -> Self {
         let mut heads = Heads::default();
         for (name, value) in headers {
@@ -739,6 +778,14 @@ impl<'a> Heads<'a> {
         }
         heads
     }
+}
+
+/// The host `request` is for, which a same-origin `Origin` names: its
+/// target's authority when it has one (HTTP/2 sends `:authority`, not
+/// `Host`), else its `Host` header.
+#[cfg(feature = "mcp")]
+pub(crate) fn own_host<B>(request: &Request<B>) -> Option<&str> {
+    Heads::of_request(request).own_host()
 }
 
 /// The context of a request when there is no connection hook.
