@@ -84,7 +84,7 @@ pub fn client(service: &Service) -> TokenStream {
         #[allow(unused_imports)]
         use __rpc::ViaServerError as _;
         #table
-        const __SPECS: &'static [__rpc::MethodSpec] = <#owner as __rpc::SpecTable>::SPECS;
+        const __SPECS: &[__rpc::MethodSpec] = <#owner as __rpc::SpecTable>::SPECS;
 
         #[automatically_derived]
         #[allow(clippy::all, deprecated)]
