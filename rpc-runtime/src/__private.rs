@@ -3,16 +3,15 @@
 //! the only public path of the runtime's hidden helpers. Not a public API.
 
 pub use crate::catalog::support::{
-    no_errors, result_schema_of, schema_of, unknown_schema_of, ErrorsOf, ResultSchema, SchemaOf, ViaJsonSchema,
-    ViaNoJsonSchema, ViaNoRpcError, ViaRpcError,
+    no_errors, result_schema_of, schema_of, unknown_schema_of, ErrorsOf, NoJsonSchema, NoRpcError, ResultSchema,
+    SchemaOf,
 };
 pub use crate::catalog::{Catalog, ErrorInfo, MethodInfo, ParamInfo, RpcError, ServiceInfo, ToolInfo};
 pub use crate::dispatch::context::Context;
 pub use crate::dispatch::params::Params;
 pub use crate::dispatch::router::{IntoMethodResult, MethodFuture, MethodOutcome, Router};
 pub use crate::peer::client::support::{
-    batch_call, batch_notification, decoder, encode_param, encode_params, param, AppError, ClientCore, ParamMode,
-    ResultTypes, ViaFromErrorObject, ViaServerError,
+    batch_call, batch_notification, decoder, encode_param, AppError, ClientCore, ResultTypes, ViaServerError,
 };
 pub use crate::peer::client::FromErrorObject;
 pub use crate::peer::client::{Batch, BatchReply, Call, ClientError, Notify};
@@ -24,6 +23,7 @@ pub use crate::peer::subscription::server::{
 pub use crate::peer::Peer;
 pub use crate::spec::{MethodSpec, ParamSpec, ParamStructure};
 pub use crate::wire::ErrorObject;
+pub use core::option::Option::{None, Some};
 pub use serde::de::DeserializeOwned;
 pub use serde::Serialize;
 pub use serde_json;
@@ -31,13 +31,13 @@ pub use serde_json;
 use std::future::Future;
 
 /// The spec table of a trait, implemented by its generated `<Trait>Catalog`
-/// (inside the same `const _` block as the table), so that the trait's
-/// `into_rpc` reaches the very table the catalog describes without a
-/// name beside the trait.
+/// (or, without a catalog, its `<Trait>Client`) inside the same `const _`
+/// block as the table, so that the trait's `into_rpc`, the catalog and the
+/// client all read the one table without a name beside the trait.
 pub trait SpecTable {
     /// Every method's spec, then each alias's, then each unsubscribe
     /// method's.
-    fn specs() -> &'static [MethodSpec];
+    const SPECS: &'static [MethodSpec];
 }
 
 use crate::catalog::SchemaFn;
@@ -80,12 +80,23 @@ pub const fn param_spec(name: &'static str, ty: &'static str, optional: bool) ->
     ParamSpec { name, ty, optional }
 }
 
-/// A [`MethodInfo`], written positionally.
+/// `None` for an empty text: what the catalog tables write for an absent
+/// doc comment, which is shorter than an `Option`.
+const fn non_empty(text: &'static str) -> Option<&'static str> {
+    if text.is_empty() {
+        None
+    } else {
+        Some(text)
+    }
+}
+
+/// A [`MethodInfo`], written positionally; an empty `summary` or
+/// `description` is none.
 #[allow(clippy::too_many_arguments)]
 pub const fn method_info(
     spec: &'static MethodSpec,
-    summary: Option<&'static str>,
-    description: Option<&'static str>,
+    summary: &'static str,
+    description: &'static str,
     params: &'static [ParamInfo],
     result: Option<SchemaFn>,
     deprecated: bool,
@@ -94,8 +105,8 @@ pub const fn method_info(
 ) -> MethodInfo {
     MethodInfo {
         spec,
-        summary,
-        description,
+        summary: non_empty(summary),
+        description: non_empty(description),
         params,
         result,
         deprecated,
@@ -134,7 +145,7 @@ pub const fn subscription_info(
 pub const fn unsubscribe_info(spec: &'static MethodSpec, summary: &'static str) -> MethodInfo {
     const PARAMS: &[ParamInfo] =
         &[ParamInfo { description: Some("The id the subscribe call answered with."), schema: schema_of::<u64> }];
-    method_info(spec, Some(summary), None, PARAMS, Some(schema_of::<bool>), false, &[], no_errors)
+    method_info(spec, summary, "", PARAMS, Some(schema_of::<bool>), false, &[], no_errors)
 }
 
 /// The [`MethodInfo`] of an alias: `method`'s, under the alias's spec,
@@ -156,9 +167,9 @@ pub fn error_field<T: DeserializeOwned>(error: &ErrorObject, name: &str) -> Opti
     T::deserialize(data.get(name).unwrap_or(&serde_json::Value::Null)).ok()
 }
 
-/// A [`ParamInfo`], written positionally.
-pub const fn param_info(description: Option<&'static str>, schema: SchemaFn) -> ParamInfo {
-    ParamInfo { description, schema }
+/// A [`ParamInfo`], written positionally; an empty `description` is none.
+pub const fn param_info(description: &'static str, schema: SchemaFn) -> ParamInfo {
+    ParamInfo { description: non_empty(description), schema }
 }
 
 /// The outcome of a plain method returning `T`.

@@ -63,9 +63,7 @@ pub fn catalog(service: &Service) -> TokenStream {
 
             #[automatically_derived]
             impl __rpc::SpecTable for #ident {
-                fn specs() -> &'static [__rpc::MethodSpec] {
-                    &__RPC_SPECS
-                }
+                const SPECS: &'static [__rpc::MethodSpec] = &__RPC_SPECS;
             }
 
             #[automatically_derived]
@@ -73,7 +71,7 @@ pub fn catalog(service: &Service) -> TokenStream {
                 /// What `#[rpc]` recorded about the trait and each of its methods.
                 pub fn service() -> &'static __rpc::ServiceInfo {
                     #[allow(unused_imports)]
-                    use __rpc::{ViaJsonSchema as _, ViaNoJsonSchema as _, ViaNoRpcError as _, ViaRpcError as _};
+                    use __rpc::{NoJsonSchema as _, NoRpcError as _};
                     static __SERVICE: __rpc::ServiceInfo =
                         __rpc::service_info(#title, #version, #description, &[#(#methods),*]);
                     &__SERVICE
@@ -91,34 +89,33 @@ pub fn catalog(service: &Service) -> TokenStream {
 fn method_info(service: &Service, index: usize, method: &Method) -> TokenStream {
     let private = quote!(__rpc);
     let (summary, description) = split_doc(&method.docs);
-    let summary = option_str(&summary);
-    let description = option_str(&description);
+
     let strict = service.attrs.strict_schemas;
     let params = method.wire_params().map(|param| {
         let schema = schema_fn(&param.ty, strict);
-        let description = option_str(&text(&param.docs));
+        let description = text(&param.docs);
         quote!(#private::param_info(#description, #schema))
     });
     let result = match (&method.output, method.notification.is_some()) {
-        (_, true) => quote!(::core::option::Option::None),
+        (_, true) => quote!(__rpc::None),
         // A subscription answers with its id.
-        _ if method.item().is_some() => quote!(::core::option::Option::Some(#private::schema_of::<u64>)),
-        (Output::Unit, false) => quote!(::core::option::Option::Some(#private::schema_of::<()>)),
+        _ if method.item().is_some() => quote!(__rpc::Some(#private::schema_of::<u64>)),
+        (Output::Unit, false) => quote!(__rpc::Some(#private::schema_of::<()>)),
         (Output::Plain(ty), false) => {
             let schema = schema_fn(ty, strict);
-            quote!(::core::option::Option::Some(#schema))
+            quote!(__rpc::Some(#schema))
         }
         (Output::Result(ty), false) if strict => {
             // Spanned so that a type without `JsonSchema` is reported on it.
             let schema = quote_spanned!(ty.span()=> #private::result_schema_of::<#ty>);
-            quote!(::core::option::Option::Some(#schema))
+            quote!(__rpc::Some(#schema))
         }
         (Output::Result(ty), false) => {
             let ok = match super::client::result_args(ty) {
                 Some((ok, _)) => quote!(#ok),
                 None => quote!(<#ty as #private::ResultTypes>::Ok),
             };
-            quote!(::core::option::Option::Some(|__g| (&#private::SchemaOf::<#ok>::new()).schema_fn()(__g)))
+            quote!(__rpc::Some(#private::SchemaOf::<#ok>::FN))
         }
     };
     let deprecated = method.deprecated;
@@ -134,7 +131,7 @@ fn method_info(service: &Service, index: usize, method: &Method) -> TokenStream 
                 Some((_, err)) => quote!(#err),
                 None => quote!(<#ty as #private::ResultTypes>::Err),
             };
-            quote!(|| (&#private::ErrorsOf::<#err>::new()).errors())
+            quote!(#private::ErrorsOf::<#err>::FN)
         }
         _ => quote!(#private::no_errors),
     };
@@ -162,16 +159,16 @@ fn tool_info(method: &Method) -> Option<TokenStream> {
     mcp.span?;
     let hidden = mcp.hidden;
     let name = match &mcp.name {
-        Some(name) => quote!(::core::option::Option::Some(#name)),
-        None => quote!(::core::option::Option::None),
+        Some(name) => quote!(__rpc::Some(#name)),
+        None => quote!(__rpc::None),
     };
     let title = match &mcp.title {
-        Some(title) => quote!(::core::option::Option::Some(#title)),
-        None => quote!(::core::option::Option::None),
+        Some(title) => quote!(__rpc::Some(#title)),
+        None => quote!(__rpc::None),
     };
     let hint = |value: Option<bool>| match value {
-        Some(value) => quote!(::core::option::Option::Some(#value)),
-        None => quote!(::core::option::Option::None),
+        Some(value) => quote!(__rpc::Some(#value)),
+        None => quote!(__rpc::None),
     };
     let (read_only, destructive, idempotent, open_world) =
         (hint(mcp.read_only), hint(mcp.destructive), hint(mcp.idempotent), hint(mcp.open_world));
@@ -187,16 +184,16 @@ fn schema_fn(ty: &syn::Type, strict: bool) -> TokenStream {
     if strict {
         quote_spanned!(ty.span()=> __rpc::schema_of::<#ty>)
     } else {
-        quote!(|__g| (&__rpc::SchemaOf::<#ty>::new()).schema_fn()(__g))
+        quote!(__rpc::SchemaOf::<#ty>::FN)
     }
 }
 
 /// `Some("text")` or `None` for an empty text.
 fn option_str(text: &str) -> TokenStream {
     if text.is_empty() {
-        quote!(::core::option::Option::None)
+        quote!(__rpc::None)
     } else {
-        quote!(::core::option::Option::Some(#text))
+        quote!(__rpc::Some(#text))
     }
 }
 

@@ -13,7 +13,6 @@ use syn::spanned::Spanned;
 use syn::{GenericArgument, PathArguments, Type};
 
 use crate::ast::{Method, Output, Service};
-use crate::attr::Structure;
 
 /// The client and batch structs for `service`.
 pub fn client(service: &Service) -> TokenStream {
@@ -21,7 +20,7 @@ pub fn client(service: &Service) -> TokenStream {
     let private = quote!(#krate::__private);
     let vis = &service.item.vis;
     let trait_ident = &service.item.ident;
-    let client = format_ident!("{}Client", trait_ident);
+    let client = client_ident(service);
     let batch = format_ident!("{}Batch", trait_ident);
     let new = helper(service, "new");
     let peer = helper(service, "peer");
@@ -41,10 +40,30 @@ pub fn client(service: &Service) -> TokenStream {
         " A batch of [`{trait_ident}`] calls sent as one JSON-RPC batch: queue calls (each returns a reply to\n \
          await later), then [`{send}`]({batch}::{send}) them all at once."
     );
-    let methods = service.methods.iter().map(|method| client_method(service, method));
+    let methods = service.methods.iter().enumerate().map(|(index, method)| client_method(service, index, method));
     // A subscription has no place in a batch: its items come after.
-    let batch_methods =
-        service.methods.iter().filter(|method| method.item().is_none()).map(|method| batch_method(service, method));
+    let batch_methods = service
+        .methods
+        .iter()
+        .enumerate()
+        .filter(|(_, method)| method.item().is_none())
+        .map(|(index, method)| batch_method(service, index, method));
+    // Each method's name and params are read from the trait's spec table,
+    // which is here when there is no catalog to hold it.
+    let owner = super::server::spec_owner(service);
+    let table = if owner.as_ref() == Some(&client) {
+        let specs = super::server::specs(service);
+        quote! {
+            #specs
+
+            #[automatically_derived]
+            impl __rpc::SpecTable for #client {
+                const SPECS: &'static [__rpc::MethodSpec] = &__RPC_SPECS;
+            }
+        }
+    } else {
+        TokenStream::new()
+    };
     quote! {
         #[doc = #client_doc]
         #[derive(::core::clone::Clone, ::core::fmt::Debug)]
@@ -63,7 +82,9 @@ pub fn client(service: &Service) -> TokenStream {
         #[allow(unused_imports)]
         use #krate::__private as __rpc;
         #[allow(unused_imports)]
-        use __rpc::{ViaFromErrorObject as _, ViaServerError as _};
+        use __rpc::ViaServerError as _;
+        #table
+        const __SPECS: &[__rpc::MethodSpec] = <#owner as __rpc::SpecTable>::SPECS;
 
         #[automatically_derived]
         #[allow(clippy::all, deprecated)]
@@ -112,6 +133,11 @@ pub fn client(service: &Service) -> TokenStream {
         }
         };
     }
+}
+
+/// The name of the generated client: `Calculator` -> `CalculatorClient`.
+pub fn client_ident(service: &Service) -> syn::Ident {
+    format_ident!("{}Client", service.item.ident)
 }
 
 /// The name of a generated helper method: `name`, or `rpc_name` when the
@@ -197,30 +223,20 @@ pub fn result_args(ty: &Type) -> Option<(&Type, &Type)> {
     }
 }
 
-/// The method's params as `name: Type` and the expression that encodes them.
+/// The method's params as `name: Type` and the array of their encoded
+/// values, in the order of the spec's params (which gives their wire names,
+/// which may be left out and how they are sent).
 fn params(method: &Method) -> (Vec<TokenStream>, TokenStream) {
-    let private = quote!(__rpc);
     let mut args = Vec::new();
     let mut values = Vec::new();
     for param in method.wire_params() {
         let ident = &param.ident;
         let ty = &param.ty;
-        let name = &param.wire_name;
-        let optional = param.optional;
         args.push(quote!(#ident: #ty));
         // Spanned at the type: `ty` not `Serialize` is an error there.
-        let encode = quote_spanned!(ty.span()=> #private::encode_param::<#ty>(&#ident));
-        values.push(quote!(#private::param(#name, #optional, #encode)));
+        values.push(quote_spanned!(ty.span()=> __rpc::encode_param::<#ty>(&#ident)));
     }
-    let mode = if method.whole_params {
-        quote!(Whole)
-    } else if method.structure == Structure::ByPosition {
-        quote!(ByPosition)
-    } else {
-        quote!(ByName)
-    };
-    let encode = quote!(#private::encode_params(#private::ParamMode::#mode, [#(#values),*]));
-    (args, encode)
+    (args, quote!([#(#values),*]))
 }
 
 fn docs(method: &Method) -> TokenStream {
@@ -228,11 +244,10 @@ fn docs(method: &Method) -> TokenStream {
     quote!(#(#[doc = #lines])*)
 }
 
-fn client_method(service: &Service, method: &Method) -> TokenStream {
+fn client_method(service: &Service, index: usize, method: &Method) -> TokenStream {
     let private = quote!(__rpc);
     let vis = &service.item.vis;
     let ident = &method.ident;
-    let name = &method.wire_name;
     let docs = docs(method);
     let (args, encode) = params(method);
     if method.notification.is_some() {
@@ -242,7 +257,7 @@ fn client_method(service: &Service, method: &Method) -> TokenStream {
             /// A notification: returns once it is written; there is no answer.
             #[inline]
             #vis fn #ident(&self, #(#args),*) -> #private::Notify {
-                self.__core.notify(#name, #encode)
+                self.__core.notify(&__SPECS[#index], #encode)
             }
         };
     }
@@ -259,12 +274,12 @@ fn client_method(service: &Service, method: &Method) -> TokenStream {
             #[inline]
             #vis fn #ident(&self, #(#args),*) -> #private::Subscribe<#item, #err> {
                 self.__core.subscribe(
-                    #name,
+                    &__SPECS[#index],
                     #encode,
                     #notification,
                     #unsubscribe,
                     #decode_item,
-                    (&#private::AppError::<#err>::new()).converter(),
+                    #private::AppError::<#err>::CONVERT,
                 )
             }
         };
@@ -276,20 +291,19 @@ fn client_method(service: &Service, method: &Method) -> TokenStream {
         #[inline]
         #vis fn #ident(&self, #(#args),*) -> #private::Call<#ok, #err> {
             self.__core.call(
-                #name,
+                &__SPECS[#index],
                 #encode,
                 #decode,
-                (&#private::AppError::<#err>::new()).converter(),
+                #private::AppError::<#err>::CONVERT,
             )
         }
     }
 }
 
-fn batch_method(service: &Service, method: &Method) -> TokenStream {
+fn batch_method(service: &Service, index: usize, method: &Method) -> TokenStream {
     let private = quote!(__rpc);
     let vis = &service.item.vis;
     let ident = &method.ident;
-    let name = &method.wire_name;
     let docs = docs(method);
     let (args, encode) = params(method);
     if method.notification.is_some() {
@@ -299,7 +313,7 @@ fn batch_method(service: &Service, method: &Method) -> TokenStream {
             /// A notification: queued, never answered.
             #[inline]
             #vis fn #ident(&mut self, #(#args),*) {
-                #private::batch_notification(&mut self.__batch, #name, #encode)
+                #private::batch_notification(&mut self.__batch, &__SPECS[#index], #encode)
             }
         };
     }
@@ -313,10 +327,10 @@ fn batch_method(service: &Service, method: &Method) -> TokenStream {
         #vis fn #ident(&mut self, #(#args),*) -> #private::BatchReply<#ok, #err> {
             #private::batch_call(
                 &mut self.__batch,
-                #name,
+                &__SPECS[#index],
                 #encode,
                 #decode,
-                (&#private::AppError::<#err>::new()).converter(),
+                #private::AppError::<#err>::CONVERT,
             )
         }
     }

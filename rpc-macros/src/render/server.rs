@@ -27,17 +27,20 @@ pub fn into_rpc(service: &Service) -> Vec<TraitItem> {
         " Turns this `{trait_ident}` implementation into a [`Router`]({}::Router) that serves all of its methods.",
         quote!(#krate).to_string().replace(' ', "")
     );
-    // The spec table sits in the catalog's `const _` block when there is a
-    // catalog (both read it), else in this body: never beside the trait.
-    let (specs, attach_catalog) = if service.attrs.catalog {
+    // The spec table sits in the catalog's or the client's `const _` block
+    // (they read it too), else in this body: never beside the trait.
+    let specs = match spec_owner(service) {
+        Some(owner) => quote!(let __specs = <#owner as __rpc::SpecTable>::SPECS;),
+        None => {
+            let table = specs(service);
+            quote!(#table let __specs: &'static [__rpc::MethodSpec] = &__RPC_SPECS;)
+        }
+    };
+    let attach_catalog = if service.attrs.catalog {
         let catalog = super::catalog::catalog_ident(service);
-        (
-            quote!(let __specs = <#catalog as __rpc::SpecTable>::specs();),
-            quote!(__router.add_catalog(#catalog::catalog());),
-        )
+        quote!(__router.add_catalog(#catalog::catalog());)
     } else {
-        let table = specs(service);
-        (quote!(#table let __specs: &'static [__rpc::MethodSpec] = &__RPC_SPECS;), TokenStream::new())
+        TokenStream::new()
     };
     vec![parse_quote! {
         #[doc = #doc]
@@ -58,10 +61,23 @@ pub fn into_rpc(service: &Service) -> Vec<TraitItem> {
     }]
 }
 
+/// The generated type whose `const _` block holds the spec table and
+/// implements `SpecTable`: the catalog struct, else the client struct;
+/// `None` when there is neither (the table is then in `into_rpc`).
+pub fn spec_owner(service: &Service) -> Option<syn::Ident> {
+    if service.attrs.catalog {
+        Some(super::catalog::catalog_ident(service))
+    } else if !service.attrs.server_only {
+        Some(super::client::client_ident(service))
+    } else {
+        None
+    }
+}
+
 /// One `static __RPC_SPECS` with every method's spec, shared by the
-/// dispatch and the catalog. It is emitted inside a block (the catalog's
-/// `const _` or `into_rpc`'s body), so the name is never seen beside
-/// another trait's.
+/// dispatch, the catalog and the client. It is emitted inside a block
+/// (the catalog's or the client's `const _`, or `into_rpc`'s body), so the
+/// name is never seen beside another trait's.
 pub fn specs(service: &Service) -> TokenStream {
     let krate = &service.attrs.crate_path;
     // Every method's spec, then one per alias (the method's spec under the

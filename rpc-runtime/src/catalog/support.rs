@@ -25,16 +25,13 @@ pub fn unknown_schema_of<T: ?Sized>(_: &mut SchemaGenerator) -> Schema {
 }
 
 /// Picks, where `#[rpc]` names a param or result type, [`schema_of`] when
-/// the type implements [`JsonSchema`] and [`unknown_schema_of`] otherwise
-/// (autoref specialization: the generated code names a concrete `T`).
+/// the type implements [`JsonSchema`] and [`unknown_schema_of`] otherwise:
+/// `SchemaOf::<T>::FN` is the inherent constant when `T: JsonSchema`, else
+/// [`NoJsonSchema::FN`] (an inherent item whose bounds do not hold is
+/// skipped; the generated code names a concrete `T`). A constant, so the
+/// catalog's table holds the schema function itself, one per distinct
+/// type, rather than a closure per use.
 pub struct SchemaOf<T: ?Sized>(std::marker::PhantomData<fn() -> std::marker::PhantomData<T>>);
-
-impl<T: ?Sized> SchemaOf<T> {
-    /// The selector for `T`.
-    pub const fn new() -> Self {
-        SchemaOf(std::marker::PhantomData)
-    }
-}
 
 impl<T: ?Sized> std::fmt::Debug for SchemaOf<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -42,34 +39,19 @@ impl<T: ?Sized> std::fmt::Debug for SchemaOf<T> {
     }
 }
 
-impl<T: ?Sized> Default for SchemaOf<T> {
-    fn default() -> Self {
-        Self::new()
-    }
+impl<T: JsonSchema + ?Sized> SchemaOf<T> {
+    /// The schema function of `T`.
+    pub const FN: SchemaFn = schema_of::<T>;
 }
 
-/// Chosen when `T: JsonSchema`.
-pub trait ViaJsonSchema {
-    /// The schema function of the type.
-    fn schema_fn(&self) -> SchemaFn;
-}
-
-impl<T: JsonSchema + ?Sized> ViaJsonSchema for SchemaOf<T> {
-    fn schema_fn(&self) -> SchemaFn {
-        schema_of::<T>
-    }
-}
-
-/// Chosen otherwise.
-pub trait ViaNoJsonSchema {
+/// Chosen when the type does not implement [`JsonSchema`].
+pub trait NoJsonSchema {
     /// A schema function that says the type has no schema.
-    fn schema_fn(&self) -> SchemaFn;
+    const FN: SchemaFn;
 }
 
-impl<T: ?Sized> ViaNoJsonSchema for &SchemaOf<T> {
-    fn schema_fn(&self) -> SchemaFn {
-        unknown_schema_of::<T>
-    }
+impl<T: ?Sized> NoJsonSchema for SchemaOf<T> {
+    const FN: SchemaFn = unknown_schema_of::<T>;
 }
 
 /// No errors: what a method that cannot fail, or whose error type is not
@@ -78,16 +60,10 @@ pub fn no_errors() -> &'static [ErrorInfo] {
     &[]
 }
 
-/// Picks [`RpcError::ERRORS`] of `E` when `E` implements it, and no errors
-/// otherwise (autoref specialization, as [`SchemaOf`]).
+/// Picks the errors [`RpcError::ERRORS`] of `E` declares when `E`
+/// implements it, and no errors otherwise, as [`SchemaOf`] picks a schema
+/// function: `ErrorsOf::<E>::FN`.
 pub struct ErrorsOf<E: ?Sized>(std::marker::PhantomData<fn() -> std::marker::PhantomData<E>>);
-
-impl<E: ?Sized> ErrorsOf<E> {
-    /// The selector for `E`.
-    pub const fn new() -> Self {
-        ErrorsOf(std::marker::PhantomData)
-    }
-}
 
 impl<E: ?Sized> std::fmt::Debug for ErrorsOf<E> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -95,34 +71,24 @@ impl<E: ?Sized> std::fmt::Debug for ErrorsOf<E> {
     }
 }
 
-impl<E: ?Sized> Default for ErrorsOf<E> {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-/// Chosen when `E: RpcError`.
-pub trait ViaRpcError {
+impl<E: RpcError + ?Sized> ErrorsOf<E> {
     /// The errors `E` declares.
-    fn errors(&self) -> &'static [ErrorInfo];
+    pub const FN: fn() -> &'static [ErrorInfo] = errors_of::<E>;
 }
 
-impl<E: RpcError + ?Sized> ViaRpcError for ErrorsOf<E> {
-    fn errors(&self) -> &'static [ErrorInfo] {
-        E::ERRORS
-    }
-}
-
-/// Chosen otherwise.
-pub trait ViaNoRpcError {
+/// Chosen when the error type does not implement [`RpcError`].
+pub trait NoRpcError {
     /// No errors.
-    fn errors(&self) -> &'static [ErrorInfo];
+    const FN: fn() -> &'static [ErrorInfo];
 }
 
-impl<E: ?Sized> ViaNoRpcError for &ErrorsOf<E> {
-    fn errors(&self) -> &'static [ErrorInfo] {
-        &[]
-    }
+impl<E: ?Sized> NoRpcError for ErrorsOf<E> {
+    const FN: fn() -> &'static [ErrorInfo] = no_errors;
+}
+
+/// The errors `E` declares.
+fn errors_of<E: RpcError + ?Sized>() -> &'static [ErrorInfo] {
+    E::ERRORS
 }
 
 /// The success type of a `Result`-like return type, for the catalog's `result`.

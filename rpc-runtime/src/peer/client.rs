@@ -500,10 +500,11 @@ fn decode<T, E>(
 pub(crate) mod support {
     use super::*;
     use crate::peer::subscription::client::{start_subscribe, Subscribe};
+    use crate::spec::{MethodSpec, ParamStructure};
 
     /// How a generated client sends a method's params.
     #[derive(Clone, Copy, Debug)]
-    pub enum ParamMode {
+    enum ParamMode {
         /// An object keyed by param name (the default).
         ByName,
         /// An array in declaration order.
@@ -512,30 +513,37 @@ pub(crate) mod support {
         Whole,
     }
 
-    /// One encoded param: wire name, whether it may be omitted, its JSON.
-    #[derive(Debug)]
-    pub struct ParamValue {
-        name: &'static str,
-        optional: bool,
-        value: Result<Box<RawValue>, serde_json::Error>,
-    }
-
     /// One param of a generated call, encoded by [`encode_param`].
-    #[inline]
-    pub fn param(name: &'static str, optional: bool, value: Result<Box<RawValue>, serde_json::Error>) -> ParamValue {
-        ParamValue { name, optional, value }
+    pub type Encoded = Result<Box<RawValue>, serde_json::Error>;
+
+    /// Builds the params of a call to `spec`'s method from `values`, one
+    /// per entry of `spec.params`: sent by name (an object), by position
+    /// (an array) for a method that accepts only that, or as the value
+    /// itself for `whole_params`. Optional params that are `None` are left
+    /// out (by name), or trimmed from the end (by position).
+    pub(crate) fn spec_params(
+        spec: &MethodSpec,
+        values: &mut dyn Iterator<Item = Encoded>,
+    ) -> Result<Option<Box<RawValue>>, serde_json::Error> {
+        let mode = if spec.whole {
+            ParamMode::Whole
+        } else if spec.structure == ParamStructure::ByPosition {
+            ParamMode::ByPosition
+        } else {
+            ParamMode::ByName
+        };
+        let mut list = Vec::with_capacity(spec.params.len());
+        for (param, value) in spec.params.iter().zip(values) {
+            list.push((param.name, param.optional, value?));
+        }
+        encode_params(mode, list)
     }
 
-    /// Builds a call's params. Optional params that are `None` are left
-    /// out (by name), or trimmed from the end (by position).
-    pub fn encode_params<I>(mode: ParamMode, params: I) -> Result<Option<Box<RawValue>>, serde_json::Error>
-    where
-        I: IntoIterator<Item = ParamValue>,
-    {
-        let mut values = Vec::new();
-        for param in params {
-            values.push((param.name, param.optional, param.value?));
-        }
+    /// Builds a call's params from `(wire name, optional, value)`.
+    fn encode_params(
+        mode: ParamMode,
+        mut values: Vec<(&str, bool, Box<RawValue>)>,
+    ) -> Result<Option<Box<RawValue>>, serde_json::Error> {
         let omitted = |(_, optional, value): &(&str, bool, Box<RawValue>)| *optional && value.get() == "null";
         let mut out = String::new();
         match mode {
@@ -610,15 +618,15 @@ pub(crate) mod support {
 
         /// Calls a method and decodes its result; nothing is sent until
         /// the returned [`Call`] is first polled.
-        pub fn call<T, E>(
+        pub fn call<T, E, const N: usize>(
             &self,
-            method: &'static str,
-            params: Result<Option<Box<RawValue>>, serde_json::Error>,
+            spec: &'static MethodSpec,
+            params: [Encoded; N],
             decode_result: Decoder<T>,
             convert: fn(ErrorObject) -> ClientError<E>,
         ) -> Call<T, E> {
-            let state = match params {
-                Ok(params) => CallState::Sending(start_call(self.peer.clone(), method, params, self.timeout)),
+            let state = match spec_params(spec, &mut params.into_iter()) {
+                Ok(params) => CallState::Sending(start_call(self.peer.clone(), spec.name, params, self.timeout)),
                 Err(err) => CallState::Failed(Some(err)),
             };
             Call { state, decode: decode_result, convert }
@@ -626,11 +634,11 @@ pub(crate) mod support {
 
         /// Sends a notification once the returned [`Notify`] is
         /// first polled.
-        pub fn notify(&self, method: &'static str, params: Result<Option<Box<RawValue>>, serde_json::Error>) -> Notify {
-            let state = match params {
+        pub fn notify<const N: usize>(&self, spec: &'static MethodSpec, params: [Encoded; N]) -> Notify {
+            let state = match spec_params(spec, &mut params.into_iter()) {
                 Ok(params) => {
                     let timeout = self.timeout.or(self.peer.default_timeout());
-                    CallState::Sending(start_notification(self.peer.clone(), method, params, timeout))
+                    CallState::Sending(start_notification(self.peer.clone(), spec.name, params, timeout))
                 }
                 Err(err) => CallState::Failed(Some(err)),
             };
@@ -640,19 +648,20 @@ pub(crate) mod support {
         /// Calls a subscribe method; nothing is sent until the returned
         /// [`Subscribe`] is first polled. Its items are notifications
         /// `notification`, decoded as `T`; `unsubscribe` ends it.
-        pub fn subscribe<T, E>(
+        #[allow(clippy::too_many_arguments)]
+        pub fn subscribe<T, E, const N: usize>(
             &self,
-            method: &'static str,
-            params: Result<Option<Box<RawValue>>, serde_json::Error>,
+            spec: &'static MethodSpec,
+            params: [Encoded; N],
             notification: &'static str,
             unsubscribe: &'static str,
             decode_item: Decoder<T>,
             convert: fn(ErrorObject) -> ClientError<E>,
         ) -> Subscribe<T, E> {
-            let state = match params {
+            let state = match spec_params(spec, &mut params.into_iter()) {
                 Ok(params) => CallState::Sending(start_subscribe(
                     self.peer.clone(),
-                    method,
+                    spec.name,
                     params,
                     self.timeout,
                     notification,
@@ -670,29 +679,27 @@ pub(crate) mod support {
     }
 
     /// Adds a generated call to `batch`.
-    pub fn batch_call<T, E>(
+    pub fn batch_call<T, E, const N: usize>(
         batch: &mut Batch,
-        method: &str,
-        params: Result<Option<Box<RawValue>>, serde_json::Error>,
+        spec: &'static MethodSpec,
+        params: [Encoded; N],
         decode_result: Decoder<T>,
         convert: fn(ErrorObject) -> ClientError<E>,
     ) -> BatchReply<T, E> {
-        batch.push_call(method, params, decode_result, convert)
+        batch.push_call(spec.name, spec_params(spec, &mut params.into_iter()), decode_result, convert)
     }
 
     /// Adds a generated notification to `batch`.
-    pub fn batch_notification(
-        batch: &mut Batch,
-        method: &str,
-        params: Result<Option<Box<RawValue>>, serde_json::Error>,
-    ) {
-        batch.push_notification(method, params)
+    pub fn batch_notification<const N: usize>(batch: &mut Batch, spec: &'static MethodSpec, params: [Encoded; N]) {
+        batch.push_notification(spec.name, spec_params(spec, &mut params.into_iter()))
     }
 
-    /// Picks, at the call site, how an error object becomes a
-    /// `ClientError<E>`: through [`FromErrorObject`] when `E` implements
-    /// it, or kept as [`ClientError::Server`] otherwise (autoref
-    /// specialization: the generated code names a concrete `E`).
+    /// Picks how an error object becomes a `ClientError<E>`: through
+    /// [`FromErrorObject`] when `E` implements it, or kept as
+    /// [`ClientError::Server`] otherwise: `AppError::<E>::CONVERT` is the
+    /// inherent constant when `E: FromErrorObject`, else
+    /// [`ViaServerError::CONVERT`] (an inherent item whose bounds do not
+    /// hold is skipped; the generated code names a concrete `E`).
     pub struct AppError<E>(PhantomData<fn() -> E>);
 
     impl<E> fmt::Debug for AppError<E> {
@@ -701,44 +708,26 @@ pub(crate) mod support {
         }
     }
 
-    impl<E> AppError<E> {
-        /// The selector for `E`.
-        pub fn new() -> Self {
-            AppError(PhantomData)
-        }
-    }
-
-    impl<E> Default for AppError<E> {
-        fn default() -> Self {
-            Self::new()
-        }
-    }
-
-    /// Chosen when `E: FromErrorObject`.
-    pub trait ViaFromErrorObject<E> {
+    impl<E: FromErrorObject> AppError<E> {
         /// The converter for `E`.
-        fn converter(&self) -> fn(ErrorObject) -> ClientError<E>;
+        pub const CONVERT: fn(ErrorObject) -> ClientError<E> = app_error::<E>;
     }
 
-    impl<E: FromErrorObject> ViaFromErrorObject<E> for AppError<E> {
-        fn converter(&self) -> fn(ErrorObject) -> ClientError<E> {
-            |error| match E::from_error_object(&error) {
-                Some(app) => ClientError::App(app),
-                None => ClientError::Server(error),
-            }
+    fn app_error<E: FromErrorObject>(error: ErrorObject) -> ClientError<E> {
+        match E::from_error_object(&error) {
+            Some(app) => ClientError::App(app),
+            None => ClientError::Server(error),
         }
     }
 
-    /// Chosen otherwise.
+    /// Chosen when `E` does not implement [`FromErrorObject`].
     pub trait ViaServerError<E> {
         /// The converter for `E`.
-        fn converter(&self) -> fn(ErrorObject) -> ClientError<E>;
+        const CONVERT: fn(ErrorObject) -> ClientError<E>;
     }
 
-    impl<E> ViaServerError<E> for &AppError<E> {
-        fn converter(&self) -> fn(ErrorObject) -> ClientError<E> {
-            ClientError::Server
-        }
+    impl<E> ViaServerError<E> for AppError<E> {
+        const CONVERT: fn(ErrorObject) -> ClientError<E> = ClientError::Server;
     }
 
     /// Encodes a param of a generated call. The bound is the check that
@@ -774,56 +763,65 @@ pub(crate) mod support {
 
 #[cfg(test)]
 mod tests {
-    use super::support::{encode_params, param, ParamMode};
+    use super::support::spec_params;
     use super::*;
+    use crate::spec::{MethodSpec, ParamSpec, ParamStructure};
 
     fn raw(value: serde_json::Value) -> Result<Box<RawValue>, serde_json::Error> {
         serde_json::value::to_raw_value(&value)
     }
 
-    fn encoded(mode: ParamMode, params: Vec<support::ParamValue>) -> Option<String> {
-        encode_params(mode, params).unwrap().map(|raw| raw.get().to_owned())
+    fn encoded<const N: usize>(spec: &MethodSpec, values: [serde_json::Value; N]) -> Option<String> {
+        spec_params(spec, &mut values.into_iter().map(raw)).unwrap().map(|raw| raw.get().to_owned())
     }
+
+    static GREET: [ParamSpec; 2] =
+        [ParamSpec::new("name", "String"), ParamSpec::new("greeting", "Option<String>").optional(true)];
+    static THREE: [ParamSpec; 3] = [
+        ParamSpec::new("a", "Option<i64>").optional(true),
+        ParamSpec::new("b", "i64"),
+        ParamSpec::new("c", "Option<i64>").optional(true),
+    ];
+    static ONE: [ParamSpec; 1] = [ParamSpec::new("n", "Vec<i64>")];
+    static OPTIONAL_ONE: [ParamSpec; 1] = [ParamSpec::new("n", "Option<Vec<i64>>").optional(true)];
 
     #[test]
     fn by_name_leaves_out_absent_optional_params() {
-        let params = vec![
-            param("name", false, raw(serde_json::json!("Ada"))),
-            param("greeting", true, raw(serde_json::Value::Null)),
-        ];
-        assert_eq!(encoded(ParamMode::ByName, params).as_deref(), Some(r#"{"name":"Ada"}"#));
+        let spec = MethodSpec::new("greet", &GREET);
+        let params = encoded(&spec, [serde_json::json!("Ada"), serde_json::Value::Null]);
+        assert_eq!(params.as_deref(), Some(r#"{"name":"Ada"}"#));
+        // `either` and `by-name` methods are both sent by name.
+        let spec = spec.structure(ParamStructure::ByName);
+        let params = encoded(&spec, [serde_json::json!("Ada"), serde_json::json!("hi")]);
+        assert_eq!(params.as_deref(), Some(r#"{"name":"Ada","greeting":"hi"}"#));
     }
 
     #[test]
     fn by_position_trims_only_trailing_absent_optional_params() {
-        let params = vec![
-            param("a", true, raw(serde_json::Value::Null)),
-            param("b", false, raw(serde_json::json!(2))),
-            param("c", true, raw(serde_json::Value::Null)),
-        ];
-        assert_eq!(encoded(ParamMode::ByPosition, params).as_deref(), Some("[null,2]"));
+        let spec = MethodSpec::new("add", &THREE).structure(ParamStructure::ByPosition);
+        let params = encoded(&spec, [serde_json::Value::Null, serde_json::json!(2), serde_json::Value::Null]);
+        assert_eq!(params.as_deref(), Some("[null,2]"));
     }
 
     #[test]
     fn no_params_sends_no_params_member() {
-        assert_eq!(encoded(ParamMode::ByName, vec![]), None);
-        assert_eq!(encoded(ParamMode::ByPosition, vec![]), None);
+        assert_eq!(encoded(&MethodSpec::new("version", &[]), []), None);
+        assert_eq!(encoded(&MethodSpec::new("version", &[]).structure(ParamStructure::ByPosition), []), None);
     }
 
     #[test]
     fn whole_params_must_be_structured() {
-        let list = vec![param("numbers", false, raw(serde_json::json!([1, 2])))];
-        assert_eq!(encoded(ParamMode::Whole, list).as_deref(), Some("[1,2]"));
-        let scalar = vec![param("n", false, raw(serde_json::json!(5)))];
-        assert!(encode_params(ParamMode::Whole, scalar).is_err());
-        let absent = vec![param("n", true, raw(serde_json::Value::Null))];
-        assert_eq!(encoded(ParamMode::Whole, absent), None);
+        let spec = MethodSpec::new("sum", &ONE).whole(true);
+        assert_eq!(encoded(&spec, [serde_json::json!([1, 2])]).as_deref(), Some("[1,2]"));
+        assert!(spec_params(&spec, &mut [raw(serde_json::json!(5))].into_iter()).is_err());
+        let spec = MethodSpec::new("sum", &OPTIONAL_ONE).whole(true);
+        assert_eq!(encoded(&spec, [serde_json::Value::Null]), None);
     }
 
     #[test]
     fn a_param_that_failed_to_encode_fails_the_call() {
         let failed = Err(serde::ser::Error::custom("no"));
-        assert!(encode_params(ParamMode::ByName, vec![param("x", false, failed)]).is_err());
+        assert!(spec_params(&MethodSpec::new("x", &ONE), &mut [failed].into_iter()).is_err());
     }
 
     #[test]
