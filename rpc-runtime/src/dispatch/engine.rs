@@ -17,6 +17,7 @@ use serde_json::value::RawValue;
 
 use crate::dispatch::context::Context;
 use crate::dispatch::dialect::{Dialect, SharedDialect};
+use crate::dispatch::inflight::InflightGuard;
 use crate::dispatch::middleware::{MethodCall, MethodResponse, MethodService, Stack};
 use crate::dispatch::router::{panicked, Called, MethodFuture, MethodResult, Router};
 use crate::dispatch::signal::Signal;
@@ -505,10 +506,9 @@ impl Engine {
         // The result is encoded in place, right after the response's head.
         let start = out.len();
         out.extend_from_slice(RESULT_HEAD);
-        let (cx, inflight) = cx.for_request(id);
-        let called = match &self.layers {
-            None => self.router.call_into(&method, envelope.params, id.is_none(), &cx, out),
-            Some(layers) => Some(layers.call(&method, envelope.params, cx.into_owned(), id, out)),
+        let (called, inflight) = match (&self.layers, cx.tracks(id)) {
+            (None, false) => (self.router.call_into(&method, envelope.params, id.is_none(), cx, out), None),
+            _ => self.call_tracked_or_layered(&method, envelope.params, id, cx, out),
         };
         match (called, id) {
             (Some(Called::Written), Some(id)) => write_response_tail(out, id),
@@ -540,6 +540,27 @@ impl Engine {
             }
         }
         Dispatched::Written
+    }
+}
+
+impl Engine {
+    /// The call of a request registered for cancellation, or through
+    /// layers: the context of its own, and the registration's guard.
+    #[inline(never)]
+    fn call_tracked_or_layered(
+        &self,
+        method: &str,
+        params: Option<&RawValue>,
+        id: Option<&str>,
+        cx: &Context,
+        out: &mut Vec<u8>,
+    ) -> (Option<Called>, Option<InflightGuard>) {
+        let (cx, inflight) = cx.for_request(id);
+        let called = match &self.layers {
+            None => self.router.call_into(method, params, id.is_none(), &cx, out),
+            Some(layers) => Some(layers.call(method, params, cx.into_owned(), id, out)),
+        };
+        (called, inflight)
     }
 }
 
@@ -820,8 +841,7 @@ fn write_response_tail(out: &mut Vec<u8>, id: &str) {
 
 pub(crate) fn write_error(out: &mut Vec<u8>, id: &str, error: &ErrorObject) {
     out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"error\":");
-    // Serializing an ErrorObject into a Vec cannot fail: code, string, raw JSON.
-    let _ = serde_json::to_writer(&mut *out, error);
+    error.write_json(out);
     out.extend_from_slice(b",\"id\":");
     out.extend_from_slice(id.as_bytes());
     out.push(b'}');
