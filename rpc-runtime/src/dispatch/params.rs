@@ -128,15 +128,15 @@ impl<'a> Params<'a> {
         spec: &'static MethodSpec,
         decodes_all: bool,
     ) -> Result<Self, ErrorObject> {
-        if spec.whole {
-            return Ok(Params { spec, raw, slots: Slots::Whole, notification: false });
-        }
-        if decodes_all {
-            if let Some(cursor) = raw.and_then(|raw| Cursor::start(raw.get(), spec)) {
-                return Ok(Params { spec, raw, slots: Slots::Stream(cursor), notification: false });
-            }
-        }
-        Self::split(raw, spec)
+        let slots = match raw {
+            _ if spec.whole => Slots::Whole,
+            None => Slots::Absent,
+            Some(raw) => match Cursor::start(raw.get(), spec).filter(|_| decodes_all) {
+                Some(cursor) => Slots::Stream(cursor),
+                None => return Self::split(Some(raw), spec),
+            },
+        };
+        Ok(Params { spec, raw, slots, notification: false })
     }
 
     /// [`Params::parse_for`] splitting the params up front: each param's

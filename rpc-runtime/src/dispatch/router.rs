@@ -99,20 +99,52 @@ pub struct Router {
     document: OnceLock<Box<RawValue>>,
 }
 
-/// FNV-1a over the method name, in place of SipHash: the table's keys are
-/// the server's own method names, so a caller choosing the looked-up name
-/// cannot grow a collision chain, and a short name hashes in a few
-/// instructions instead of a keyed round function.
+/// A multiply-fold hash over the method name, eight bytes a step, in
+/// place of SipHash: the table's keys are the server's own method names,
+/// so a caller choosing the looked-up name cannot grow a collision chain,
+/// and a short name hashes in a few instructions instead of a keyed round
+/// function (or FNV-1a's one multiply per byte).
 #[derive(Default)]
 struct NameHasher(u64);
 
+impl NameHasher {
+    /// Mixes `word` in: one 64x64->128-bit multiply, its halves folded, so
+    /// that both the high bits (hashbrown's tag) and the low bits (its
+    /// bucket) depend on every input bit.
+    #[inline(always)]
+    fn mix(&mut self, word: u64) {
+        let product = u128::from(self.0 ^ word ^ 0x243f_6a88_85a3_08d3) * 0x9e37_79b9_7f4a_7c15;
+        self.0 = (product as u64) ^ ((product >> 64) as u64);
+    }
+}
+
 impl Hasher for NameHasher {
+    #[inline]
     fn write(&mut self, bytes: &[u8]) {
-        let mut hash = if self.0 == 0 { 0xcbf2_9ce4_8422_2325 } else { self.0 };
-        for &byte in bytes {
-            hash = (hash ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3);
+        let mut chunks = bytes.chunks_exact(8);
+        for chunk in &mut chunks {
+            let mut word = [0; 8];
+            word.copy_from_slice(chunk);
+            self.mix(u64::from_le_bytes(word));
         }
-        self.0 = hash;
+        let rest = chunks.remainder();
+        // The last 1-7 bytes as one word, from (possibly overlapping)
+        // loads that need no loop; the length keeps `a` and `a\0` apart.
+        let tail = match rest.len() {
+            0 => return,
+            len @ 1..=3 => u64::from(rest[0]) | u64::from(rest[len / 2]) << 8 | u64::from(rest[len - 1]) << 16,
+            len => {
+                let low = u32::from_le_bytes([rest[0], rest[1], rest[2], rest[3]]);
+                let high = u32::from_le_bytes([rest[len - 4], rest[len - 3], rest[len - 2], rest[len - 1]]);
+                u64::from(low) | u64::from(high) << 32
+            }
+        };
+        self.mix(tail ^ (rest.len() as u64) << 59);
+    }
+
+    #[inline]
+    fn write_u8(&mut self, byte: u8) {
+        self.mix(u64::from(byte));
     }
 
     fn finish(&self) -> u64 {
@@ -444,5 +476,32 @@ pub trait IntoErrorObject {
 impl<E: Into<ErrorObject>> IntoErrorObject for E {
     fn into_error_object(self) -> ErrorObject {
         self.into()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::hash::BuildHasher;
+
+    #[test]
+    fn names_of_every_length_hash_apart_and_are_found() {
+        let names: Vec<String> =
+            (0..40).flat_map(|len| ["a", "b", "é"].map(|c| format!("{}{c}", "x".repeat(len)))).collect();
+        let build = BuildHasherDefault::<NameHasher>::default();
+        let hashes: std::collections::HashSet<u64> = names.iter().map(|name| build.hash_one(name.as_str())).collect();
+        assert_eq!(hashes.len(), names.len());
+        // A trailing NUL or a repeated byte still makes another name.
+        for (a, b) in [("a", "a\0"), ("ab", "abb"), ("abcd", "abcd\0\0\0"), ("", "\0")] {
+            assert_ne!(build.hash_one(a), build.hash_one(b), "{a:?} {b:?}");
+        }
+        let mut map: HashMap<Box<str>, usize, BuildHasherDefault<NameHasher>> = HashMap::default();
+        for (i, name) in names.iter().enumerate() {
+            map.insert(name.as_str().into(), i);
+        }
+        for (i, name) in names.iter().enumerate() {
+            assert_eq!(map.get(name.as_str()), Some(&i));
+        }
+        assert_eq!(map.get("x"), None);
     }
 }
