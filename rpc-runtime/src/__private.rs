@@ -283,14 +283,14 @@ pub fn register_method<S: Send + Sync + 'static>(
     handler: MethodFn<S>,
 ) {
     let service = std::sync::Arc::clone(service);
-    register_direct(router, spec, move |params, cx, out| handler(&service, &params, cx, out));
+    register_direct(router, spec, move |params, cx, out| handler(&service, params, cx, out));
 }
 
 /// Registers a generated method whose ready results are encoded straight
 /// into the response buffer; cannot fail (see [`register`]).
 pub fn register_direct<F>(router: &mut Router, spec: &'static MethodSpec, handler: F)
 where
-    F: Fn(Params<'_>, &Context, &mut Vec<u8>) -> Direct + Send + Sync + 'static,
+    F: Fn(&Params<'_>, &Context, &mut Vec<u8>) -> Direct + Send + Sync + 'static,
 {
     if let Err(err) = router.register_direct(spec, handler) {
         unreachable!("#[rpc] checked method names at compile time: {err}");

@@ -138,6 +138,13 @@ impl Context {
         self.link.as_ref()?.protocol_state(init)
     }
 
+    /// Whether a request with id `id` (`None` for a notification) is
+    /// registered for cancellation: see [`Context::for_request`].
+    #[inline]
+    pub(crate) fn tracks(&self, id: Option<&str>) -> bool {
+        id.is_some() && self.link.as_ref().is_some_and(|link| link.tracks_requests())
+    }
+
     /// The context of one request with id `id` (raw JSON, `None` for a
     /// notification): registers it for cancellation when the connection
     /// has cancellation enabled. Borrows `self` otherwise, so plain

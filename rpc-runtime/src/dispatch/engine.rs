@@ -17,6 +17,7 @@ use serde_json::value::RawValue;
 
 use crate::dispatch::context::Context;
 use crate::dispatch::dialect::{Dialect, SharedDialect};
+use crate::dispatch::inflight::InflightGuard;
 use crate::dispatch::middleware::{MethodCall, MethodResponse, MethodService, Stack};
 use crate::dispatch::router::{panicked, Called, MethodFuture, MethodResult, Router};
 use crate::dispatch::signal::Signal;
@@ -432,9 +433,11 @@ impl Engine {
         // an entry wait on an `async` method, what was written becomes the
         // pending answer's body instead.
         let start = out.len();
+        // Filled only once an entry waits: the entries answered before it
+        // are then one piece (they are back to back in `out`).
         let mut results = Vec::new();
         let mut any_pending = false;
-        for entry in entries {
+        for entry in entries.iter() {
             let mark = out.len();
             out.push(if mark == start { b'[' } else { b',' });
             let piece_start = out.len();
@@ -457,11 +460,15 @@ impl Engine {
                 Dispatched::Written => BatchEntry::Done(Some(piece_start - start..out.len() - start)),
                 Dispatched::Pending { id, method, future, quiet } => {
                     out.truncate(mark);
+                    if !any_pending && mark > start {
+                        // Every answer so far, without the opening `[`.
+                        results.push(BatchEntry::Done(Some(1..mark - start)));
+                    }
                     any_pending = true;
                     BatchEntry::Pending { id, method, future, quiet }
                 }
             };
-            if any_pending || !matches!(result, BatchEntry::Done(None)) {
+            if any_pending && !matches!(result, BatchEntry::Done(None)) {
                 results.push(result);
             }
         }
@@ -516,12 +523,11 @@ impl Engine {
         // The result is encoded in place, right after the response's head.
         let start = out.len();
         out.extend_from_slice(RESULT_HEAD);
-        let (cx, inflight) = cx.for_request(id);
         #[cfg(feature = "metrics")]
         let metered = self.metrics.start(&method);
-        let called = match &self.layers {
-            None => self.router.call_into(&method, envelope.params, id.is_none(), &cx, out),
-            Some(layers) => Some(layers.call(&method, envelope.params, cx.into_owned(), id, out)),
+        let (called, inflight) = match (&self.layers, cx.tracks(id)) {
+            (None, false) => (self.router.call_into(&method, envelope.params, id.is_none(), cx, out), None),
+            _ => self.call_tracked_or_layered(&method, envelope.params, id, cx, out),
         };
         #[cfg(feature = "metrics")]
         metered.ready(called.as_ref());
@@ -529,10 +535,14 @@ impl Engine {
             (Some(Called::Written), Some(id)) => write_response_tail(out, id),
             (None, id) => {
                 out.truncate(start);
-                let err = ErrorObject::method_not_found();
-                super::span::failed(&span, &err);
+                if !span.is_disabled() {
+                    super::span::failed(&span, &ErrorObject::method_not_found());
+                }
                 if let Some(id) = id {
-                    write_error(out, id, &err);
+                    // What `write_error` writes for `method_not_found()`, whole.
+                    out.extend_from_slice(METHOD_NOT_FOUND_HEAD);
+                    out.extend_from_slice(id.as_bytes());
+                    out.push(b'}');
                 }
             }
             (Some(Called::Failed(err)), Some(id)) => {
@@ -557,6 +567,27 @@ impl Engine {
             }
         }
         Dispatched::Written
+    }
+}
+
+impl Engine {
+    /// The call of a request registered for cancellation, or through
+    /// layers: the context of its own, and the registration's guard.
+    #[inline(never)]
+    fn call_tracked_or_layered(
+        &self,
+        method: &str,
+        params: Option<&RawValue>,
+        id: Option<&str>,
+        cx: &Context,
+        out: &mut Vec<u8>,
+    ) -> (Option<Called>, Option<InflightGuard>) {
+        let (cx, inflight) = cx.for_request(id);
+        let called = match &self.layers {
+            None => self.router.call_into(method, params, id.is_none(), &cx, out),
+            Some(layers) => Some(layers.call(method, params, cx.into_owned(), id, out)),
+        };
+        (called, inflight)
     }
 }
 
@@ -732,31 +763,54 @@ fn without_bom(message: &[u8]) -> &[u8] {
     message.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(message)
 }
 
+/// How many entries of a batch are kept on the stack (more go to the heap).
+const INLINE_ENTRIES: usize = 16;
+
+/// The entries of a batch: the first [`INLINE_ENTRIES`] inline, so that
+/// a usual batch is read without an allocation.
+struct BatchEntries<'a> {
+    inline: [Option<&'a RawValue>; INLINE_ENTRIES],
+    more: Vec<&'a RawValue>,
+}
+
+impl<'a> BatchEntries<'a> {
+    fn push(&mut self, entry: &'a RawValue, len: usize) {
+        match self.inline.get_mut(len) {
+            Some(slot) => *slot = Some(entry),
+            None => self.more.push(entry),
+        }
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &'a RawValue> + '_ {
+        self.inline.iter().map_while(|entry| *entry).chain(self.more.iter().copied())
+    }
+}
+
 /// Splits a batch into its entries, keeping at most `max` of them: the rest
 /// are only checked and counted, so that a huge batch of tiny entries costs
 /// no memory beyond the limit before it is refused. Returns the kept entries
 /// and the batch's length.
-fn read_batch(text: &str, max: usize) -> Result<(Vec<&RawValue>, usize), serde_json::Error> {
+fn read_batch(text: &str, max: usize) -> Result<(BatchEntries<'_>, usize), serde_json::Error> {
     struct Entries {
         max: usize,
     }
     impl<'de> serde::de::Visitor<'de> for Entries {
-        type Value = (Vec<&'de RawValue>, usize);
+        type Value = (BatchEntries<'de>, usize);
         fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
             f.write_str("a batch of requests")
         }
         fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-            let mut entries = Vec::new();
-            while entries.len() < self.max {
+            let mut entries = BatchEntries { inline: [None; INLINE_ENTRIES], more: Vec::new() };
+            let mut len = 0;
+            while len < self.max {
                 match seq.next_element::<&'de RawValue>()? {
-                    Some(entry) => entries.push(entry),
-                    None => {
-                        let len = entries.len();
-                        return Ok((entries, len));
+                    Some(entry) => {
+                        entries.push(entry, len);
+                        len += 1;
                     }
+                    None => return Ok((entries, len)),
                 }
             }
-            let mut len = entries.len();
             while seq.next_element::<IgnoredAny>()?.is_some() {
                 len += 1;
             }
@@ -805,13 +859,18 @@ fn decode_str(raw: &RawValue) -> Option<Cow<'_, str>> {
     // text between its quotes (no parser needed).
     let text = raw.get();
     if let Some(inner) = text.strip_prefix('"').and_then(|rest| rest.strip_suffix('"')) {
-        if !inner.contains('\\') {
+        // A plain loop: names are short, and `str::contains` set up a
+        // char searcher for it (~40 instructions a call).
+        if !inner.bytes().any(|byte| byte == b'\\') {
             return Some(Cow::Borrowed(inner));
         }
     }
     let mut de = serde_json::Deserializer::from_str(raw.get());
     de.deserialize_str(crate::dispatch::params::CowStr).ok()
 }
+
+/// An answer of -32601 `Method not found`, up to its id.
+const METHOD_NOT_FOUND_HEAD: &[u8] = br#"{"jsonrpc":"2.0","error":{"code":-32601,"message":"Method not found"},"id":"#;
 
 /// What a success response starts with, up to its result.
 const RESULT_HEAD: &[u8] = b"{\"jsonrpc\":\"2.0\",\"result\":";
@@ -837,8 +896,7 @@ fn write_response_tail(out: &mut Vec<u8>, id: &str) {
 
 pub(crate) fn write_error(out: &mut Vec<u8>, id: &str, error: &ErrorObject) {
     out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"error\":");
-    // Serializing an ErrorObject into a Vec cannot fail: code, string, raw JSON.
-    let _ = serde_json::to_writer(&mut *out, error);
+    error.write_json(out);
     out.extend_from_slice(b",\"id\":");
     out.extend_from_slice(id.as_bytes());
     out.push(b'}');
@@ -865,6 +923,30 @@ impl Future for CatchUnwind {
             Ok(Poll::Pending) => Poll::Pending,
             Ok(Poll::Ready(result)) => Poll::Ready(Ok(result)),
             Err(panic) => Poll::Ready(Err(panic)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn method_not_found_is_written_as_write_error_writes_it() {
+        let mut written = Vec::new();
+        write_error(&mut written, "7", &ErrorObject::method_not_found());
+        assert_eq!(written, [METHOD_NOT_FOUND_HEAD, b"7}"].concat());
+    }
+
+    #[test]
+    fn batch_entries_past_the_inline_ones_are_kept_in_order() {
+        for len in [0, 1, INLINE_ENTRIES - 1, INLINE_ENTRIES, INLINE_ENTRIES + 1, 3 * INLINE_ENTRIES] {
+            let text = format!("[{}]", (0..len).map(|i| i.to_string()).collect::<Vec<_>>().join(","));
+            let (entries, count) = read_batch(&text, 1_000).unwrap();
+            let read: Vec<String> = entries.iter().map(|entry| entry.get().to_owned()).collect();
+            assert_eq!((read, count), ((0..len).map(|i| i.to_string()).collect(), len));
+            let (entries, count) = read_batch(&text, 2).unwrap();
+            assert_eq!((entries.iter().count(), count), (len.min(2), len));
         }
     }
 }

@@ -3,6 +3,8 @@
 
 use std::borrow::Cow;
 use std::fmt;
+use std::sync::atomic::AtomicUsize;
+use std::sync::atomic::Ordering::Relaxed;
 
 use serde::de::{DeserializeOwned, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::value::RawValue;
@@ -28,11 +30,42 @@ impl fmt::Debug for Params<'_> {
 
 enum Slots<'a> {
     Whole,
+    /// The request has no `params`: every parameter is absent.
+    Absent,
     /// One entry per declared parameter (its JSON text); `None` when absent.
     Split(SlotBuf<'a>),
-    /// The array of a method with one declared parameter, not split: the
-    /// text between its brackets (see [`Params::parse_for`]).
-    Unsplit(&'a str),
+    /// Read in declaration order straight from the text, one walk in all
+    /// (see [`Params::parse_for`]).
+    Stream(Cursor),
+}
+
+/// Where a [`Slots::Stream`] read is: the params text is walked once, each
+/// [`Params::decode`] taking the next value where the last one ended.
+/// Atomics (only ever used `Relaxed`, plain loads and stores) keep
+/// `Params` `Sync` while `decode` takes `&self`.
+struct Cursor {
+    /// Byte offset in the params text where parameter `next` starts (its
+    /// key, for an object), or of the closing bracket once every given
+    /// param is read.
+    at: AtomicUsize,
+    /// The index of the parameter read next.
+    next: AtomicUsize,
+    /// An object (by name) rather than an array (by position).
+    named: bool,
+}
+
+/// What [`Cursor::step`] found.
+enum Step<T> {
+    /// The parameter's value.
+    Value(T),
+    /// Every given param is read: this one is absent.
+    Absent,
+    /// The value at this offset failed to decode with this error; the
+    /// split path says whether another error comes first.
+    Failed(usize, serde_json::Error),
+    /// Anything else (out of order, a key other than expected, too many
+    /// params): the split path says what.
+    Split,
 }
 
 /// Most methods declare few parameters: up to this many are split without
@@ -80,30 +113,37 @@ impl<'a> Params<'a> {
     }
 
     /// [`Params::parse`], or with `decodes_all` (the handler decodes every
-    /// declared parameter, as generated ones do) positional params of a
-    /// method with one parameter are not split up front: splitting walks
-    /// the whole text (most of a large param's cost), only to find the one
-    /// element the decode then walks again. [`Params::decode`] reads the
-    /// text between the brackets as that element instead, which succeeds
-    /// only if it is exactly one value of the type; otherwise it splits and
-    /// decodes as `parse` would have, so "too many params" still comes
-    /// before a type error.
+    /// declared parameter, in order, as generated ones do) params are not
+    /// split up front: splitting walks the whole text only to find the
+    /// values that the decodes then walk again. Each [`Params::decode`]
+    /// reads its value where the one before ended instead (for an object,
+    /// while its keys come in declaration order), and the last one checks
+    /// that nothing follows. Anything else (a key out of order, too many
+    /// params, a value that does not decode) splits and decodes as `parse`
+    /// would have, so the errors are the same, "too many params" before a
+    /// type error included.
     #[inline(always)]
     pub(crate) fn parse_for(
         raw: Option<&'a RawValue>,
         spec: &'static MethodSpec,
         decodes_all: bool,
     ) -> Result<Self, ErrorObject> {
-        if decodes_all && spec.params.len() == 1 && !spec.whole && spec.structure != ParamStructure::ByName {
-            if let Some(element) = raw.and_then(|raw| one_element(raw.get())) {
-                return Ok(Params { spec, raw, slots: Slots::Unsplit(element), notification: false });
-            }
-        }
-        if spec.whole {
-            return Ok(Params { spec, raw, slots: Slots::Whole, notification: false });
-        }
         let slots = match raw {
-            None => SlotBuf::new(spec.params.len()),
+            _ if spec.whole => Slots::Whole,
+            None => Slots::Absent,
+            Some(raw) => match Cursor::start(raw.get(), spec).filter(|_| decodes_all) {
+                Some(cursor) => Slots::Stream(cursor),
+                None => return Self::split(Some(raw), spec),
+            },
+        };
+        Ok(Params { spec, raw, slots, notification: false })
+    }
+
+    /// [`Params::parse_for`] splitting the params up front: each param's
+    /// text is found first, then decoded on demand (in any order).
+    fn split(raw: Option<&'a RawValue>, spec: &'static MethodSpec) -> Result<Self, ErrorObject> {
+        let slots = match raw {
+            None => return Ok(Params { spec, raw, slots: Slots::Absent, notification: false }),
             Some(raw) => match first_byte(raw) {
                 b'[' => {
                     if spec.structure == ParamStructure::ByName {
@@ -149,7 +189,19 @@ impl<'a> Params<'a> {
         let raw = match &self.slots {
             Slots::Split(slots) => slots.get(index),
             Slots::Whole => self.raw.map(RawValue::get),
-            Slots::Unsplit(element) => return self.decode_unsplit(index, element),
+            Slots::Absent => None,
+            Slots::Stream(cursor) => {
+                let text = self.raw.map_or("", RawValue::get);
+                return match cursor.step(text, self.spec, index) {
+                    Step::Value(value) => Ok(value),
+                    Step::Absent if param.optional => {
+                        serde_json::from_str("null").map_err(|_| missing_error(self.spec, param))
+                    }
+                    Step::Absent => Err(missing_error(self.spec, param)),
+                    Step::Failed(at, err) => self.split_after_failure(index, &text[at..], err),
+                    Step::Split => self.split_then_decode(index),
+                };
+            }
         };
         match raw {
             // serde also reads a struct from an array of its fields, in
@@ -168,32 +220,135 @@ impl<'a> Params<'a> {
 }
 
 impl Params<'_> {
-    /// [`Params::decode`] of a [`Slots::Unsplit`] array (out of line, so
-    /// that the common decode stays small).
-    #[inline(never)]
-    fn decode_unsplit<T: DeserializeOwned>(&self, index: usize, element: &str) -> Result<T, ErrorObject> {
-        if let Ok(value) = decode_text(element) {
-            return Ok(value);
-        }
-        self.split_then_decode(index)
-    }
-
-    /// Not one element of the type: split and decode as `parse` would have,
-    /// for the same error.
+    /// Not read in one walk: split and decode as `parse` would have, for
+    /// the same value or error.
     #[cold]
     #[inline(never)]
     fn split_then_decode<T: DeserializeOwned>(&self, index: usize) -> Result<T, ErrorObject> {
-        let Some(raw) = self.raw else { unreachable!("an unsplit array was given") };
-        let slots = Slots::Split(split_positional(raw, self.spec)?);
-        Params { spec: self.spec, raw: self.raw, slots, notification: self.notification }.decode(index)
+        Params::split(self.raw, self.spec)?.decode(index)
+    }
+
+    /// Parameter `index`, whose value at the start of `rest` failed to
+    /// decode with `err`: the split path's error, which is `err` itself
+    /// unless the params have a problem of their own (such as too many)
+    /// or a `-0` to retry, without decoding the value a second time.
+    #[cold]
+    #[inline(never)]
+    fn split_after_failure<T: DeserializeOwned>(
+        &self,
+        index: usize,
+        rest: &str,
+        err: serde_json::Error,
+    ) -> Result<T, ErrorObject> {
+        let split = Params::split(self.raw, self.spec)?;
+        match &split.slots {
+            Slots::Split(slots) => match slots.get(index) {
+                // The same value (not only the same text: the same place).
+                Some(text) if text.as_ptr() == rest.as_ptr() => decode_again_without_negative_zero(text, err)
+                    .map_err(|err| decode_error(self.spec, &self.spec.params[index], &err)),
+                _ => split.decode(index),
+            },
+            _ => split.decode(index),
+        }
     }
 }
 
-/// The text between the brackets of `array` (trimmed), if it is an array
-/// with something in it: one element or more.
-fn one_element(array: &str) -> Option<&str> {
-    let inner = array.trim_ascii().strip_prefix('[')?.strip_suffix(']')?.trim_ascii();
-    (!inner.is_empty()).then_some(inner)
+impl Cursor {
+    /// A cursor at the first param of `text` (raw JSON, so valid), when
+    /// `spec` takes it in this shape and has params to read; `None` sends
+    /// the params the split way (which also finds `[1]` too many for a
+    /// method without params).
+    #[inline(always)]
+    fn start(text: &str, spec: &MethodSpec) -> Option<Self> {
+        let named = match text.as_bytes().first() {
+            Some(b'[') => false,
+            Some(b'{') => true,
+            _ => return None,
+        };
+        let refused = if named { ParamStructure::ByPosition } else { ParamStructure::ByName };
+        if spec.structure == refused || spec.params.is_empty() {
+            return None;
+        }
+        Some(Cursor { at: AtomicUsize::new(1), next: AtomicUsize::new(0), named })
+    }
+
+    /// Reads parameter `index` of `text` if it is the next one.
+    #[inline]
+    fn step<T: DeserializeOwned>(&self, text: &str, spec: &MethodSpec, index: usize) -> Step<T> {
+        if self.next.load(Relaxed) != index {
+            return Step::Split;
+        }
+        let bytes = text.as_bytes();
+        let mut at = skip_whitespace(bytes, self.at.load(Relaxed));
+        if matches!(bytes.get(at), Some(b']' | b'}')) {
+            // Fewer params given than declared: the rest are absent.
+            self.next.store(index + 1, Relaxed);
+            return Step::Absent;
+        }
+        if self.named {
+            match key_end(bytes, at, spec.params[index].name) {
+                Some(end) => at = skip_whitespace(bytes, end),
+                None => return Step::Split,
+            }
+        }
+        // As [`from_str`] decides, but not knowing yet where the value
+        // ends: an object is decoded strictly if an array follows anywhere.
+        let strict = match bytes.get(at) {
+            Some(b'[') => true,
+            Some(b'{') => memchr::memchr(b'[', &bytes[at..]).is_some(),
+            _ => false,
+        };
+        let (value, used) = match decode_prefix::<T>(&text[at..], strict) {
+            Ok(decoded) => decoded,
+            Err(err) => return Step::Failed(at, err),
+        };
+        at = skip_whitespace(bytes, at + used);
+        let last = index + 1 == spec.params.len();
+        match bytes.get(at) {
+            Some(b',') if !last => at += 1,
+            Some(b']' | b'}') => {}
+            // Surplus positional params are ignored when allowed; surplus
+            // names may repeat one already read, which the split refuses.
+            Some(b',') if spec.allow_extra && !self.named => {}
+            _ => return Step::Split,
+        }
+        self.at.store(at, Relaxed);
+        self.next.store(index + 1, Relaxed);
+        Step::Value(value)
+    }
+}
+
+/// The offset just past `"name":` when the key at `at` is `name` written
+/// without escapes (any other spelling takes the split path).
+#[inline(always)]
+fn key_end(bytes: &[u8], at: usize, name: &str) -> Option<usize> {
+    let close = at + 1 + name.len();
+    if bytes.get(at) != Some(&b'"')
+        || bytes.get(at + 1..close) != Some(name.as_bytes())
+        || bytes.get(close) != Some(&b'"')
+    {
+        return None;
+    }
+    let colon = skip_whitespace(bytes, close + 1);
+    (bytes.get(colon) == Some(&b':')).then_some(colon + 1)
+}
+
+/// The offset of the first byte at or after `at` that is not JSON whitespace.
+#[inline(always)]
+fn skip_whitespace(bytes: &[u8], mut at: usize) -> usize {
+    while matches!(bytes.get(at), Some(b' ' | b'\n' | b'\t' | b'\r')) {
+        at += 1;
+    }
+    at
+}
+
+/// Decodes the value at the start of `text` (leading whitespace allowed)
+/// and says how many bytes it took; what follows is left for the caller.
+#[inline(always)]
+fn decode_prefix<T: DeserializeOwned>(text: &str, strict: bool) -> Result<(T, usize), serde_json::Error> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    let value = if strict { T::deserialize(super::strict::Strict(&mut de))? } else { T::deserialize(&mut de)? };
+    Ok((value, de.into_iter::<IgnoredAny>().byte_offset()))
 }
 
 /// Whether `T` reads itself from a JSON object only: a struct or a map,
@@ -390,25 +545,56 @@ fn decode_error(spec: &MethodSpec, param: &ParamSpec, err: &serde_json::Error) -
     use std::fmt::Write;
     // Built in one buffer: `invalid <what> of method `<name>`: <reason>[ (expected <type>)]`.
     let mut message = String::with_capacity(128);
-    message.push_str("invalid ");
     if spec.whole {
-        message.push_str("params");
+        message.push_str("invalid params");
     } else {
-        let _ = write!(message, "parameter `{}`", param.name);
+        message.push_str("invalid parameter `");
+        message.push_str(param.name);
+        message.push('`');
     }
-    let _ = write!(message, " of method `{}`: ", spec.name);
+    message.push_str(" of method `");
+    message.push_str(spec.name);
+    message.push_str("`: ");
     let reason = message.len();
     let _ = write!(message, "{err}");
-    // serde_json appends "at line 1 column 7", which points into the
-    // parameter's own slice and would only confuse a caller.
-    if let Some(pos) = message[reason..].rfind(" at line ") {
-        message.truncate(reason + pos);
+    // serde_json appends " at line 1 column 7", which points into the
+    // parameter's own slice and would only confuse a caller. It is cut by
+    // its length, known from the numbers (no search for it), when there.
+    let position = match err.line() {
+        0 => None,
+        line => Some(" at line ".len() + decimal_len(line) + " column ".len() + decimal_len(err.column())),
+    };
+    match position {
+        Some(len) if message.len() >= reason + len && message[message.len() - len..].starts_with(" at line ") => {
+            message.truncate(message.len() - len);
+        }
+        _ => {
+            if let Some(pos) = message[reason..].rfind(" at line ") {
+                message.truncate(reason + pos);
+            }
+        }
     }
     // serde usually says what it expected; add the declared type otherwise.
-    if !message[reason..].contains("expected") {
+    // (Found from its rarest letter: a general substring search sets up
+    // more than this short text needs.)
+    let said = message.as_bytes()[reason..]
+        .iter()
+        .enumerate()
+        .any(|(at, &byte)| byte == b'x' && at > 0 && message.as_bytes()[reason + at - 1..].starts_with(b"expected"));
+    if !said {
         let _ = write!(message, " (expected {})", param.ty);
     }
     ErrorObject::invalid_params(message)
+}
+
+/// How many decimal digits `n` has.
+fn decimal_len(mut n: usize) -> usize {
+    let mut len = 1;
+    while n >= 10 {
+        n /= 10;
+        len += 1;
+    }
+    len
 }
 
 #[cold]
@@ -712,6 +898,123 @@ mod tests {
         assert_eq!(decode_text::<Vec<i32>>("[-0,1]").unwrap(), [0, 1]);
         assert!(decode_text::<f64>("-0").unwrap().is_sign_negative(), "a float keeps its sign");
         assert!(decode_text::<i64>("-0.5").is_err());
+    }
+
+    /// The message as it was built before the position was cut by its
+    /// length: formatted, then searched.
+    fn searched_message(spec: &MethodSpec, param: &ParamSpec, err: &serde_json::Error) -> String {
+        let what = if spec.whole { "params".to_owned() } else { format!("parameter `{}`", param.name) };
+        let mut message = format!("invalid {what} of method `{}`: ", spec.name);
+        let reason = message.len();
+        message.push_str(&err.to_string());
+        if let Some(pos) = message[reason..].rfind(" at line ") {
+            message.truncate(reason + pos);
+        }
+        if !message[reason..].contains("expected") {
+            message.push_str(&format!(" (expected {})", param.ty));
+        }
+        message
+    }
+
+    #[test]
+    fn decode_errors_say_what_the_searched_message_said() {
+        #[derive(Debug, serde::Deserialize)]
+        #[allow(dead_code)]
+        struct Point {
+            x: i64,
+        }
+        static PARAMS: [ParamSpec; 1] = [ParamSpec::new("p", "T")];
+        static SPEC: MethodSpec = MethodSpec::new("m", &PARAMS);
+        static WHOLE: MethodSpec = MethodSpec::new("w", &PARAMS).whole(true);
+        let errors = [
+            serde_json::from_str::<i64>("\"forty\"").unwrap_err(),
+            serde_json::from_str::<i64>("1.5").unwrap_err(),
+            serde_json::from_str::<u8>("300").unwrap_err(),
+            serde_json::from_str::<Point>("{}").unwrap_err(),
+            serde_json::from_str::<Point>("{\"x\":1,\n\n \"x\":2}").unwrap_err(),
+            serde_json::from_str::<(i64, i64)>("[1]").unwrap_err(),
+            serde_json::from_str::<bool>("null").unwrap_err(),
+            serde_json::from_str::<Vec<i64>>(&format!("[{}]", "1,".repeat(2_000) + "\"x\"")).unwrap_err(),
+            <serde_json::Error as serde::de::Error>::custom("said at line 3 without a position"),
+            <serde_json::Error as serde::de::Error>::custom("nothing expected here"),
+        ];
+        for err in &errors {
+            for spec in [&SPEC, &WHOLE] {
+                assert_eq!(decode_error(spec, &PARAMS[0], err).message(), searched_message(spec, &PARAMS[0], err));
+            }
+        }
+    }
+
+    /// Decodes every param in order as a generated handler does, stopping
+    /// at the first error; with `decodes_all` the one-walk read is taken.
+    fn decoded(raw: &str, spec: &'static MethodSpec, decodes_all: bool) -> String {
+        #[derive(Debug, serde::Deserialize)]
+        #[allow(dead_code)]
+        struct Point {
+            x: i64,
+        }
+        let raw = RawValue::from_string(raw.to_owned()).unwrap();
+        let all = || -> Result<String, ErrorObject> {
+            let params = Params::parse_for(Some(&raw), spec, decodes_all)?;
+            let a: i64 = params.decode(0)?;
+            let b: Option<String> = params.decode(1)?;
+            let c: Option<Vec<Point>> = params.decode(2)?;
+            Ok(format!("{a:?} {b:?} {c:?}"))
+        };
+        match all() {
+            Ok(values) => values,
+            Err(err) => format!("error {} {}", err.code(), err.message()),
+        }
+    }
+
+    #[test]
+    fn params_read_in_one_walk_decode_as_split_ones() {
+        static PARAMS: [ParamSpec; 3] = [
+            ParamSpec::new("a", "i64"),
+            ParamSpec::new("b", "Option<String>").optional(true),
+            ParamSpec::new("c", "Option<Vec<Point>>").optional(true),
+        ];
+        static EITHER: MethodSpec = MethodSpec::new("m", &PARAMS);
+        static EXTRA: MethodSpec = MethodSpec::new("m", &PARAMS).allow_extra(true);
+        static BY_NAME: MethodSpec = MethodSpec::new("m", &PARAMS).structure(ParamStructure::ByName);
+        static BY_POSITION: MethodSpec = MethodSpec::new("m", &PARAMS).structure(ParamStructure::ByPosition);
+        let inputs = [
+            "[1]",
+            "[1,\"b\"]",
+            "[ 1 , \"b\" , [ {\"x\" : 2} ] ]",
+            "[1,null,null]",
+            "[]",
+            "[-0]",
+            "[-0,\"-0\",[{\"x\":-0}]]",
+            "[1,2]",
+            "[\"one\",\"b\",[]]",
+            "[1,\"b\",[],4]",
+            "[\"one\",\"b\",[],4]",
+            "[1,\"b\",[[2]]]",
+            "[1,\"b\",[{\"x\":2,\"y\":3}]]",
+            "[1.5]",
+            "{\"a\":1}",
+            "{\"a\":1,\"b\":\"b\",\"c\":[{\"x\":2}]}",
+            "{ \"a\" : 1 , \"c\" : [] }",
+            "{\"c\":[],\"b\":\"b\",\"a\":1}",
+            "{\"a\":1,\"a\":2}",
+            "{\"a\":1,\"b\":\"b\",\"c\":null,\"a\":2}",
+            "{\"a\":1,\"d\":4}",
+            "{\"a\":\"one\",\"d\":4}",
+            "{\"\\u0061\":1}",
+            "{\"b\":\"b\"}",
+            "{}",
+            "{\"a\":-0}",
+            "{\"a\":1,\"b\":2}",
+            "{\"a\":1,\"c\":[[1]]}",
+        ];
+        for spec in [&EITHER, &EXTRA, &BY_NAME, &BY_POSITION] {
+            for input in inputs {
+                let split = decoded(input, spec, false);
+                assert_eq!(decoded(input, spec, true), split, "{input} with {spec:?}");
+            }
+        }
+        assert_eq!(decoded("[1,\"b\",[{\"x\":2}]]", &EITHER, true), "1 Some(\"b\") Some([Point { x: 2 }])");
     }
 
     #[test]

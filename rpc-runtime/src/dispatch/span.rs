@@ -34,7 +34,8 @@ use crate::wire::error::ErrorObject;
 /// for a notification), inside the current span.
 #[inline]
 pub(crate) fn call(method: &str, id: Option<&str>, cx: &Context) -> Span {
-    let peer = cx.peer_addr();
+    // The fields are computed only when the span is enabled (the peer's
+    // address too: read before the macro, it was copied on every call).
     tracing::debug_span!(
         "rpc.call",
         rpc.system = "jsonrpc",
@@ -43,22 +44,21 @@ pub(crate) fn call(method: &str, id: Option<&str>, cx: &Context) -> Span {
         rpc.jsonrpc.error_code = Empty,
         rpc.jsonrpc.error_message = Empty,
         network.transport = cx.transport,
-        network.peer.address = peer.map(|addr| tracing::field::display(addr.ip())),
-        network.peer.port = peer.map(|addr| addr.port()),
+        network.peer.address = cx.peer_addr.map(|addr| tracing::field::display(addr.ip())),
+        network.peer.port = cx.peer_addr.map(|addr| addr.port()),
     )
 }
 
 /// The span of a batch of `len` entries, inside the current span.
 #[inline]
 pub(crate) fn batch(len: usize, cx: &Context) -> Span {
-    let peer = cx.peer_addr();
     tracing::debug_span!(
         "rpc.batch",
         rpc.system = "jsonrpc",
         rpc.jsonrpc.batch_len = len,
         network.transport = cx.transport,
-        network.peer.address = peer.map(|addr| tracing::field::display(addr.ip())),
-        network.peer.port = peer.map(|addr| addr.port()),
+        network.peer.address = cx.peer_addr.map(|addr| tracing::field::display(addr.ip())),
+        network.peer.port = cx.peer_addr.map(|addr| addr.port()),
     )
 }
 

@@ -231,6 +231,27 @@ async fn batch_entries_run_concurrently() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn batch_answers_keep_their_order_around_waiting_entries() {
+    for wire in Wire::BOTH {
+        let mut conn = gates(wire);
+        // Entries answered at once (a notification among them) before the
+        // first one that waits, and more of both after it.
+        let batch = format!(
+            "[{},{},{},{},{},{}]",
+            req("add", "[1,1]", "1"),
+            note("add", "[0,0]"),
+            req("add", "[1,2]", "2"),
+            req("meet", "[]", "3"),
+            req("add", "[2,2]", "4"),
+            req("meet", "[]", "5")
+        );
+        let got = conn.call(batch).await;
+        let want = [result("2", "1"), result("3", "2"), result("2", "3"), result("4", "4"), result("2", "5")];
+        assert_eq!(got, format!("[{}]", want.join(",")), "{wire:?}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn requests_on_one_connection_run_concurrently() {
     for wire in Wire::BOTH {
         let mut conn = gates(wire);
