@@ -12,6 +12,7 @@ use http::{HeaderMap, Request, StatusCode, Uri};
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::client::conn::http1::SendRequest;
 use hyper_util::rt::TokioIo;
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
 use tokio::sync::mpsc;
 
@@ -23,8 +24,9 @@ use crate::wire::{ErrorObject, TRANSPORT_ERROR};
 /// Kept-alive connections kept for reuse, at most.
 const MAX_IDLE: usize = 32;
 
-/// Where and how an HTTP client connects: the URL (`http://host:port/path`)
-/// and headers sent with every request (`Authorization`, say).
+/// Where and how an HTTP client connects: the URL (`http://host:port/path`,
+/// or `https://` with [`HttpConnect::tls`]) and headers sent with every
+/// request (`Authorization`, say).
 ///
 /// ```no_run
 /// # async fn run() -> std::io::Result<()> {
@@ -39,13 +41,29 @@ const MAX_IDLE: usize = 32;
 pub struct HttpConnect {
     url: String,
     headers: Vec<(String, String)>,
+    #[cfg(feature = "tls")]
+    tls: Option<crate::transport::tls::ClientTls>,
 }
 
 impl HttpConnect {
-    /// A client of `url` (`http://`; `https://` needs TLS, which this crate
-    /// does not include).
+    /// A client of `url` (`http://`; `https://` with [`HttpConnect::tls`],
+    /// and the `tls` feature).
     pub fn new(url: impl Into<String>) -> Self {
-        HttpConnect { url: url.into(), headers: Vec::new() }
+        HttpConnect {
+            url: url.into(),
+            headers: Vec::new(),
+            #[cfg(feature = "tls")]
+            tls: None,
+        }
+    }
+
+    /// Connects to an `https://` URL with `tls` (the CAs trusted, a client
+    /// certificate), checking the server's certificate for the URL's
+    /// host. Needs the `tls` feature.
+    #[cfg(feature = "tls")]
+    pub fn tls(mut self, tls: crate::transport::tls::ClientTls) -> Self {
+        self.tls = Some(tls);
+        self
     }
 
     /// Sends header `name: value` with every request.
@@ -72,6 +90,10 @@ impl From<String> for HttpConnect {
 struct Target {
     uri: Uri,
     authority: String,
+    /// For `https://`: the TLS settings and the name the server's
+    /// certificate must be for.
+    #[cfg(feature = "tls")]
+    tls: Option<(crate::transport::tls::ClientTls, tokio_rustls::rustls::pki_types::ServerName<'static>)>,
     headers: HeaderMap,
     max_body: usize,
     idle: Mutex<Vec<SendRequest<Full<Bytes>>>>,
@@ -112,22 +134,35 @@ impl HttpConnect {
     /// Bodies of answers are limited to `max_body` bytes.
     pub fn transport(self, max_body: usize) -> io::Result<(HttpSource, HttpSink)> {
         let uri: Uri = self.url.parse().map_err(|err| invalid(format!("`{}` is not a URL: {err}", self.url)))?;
-        match uri.scheme_str() {
-            Some("http") => {}
-            Some("https") => {
-                return Err(io::Error::new(
-                    io::ErrorKind::Unsupported,
-                    "https:// needs TLS, which rpc-runtime does not include; put a TLS proxy in front, or use http://",
-                ))
-            }
-            _ => return Err(invalid(format!("`{}` is not an http:// URL", self.url))),
-        }
+        let default_port = match uri.scheme_str() {
+            Some("http") => 80,
+            Some("https") => 443,
+            _ => return Err(invalid(format!("`{}` is not an http:// or https:// URL", self.url))),
+        };
         let Some(authority) = uri.authority() else {
             return Err(invalid(format!("`{}` has no host", self.url)));
         };
+        #[cfg(feature = "tls")]
+        let tls = match (uri.scheme_str(), self.tls) {
+            (Some("https"), Some(tls)) => Some((tls, crate::transport::tls::server_name(authority.host())?)),
+            (Some("https"), None) => {
+                return Err(invalid(format!(
+                    "`{}` is https://: give the client its TLS settings with HttpConnect::tls",
+                    self.url
+                )))
+            }
+            _ => None,
+        };
+        #[cfg(not(feature = "tls"))]
+        if default_port == 443 {
+            return Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                "https:// needs the `tls` feature of rpc-runtime (or a TLS proxy in front, and http://)",
+            ));
+        }
         let authority = match authority.port() {
             Some(_) => authority.as_str().to_owned(),
-            None => format!("{}:80", authority.host()),
+            None => format!("{}:{default_port}", authority.host()),
         };
         let mut headers = HeaderMap::new();
         for (name, value) in &self.headers {
@@ -136,7 +171,15 @@ impl HttpConnect {
                 HeaderValue::try_from(value.as_str()).map_err(|err| invalid(format!("header `{name}`: {err}")))?;
             headers.append(name, value);
         }
-        let target = Arc::new(Target { uri, authority, headers, max_body, idle: Mutex::new(Vec::new()) });
+        let target = Arc::new(Target {
+            uri,
+            authority,
+            #[cfg(feature = "tls")]
+            tls,
+            headers,
+            max_body,
+            idle: Mutex::new(Vec::new()),
+        });
         let (tx, rx) = mpsc::unbounded_channel();
         let sink = HttpSink { target, scratch: Vec::new(), queue: Vec::new(), queued: 0, replies: Some(tx) };
         Ok((HttpSource { replies: rx, current: Vec::new() }, sink))
@@ -313,8 +356,20 @@ impl Target {
     async fn connect(&self) -> io::Result<(SendRequest<Full<Bytes>>, bool)> {
         let stream = TcpStream::connect(&self.authority).await?;
         let _ = stream.set_nodelay(true);
+        #[cfg(feature = "tls")]
+        if let Some((tls, name)) = &self.tls {
+            return Self::handshake(tls.connect(stream, name).await?).await;
+        }
+        Self::handshake(stream).await
+    }
+
+    /// HTTP on a new connection's `io` (TCP, or TLS over it).
+    async fn handshake<I>(io: I) -> io::Result<(SendRequest<Full<Bytes>>, bool)>
+    where
+        I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+    {
         let (sender, connection) =
-            hyper::client::conn::http1::handshake(TokioIo::new(stream)).await.map_err(io::Error::other)?;
+            hyper::client::conn::http1::handshake(TokioIo::new(io)).await.map_err(io::Error::other)?;
         tokio::spawn(async move {
             if let Err(err) = connection.await {
                 tracing::debug!(error = %err, "an HTTP client connection ended with an error");

@@ -1,7 +1,9 @@
 //! The standalone HTTP server: accepts TCP connections (at most
-//! `max_connections`), serves HTTP/1.1 with keep-alive on each with hyper
-//! (every request, every byte: hyper's parser, its header-read timeout,
-//! its buffer limit), and shuts down gracefully.
+//! `max_connections`), with the `tls` feature makes the TLS handshake on
+//! each when configured (on the connection's task, within the header
+//! timeout), serves HTTP/1.1 with keep-alive on each with hyper (every
+//! request, every byte: hyper's parser, its header-read timeout, its
+//! buffer limit), and shuts down gracefully.
 
 use std::convert::Infallible;
 use std::future::{poll_fn, Future};
@@ -18,6 +20,7 @@ use http_body_util::Full;
 use hyper::body::{Body, Incoming};
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Semaphore;
 
@@ -30,6 +33,18 @@ use crate::transport::server::Server;
 /// How long a connection refused for the connection limit has to send its
 /// request and take its 503 before it is closed anyway.
 const REFUSAL_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// The protocols a TLS listener offers by ALPN: those the builder serves
+/// (see [`Http::tls`](super::Http::tls)).
+#[cfg(feature = "tls")]
+pub(super) const ALPN: &[&[u8]] = &[b"http/1.1"];
+
+/// What TLS told of a connection's client: its certificates, which each
+/// of its requests carries as an extension.
+#[cfg(feature = "tls")]
+type Client = Option<crate::transport::tls::PeerCertificates>;
+#[cfg(not(feature = "tls"))]
+type Client = ();
 
 impl Listener for HttpListener {
     async fn run(self, server: Server, shutdown: Shutdown) -> io::Result<()> {
@@ -106,7 +121,7 @@ async fn accept_loop<E: Endpoint>(endpoint: &E, listener: &TcpListener, drain: &
         let _ = stream.set_nodelay(true);
         let Ok(slot) = Arc::clone(slots).try_acquire_owned() else {
             tracing::debug!(%peer, "refused an HTTP connection: at the connection limit");
-            tokio::spawn(refuse_overloaded(stream));
+            tokio::spawn(refuse_overloaded(endpoint.http().clone(), stream, peer));
             continue;
         };
         let Ok(local) = stream.local_addr() else { continue };
@@ -137,26 +152,48 @@ fn builder(http: &HttpService) -> http1::Builder {
 /// otherwise), and a body is read through it in pieces of at most this.
 const MAX_BUF_SIZE: usize = 64 * 1024;
 
+/// Serves one accepted connection: the TLS handshake first when
+/// configured (a failure closes it, logged at debug), then HTTP.
 async fn serve_connection<E: Endpoint>(endpoint: E, stream: TcpStream, addrs: HttpAddrs, serving: Serving) {
     #[cfg(feature = "metrics")]
     let _open = crate::metrics::OpenConnection::new("http");
+    // The write timeout sits under hyper (and under TLS, and the WebSocket
+    // crate after an upgrade): a client that stops reading is let go.
+    let stream = WriteDeadline::new(stream, endpoint.http().inner().server.write_timeout);
+    #[cfg(feature = "tls")]
+    if let Some(tls) = &endpoint.http().inner().config.tls {
+        let timeout = endpoint.http().inner().config.header_timeout;
+        let Some((stream, certs)) =
+            crate::transport::tls::handshake(&tls.acceptor(), stream, timeout, addrs.peer).await
+        else {
+            return;
+        };
+        return serve_http(endpoint, stream, addrs, serving, certs).await;
+    }
+    serve_http(endpoint, stream, addrs, serving, Client::default()).await;
+}
+
+/// Serves HTTP on one connection's `io` (TCP, or TLS over it).
+async fn serve_http<E, I>(endpoint: E, io: I, addrs: HttpAddrs, serving: Serving, client: Client)
+where
+    E: Endpoint,
+    I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
     let drain = Arc::clone(&serving.drain);
     let builder = builder(endpoint.http());
-    let write_timeout = endpoint.http().inner().server.write_timeout;
     #[cfg(feature = "ws")]
     let upgrades = endpoint.upgrades();
     // One handle per connection; each request clones it once.
-    let accepted = Arc::new(Accepted { endpoint, addrs, serving });
+    let accepted = Arc::new(Accepted { endpoint, addrs, serving, client });
     let service = hyper::service::service_fn(move |request: Request<Incoming>| {
         let accepted = Arc::clone(&accepted);
         async move {
+            let request = accepted.with_client(request);
             let response = accepted.endpoint.respond(request, accepted.addrs, &accepted.serving).await;
             Ok::<_, Infallible>(response)
         }
     });
-    // The write timeout sits under hyper (and under the WebSocket crate
-    // after an upgrade): a client that stops reading is let go.
-    let io = TokioIo::new(WriteDeadline::new(stream, write_timeout));
+    let io = TokioIo::new(io);
     // Upgrades only when WebSocket is served: the plain connection is a
     // little cheaper per request.
     #[cfg(feature = "ws")]
@@ -184,6 +221,24 @@ struct Accepted<E> {
     endpoint: E,
     addrs: HttpAddrs,
     serving: Serving,
+    client: Client,
+}
+
+impl<E> Accepted<E> {
+    /// `request`, carrying what TLS told of the client (its certificates)
+    /// as an extension, for the connection hook and the context.
+    #[cfg(feature = "tls")]
+    fn with_client(&self, mut request: Request<Incoming>) -> Request<Incoming> {
+        if let Some(certs) = &self.client {
+            request.extensions_mut().insert(certs.clone());
+        }
+        request
+    }
+
+    #[cfg(not(feature = "tls"))]
+    fn with_client(&self, request: Request<Incoming>) -> Request<Incoming> {
+        request
+    }
 }
 
 /// Serves `connection` to its end; once `drain` is raised, lets the
@@ -212,8 +267,23 @@ async fn until_drained<C: Future<Output = hyper::Result<()>>>(
 }
 
 /// Answers 503 to a connection over the limit (its first request, read
-/// and answered by hyper, with `Connection: close`), then closes it.
-async fn refuse_overloaded(stream: TcpStream) {
+/// and answered by hyper, with `Connection: close`; over TLS once the
+/// handshake is done), then closes it.
+async fn refuse_overloaded(http: HttpService, stream: TcpStream, peer: std::net::SocketAddr) {
+    #[cfg(feature = "tls")]
+    if let Some(tls) = &http.inner().config.tls {
+        let acceptor = tls.acceptor();
+        if let Some((stream, _)) = crate::transport::tls::handshake(&acceptor, stream, REFUSAL_TIMEOUT, peer).await {
+            answer_overloaded(stream).await;
+        }
+        return;
+    }
+    let _ = (http, peer);
+    answer_overloaded(stream).await;
+}
+
+/// The 503 of [`refuse_overloaded`], on `io`.
+async fn answer_overloaded<I: AsyncRead + AsyncWrite + Unpin + Send + 'static>(io: I) {
     let service = hyper::service::service_fn(|_: Request<Incoming>| async {
         let mut response = status_response(
             StatusCode::SERVICE_UNAVAILABLE,
@@ -224,6 +294,6 @@ async fn refuse_overloaded(stream: TcpStream) {
     });
     let mut builder = http1::Builder::new();
     builder.keep_alive(false);
-    let connection = builder.serve_connection(TokioIo::new(stream), service);
+    let connection = builder.serve_connection(TokioIo::new(io), service);
     let _ = tokio::time::timeout(REFUSAL_TIMEOUT, connection).await;
 }

@@ -115,6 +115,8 @@ pub struct Http {
     pub(crate) ws: crate::transport::ws::WsServerOptions,
     #[cfg(feature = "cors")]
     pub(crate) cors: Option<tower_http::cors::CorsLayer>,
+    #[cfg(feature = "tls")]
+    pub(crate) tls: Option<crate::transport::tls::ServerTls>,
 }
 
 impl Default for Http {
@@ -130,6 +132,8 @@ impl Default for Http {
             ws: Default::default(),
             #[cfg(feature = "cors")]
             cors: None,
+            #[cfg(feature = "tls")]
+            tls: None,
         }
     }
 }
@@ -273,6 +277,24 @@ impl Http {
             config.origins.extend(origins);
             config.cors = Some(layer);
         })
+    }
+
+    /// Serves HTTPS (and, with the `ws` feature, WSS) with `tls` on the
+    /// listeners made with these settings ([`Http::bind`],
+    /// [`Http::listener`], MCP's Streamable HTTP listener): a connection
+    /// is served only once its TLS handshake is done, within the
+    /// [header timeout](Http::header_timeout); a plain-text request is
+    /// not served. ALPN offers what the listener serves (`http/1.1`)
+    /// unless `tls` names protocols of its own. A client certificate (see
+    /// [`ServerTls::client_auth`](crate::transport::tls::ServerTls::client_auth))
+    /// reaches the connection hook as a
+    /// [`PeerCertificates`](crate::transport::tls::PeerCertificates) part.
+    /// (Mounted in another server with [`Http::service`], TLS is that
+    /// server's.) Needs the `tls` feature.
+    #[cfg(feature = "tls")]
+    pub fn tls(self, tls: crate::transport::tls::ServerTls) -> Self {
+        let tls = tls.with_default_alpn(super::serve::ALPN);
+        self.with_config(|config| config.tls = Some(tls))
     }
 
     /// The same settings with other WebSocket settings.
@@ -558,7 +580,7 @@ impl Inner {
         // Without a hook nothing reads the request's parts: they are
         // dropped where they are instead of moved into the hook's future.
         let (cx, body) = if self.server.hook.is_none() {
-            (plain_context("http", addrs), request.into_body())
+            (plain_context("http", addrs, request.extensions()), request.into_body())
         } else {
             let (parts, body) = request.into_parts();
             (self.admit("http", parts, addrs).await?, body)
@@ -587,14 +609,22 @@ impl Inner {
         addrs: Option<HttpAddrs>,
     ) -> Result<Context, Response<Full<Bytes>>> {
         let Some(hook) = &self.server.hook else {
-            return Ok(plain_context(transport, addrs));
+            return Ok(plain_context(transport, addrs, &parts.extensions));
         };
         let mut info = ConnectionInfo::new(transport);
         if let Some(addrs) = addrs {
             info = info.with_peer_addr(addrs.peer).with_local_addr(addrs.local);
         }
+        #[cfg(feature = "tls")]
+        let (info, cx) = crate::transport::tls::with_certificates(
+            info,
+            Context::new(),
+            parts.extensions.get::<crate::transport::tls::PeerCertificates>().cloned(),
+        );
+        #[cfg(not(feature = "tls"))]
+        let cx = Context::new();
         let info = info.with_part(parts);
-        admit(Some(hook), &info, Context::new()).await.map_err(|refused| {
+        admit(Some(hook), &info, cx).await.map_err(|refused| {
             tracing::debug!(peer = ?info.peer_addr(), %refused, "HTTP request refused by the connection hook");
             refusal(&refused)
         })
@@ -741,13 +771,24 @@ impl<'a> Heads<'a> {
     }
 }
 
-/// The context of a request when there is no connection hook.
-pub(super) fn plain_context(transport: &'static str, addrs: Option<HttpAddrs>) -> Context {
-    let cx = Context::new().with_transport(transport);
-    match addrs {
-        Some(addrs) => cx.with_peer_addr(addrs.peer),
-        None => cx,
+/// The context of a request when there is no connection hook (with the
+/// client's TLS certificates, when its request `extensions` carry them).
+pub(super) fn plain_context(
+    transport: &'static str,
+    addrs: Option<HttpAddrs>,
+    extensions: &http::Extensions,
+) -> Context {
+    let mut cx = Context::new().with_transport(transport);
+    if let Some(addrs) = addrs {
+        cx = cx.with_peer_addr(addrs.peer);
     }
+    #[cfg(feature = "tls")]
+    if let Some(certs) = extensions.get::<crate::transport::tls::PeerCertificates>() {
+        cx = cx.with_extension(certs.clone());
+    }
+    #[cfg(not(feature = "tls"))]
+    let _ = extensions;
+    cx
 }
 
 /// The host a request is for (see [`Inner::check_host_of`]), or why it
