@@ -41,10 +41,25 @@ pub(super) const ALPN: &[&[u8]] = &[b"http/1.1"];
 
 /// What TLS told of a connection's client: its certificates, which each
 /// of its requests carries as an extension.
-#[cfg(feature = "tls")]
-type Client = Option<crate::transport::tls::PeerCertificates>;
-#[cfg(not(feature = "tls"))]
-type Client = ();
+#[derive(Default)]
+struct Client {
+    #[cfg(feature = "tls")]
+    certificates: Option<crate::transport::tls::PeerCertificates>,
+}
+
+impl Client {
+    /// `request`, carrying what is known of the client as extensions, for
+    /// the connection hook and the context.
+    fn mark(&self, request: Request<Incoming>) -> Request<Incoming> {
+        #[cfg(feature = "tls")]
+        if let Some(certs) = &self.certificates {
+            let mut request = request;
+            request.extensions_mut().insert(certs.clone());
+            return request;
+        }
+        request
+    }
+}
 
 impl Listener for HttpListener {
     async fn run(self, server: Server, shutdown: Shutdown) -> io::Result<()> {
@@ -168,7 +183,7 @@ async fn serve_connection<E: Endpoint>(endpoint: E, stream: TcpStream, addrs: Ht
         else {
             return;
         };
-        return serve_http(endpoint, stream, addrs, serving, certs).await;
+        return serve_http(endpoint, stream, addrs, serving, Client { certificates: certs }).await;
     }
     serve_http(endpoint, stream, addrs, serving, Client::default()).await;
 }
@@ -188,7 +203,7 @@ where
     let service = hyper::service::service_fn(move |request: Request<Incoming>| {
         let accepted = Arc::clone(&accepted);
         async move {
-            let request = accepted.with_client(request);
+            let request = accepted.client.mark(request);
             let response = accepted.endpoint.respond(request, accepted.addrs, &accepted.serving).await;
             Ok::<_, Infallible>(response)
         }
@@ -222,23 +237,6 @@ struct Accepted<E> {
     addrs: HttpAddrs,
     serving: Serving,
     client: Client,
-}
-
-impl<E> Accepted<E> {
-    /// `request`, carrying what TLS told of the client (its certificates)
-    /// as an extension, for the connection hook and the context.
-    #[cfg(feature = "tls")]
-    fn with_client(&self, mut request: Request<Incoming>) -> Request<Incoming> {
-        if let Some(certs) = &self.client {
-            request.extensions_mut().insert(certs.clone());
-        }
-        request
-    }
-
-    #[cfg(not(feature = "tls"))]
-    fn with_client(&self, request: Request<Incoming>) -> Request<Incoming> {
-        request
-    }
 }
 
 /// Serves `connection` to its end; once `drain` is raised, lets the
