@@ -311,8 +311,10 @@ impl Http {
 }
 
 /// A TCP listener serving HTTP with [`Http`] settings: pass it to
-/// [`Server::serve`]. At most the server's `max_connections` are open at
-/// once (a WebSocket connection counts as one); one more is answered 503.
+/// [`Server::serve`] (HTTPS with [`Http::tls`]). At most the server's
+/// `max_connections` are open at once (a WebSocket connection counts as
+/// one, and so does a TLS connection from its accept on); one more is
+/// answered 503.
 /// On graceful shutdown it stops accepting, lets each request in progress
 /// finish and be answered, closes idle keep-alive connections and
 /// WebSocket connections (after answering what runs on them), and returns
