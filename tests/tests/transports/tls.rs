@@ -193,6 +193,38 @@ async fn curl_calls_and_sends_a_batch_over_https() {
 }
 
 #[tokio::test]
+async fn curl_initializes_an_mcp_session_over_https() {
+    if !tests::interop::require(&["curl"], "curl_initializes_an_mcp_session_over_https") {
+        return;
+    }
+    let pki = Pki::new("test CA");
+    let files = pki.files("mcp");
+    let (cancelled, _) = tokio::sync::mpsc::unbounded_channel();
+    let server = rpc_runtime::mcp::McpServer::new(VaultImpl { cancelled }.into_rpc()).name("vault").into_server();
+    let (listener, addr) = listener().await;
+    let mcp = rpc_runtime::mcp::McpHttp::default().http(Http::default().tls(pki.server()));
+    tokio::spawn(server.serve(mcp.listener(listener)));
+    let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "curl", "version": "1"}}})
+    .to_string();
+    let reply = curl(&[
+        "-sS",
+        "--cacert",
+        &files.path("ca.pem"),
+        "-H",
+        "content-type: application/json",
+        "-H",
+        "accept: application/json, text/event-stream",
+        "--data",
+        &initialize,
+        &format!("https://localhost:{}/", addr.port()),
+    ])
+    .await;
+    let reply: serde_json::Value = serde_json::from_str(&reply).unwrap();
+    assert_eq!(reply["result"]["protocolVersion"], "2025-11-25", "{reply}");
+}
+
+#[tokio::test]
 async fn typed_clients_call_over_tls_tcp_https_and_wss() {
     let pki = Pki::new("test CA");
     let (server, _) = vault();
