@@ -10,6 +10,7 @@
 //! cargo run --release --bin load -- --targets ours-nats,handwritten-nats
 //! cargo run --release --bin load -- --targets ours-http,hyper-http,jsonrpsee-http [--batch 10]
 //! cargo run --release --bin load -- --targets ours-ws,ours,jsonrpsee-ws
+//! cargo run --release --bin load -- --targets ours-https,ours-http,hyper-http [--batch 10]
 //! ```
 //!
 //! The NATS targets need `nats-server` on `PATH`: this process starts one
@@ -22,6 +23,13 @@
 //! `--depth` does not apply, `--batch N` sends a batch of N calls per HTTP
 //! request (a batch counts as one request in the report). The baseline is
 //! a bare hyper 1 server calling the hand-written handler.
+//!
+//! HTTPS (`ours-https`): the same as HTTP inside TLS (rustls, TLS 1.3,
+//! through rpc-runtime's `tls` feature on both sides), each connection
+//! kept alive, so the handshake is paid once per connection and the
+//! numbers are those of requests on an established TLS connection. The
+//! certificate is made for the run (rcgen) and handed to the server in
+//! its environment.
 //!
 //! WebSocket: each connection pipelines `depth` requests as text frames,
 //! like the NDJSON driver; compared with our TCP NDJSON transport (`ours`)
@@ -53,6 +61,8 @@ enum Transport {
     Nats,
     /// HTTP/1.1 POST, keep-alive, one request in flight per connection.
     Http,
+    /// The same, inside TLS.
+    Https,
     /// WebSocket text frames, pipelined.
     Ws,
 }
@@ -75,17 +85,56 @@ enum Target {
     HyperHttp,
     /// jsonrpsee 0.26's server, over HTTP.
     JsonrpseeHttp,
+    /// `rpc_runtime::transport::http::HttpListener` with `Http::tls` (HTTPS, HTTP/1.1).
+    OursHttps,
     /// `rpc_runtime::transport::http::HttpListener`, WebSocket upgrades.
     OursWs,
     /// jsonrpsee 0.26's server, over WebSocket.
     JsonrpseeWs,
 }
 
+/// Where the HTTPS target's server finds its certificate and key (PEM).
+const TLS_CERT_ENV: &str = "LOAD_TLS_CERT";
+const TLS_KEY_ENV: &str = "LOAD_TLS_KEY";
+
+/// The HTTPS target's certificates, made once per run: a CA, and what it
+/// signed for 127.0.0.1 (PEM).
+struct Pki {
+    ca: String,
+    cert: String,
+    key: String,
+}
+
+fn pki() -> &'static Pki {
+    static PKI: std::sync::OnceLock<Pki> = std::sync::OnceLock::new();
+    PKI.get_or_init(|| {
+        let ca_key = rcgen::KeyPair::generate().expect("a CA key");
+        let mut ca = rcgen::CertificateParams::new(Vec::<String>::new()).expect("CA parameters");
+        ca.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+        let ca_cert = ca.self_signed(&ca_key).expect("a CA certificate");
+        let issuer = rcgen::Issuer::new(ca, ca_key);
+        let key = rcgen::KeyPair::generate().expect("a server key");
+        let params = rcgen::CertificateParams::new(vec!["127.0.0.1".to_owned()]).expect("server parameters");
+        let cert = params.signed_by(&key, &issuer).expect("a server certificate");
+        Pki { ca: ca_cert.pem(), cert: cert.pem(), key: key.serialize_pem() }
+    })
+}
+
+/// A TLS connection to the HTTPS target at `addr`, trusting the run's CA.
+async fn connect_tls(addr: SocketAddr) -> tokio_rustls::client::TlsStream<TcpStream> {
+    use rpc_runtime::transport::tls::{rustls::pki_types::ServerName, CaBundle, ClientTls};
+    let roots = CaBundle::from_pem(pki().ca.as_bytes()).expect("the run's CA");
+    let connector = tokio_rustls::TlsConnector::from(ClientTls::new(&roots).config().clone());
+    let stream = TcpStream::connect(addr).await.expect("connect to server");
+    stream.set_nodelay(true).expect("nodelay");
+    connector.connect(ServerName::IpAddress(addr.ip().into()), stream).await.expect("TLS handshake")
+}
+
 /// The subject (and queue group) the NATS targets serve.
 const NATS_SUBJECT: &str = "bench.add";
 
 impl Target {
-    const ALL: [Target; 9] = [
+    const ALL: [Target; 10] = [
         Target::Ours,
         Target::Handwritten,
         Target::OursNats,
@@ -93,6 +142,7 @@ impl Target {
         Target::OursHttp,
         Target::HyperHttp,
         Target::JsonrpseeHttp,
+        Target::OursHttps,
         Target::OursWs,
         Target::JsonrpseeWs,
     ];
@@ -108,6 +158,7 @@ impl Target {
             Target::OursHttp => "ours-http",
             Target::HyperHttp => "hyper-http",
             Target::JsonrpseeHttp => "jsonrpsee-http",
+            Target::OursHttps => "ours-https",
             Target::OursWs => "ours-ws",
             Target::JsonrpseeWs => "jsonrpsee-ws",
         }
@@ -122,6 +173,7 @@ impl Target {
             Target::Ours | Target::Handwritten => Transport::Ndjson,
             Target::OursNats | Target::HandwrittenNats => Transport::Nats,
             Target::OursHttp | Target::HyperHttp | Target::JsonrpseeHttp => Transport::Http,
+            Target::OursHttps => Transport::Https,
             Target::OursWs | Target::JsonrpseeWs => Transport::Ws,
         }
     }
@@ -138,6 +190,13 @@ impl Target {
             Target::Handwritten => serve_handwritten(listener).await,
             Target::OursHttp | Target::OursWs => {
                 let listener = rpc_runtime::transport::http::Http::default().listener(listener);
+                rpc_runtime::Server::new(ours::router()).serve(listener).await
+            }
+            Target::OursHttps => {
+                let (cert, key) = (std::env::var(TLS_CERT_ENV), std::env::var(TLS_KEY_ENV));
+                let (cert, key) = (cert.expect("the certificate in the environment"), key.expect("its key"));
+                let tls = rpc_runtime::transport::tls::ServerTls::from_pem(cert.as_bytes(), key.as_bytes())?;
+                let listener = rpc_runtime::transport::http::Http::default().tls(tls).listener(listener);
                 rpc_runtime::Server::new(ours::router()).serve(listener).await
             }
             Target::HyperHttp => serve_hyper(listener).await,
@@ -159,7 +218,8 @@ impl Target {
                 // the NATS listener subscribes first thing; the flush below makes
                 // sure the subscription left before we say we are ready.
                 let server = rpc_runtime::Server::new(ours::router());
-                let listener = rpc_runtime::transport::nats::NatsListener::new(client.clone(), NATS_SUBJECT, NATS_SUBJECT);
+                let listener =
+                    rpc_runtime::transport::nats::NatsListener::new(client.clone(), NATS_SUBJECT, NATS_SUBJECT);
                 let serve = server.serve(listener);
                 tokio::pin!(serve);
                 tokio::select! {
@@ -447,6 +507,9 @@ fn start_server(target: Target, broker: Option<&Broker>) -> ServerProcess {
         None => Command::new(exe),
     };
     server.args(["serve", target.name()]);
+    if target == Target::OursHttps {
+        server.env(TLS_CERT_ENV, &pki().cert).env(TLS_KEY_ENV, &pki().key);
+    }
     if let Some(broker) = broker {
         server.arg(broker.url());
     }
@@ -498,7 +561,12 @@ async fn drive_connection(
     match (transport, ws_client) {
         (Transport::Ndjson, _) => drive_ndjson(addr, depth, stop).await,
         (Transport::Nats, _) => drive_nats(addr, depth, stop).await,
-        (Transport::Http, _) => drive_http(addr, batch, stop).await,
+        (Transport::Http, _) => {
+            let stream = TcpStream::connect(addr).await.expect("connect to server");
+            stream.set_nodelay(true).expect("nodelay");
+            drive_http(stream, addr, batch, stop).await
+        }
+        (Transport::Https, _) => drive_http(connect_tls(addr).await, addr, batch, stop).await,
         (Transport::Ws, WsClient::Raw) => drive_ws_raw(addr, depth, stop).await,
         (Transport::Ws, WsClient::Tungstenite) => drive_ws(addr, depth, stop).await,
     }
@@ -516,10 +584,12 @@ fn check_answer(response: &Response, ids: &std::ops::Range<u64>, raw: &[u8]) {
 /// One HTTP/1.1 keep-alive connection, one request in flight: POST a call
 /// (or a batch of `batch` calls), read the whole response (by its
 /// Content-Length), check it, repeat. The client is hand-written on the
-/// socket so that its own cost stays small next to the server's.
-async fn drive_http(addr: SocketAddr, batch: usize, stop: &AtomicBool) -> Vec<Duration> {
-    let mut stream = TcpStream::connect(addr).await.expect("connect to server");
-    stream.set_nodelay(true).expect("nodelay");
+/// socket (`stream`: TCP, or TLS over it) so that its own cost stays small
+/// next to the server's.
+async fn drive_http<S>(mut stream: S, addr: SocketAddr, batch: usize, stop: &AtomicBool) -> Vec<Duration>
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
     let mut latencies = Vec::new();
     let mut body = Vec::new();
     let mut request = Vec::new();
@@ -719,8 +789,13 @@ async fn drive_ws_raw(addr: SocketAddr, depth: usize, stop: &AtomicBool) -> Vec<
 
 /// The ratios the issue asks for, beyond each target against its
 /// transport's baseline: (target, against).
-const COMPARISONS: [(Target, Target); 3] =
-    [(Target::OursHttp, Target::JsonrpseeHttp), (Target::OursWs, Target::Ours), (Target::OursWs, Target::JsonrpseeWs)];
+const COMPARISONS: [(Target, Target); 5] = [
+    (Target::OursHttp, Target::JsonrpseeHttp),
+    (Target::OursHttps, Target::OursHttp),
+    (Target::OursHttps, Target::HyperHttp),
+    (Target::OursWs, Target::Ours),
+    (Target::OursWs, Target::JsonrpseeWs),
+];
 
 /// One NATS client with `depth` requests in flight: each of `depth` loops
 /// sends a request with an inbox and waits for its answer.
