@@ -27,7 +27,7 @@ for secs in "$short" "$long"; do
   for target in ${targets//,/ }; do
     case $target in
       handwritten|hyper-http) answer='rpc_bench::handwritten::handle' ;;
-      ours-http|ours-h2c) answer='rpc_runtime::dispatch::engine::Engine::process' ;;
+      ours-http|ours-h2c|ours-https) answer='rpc_runtime::dispatch::engine::Engine::process' ;;
       *) answer='rpc_runtime::dispatch::engine::Engine::process_incoming' ;;
     esac
     instr[$target,$secs]=$(grep -m1 '^summary' "${files[$i]}" | awk '{print $2}')

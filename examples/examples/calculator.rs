@@ -2,7 +2,7 @@
 //! specification's examples, plus a few that exercise the engine.
 //!
 //! ```text
-//! cargo run --example calculator -- [--framing ndjson|content-length] [--tcp ADDR] [--http ADDR] [--ws ADDR] [--allow-origin ORIGIN]...
+//! cargo run --example calculator -- [--framing ndjson|content-length] [--tcp ADDR] [--http ADDR] [--ws ADDR] [--allow-origin ORIGIN]... [--tls-cert PEM --tls-key PEM]
 //! cargo run --example calculator -- --catalog
 //! cargo run --example calculator -- --mcp
 //! cargo run --example calculator -- --mcp --http ADDR
@@ -18,7 +18,11 @@
 //! ORIGIN` (repeatable, such as `--allow-origin http://localhost:3000`)
 //! lets web pages from that origin call it over HTTP (CORS preflights and
 //! answers) and open WebSockets; pages from other origins stay refused
-//! (403). With `--nats URL --subject
+//! (403). `--tls-cert PEM --tls-key PEM` (a certificate chain and its
+//! private key, PEM files) serve TLS on every listener: HTTPS on `--http`
+//! (printing `listening on https://ADDR`), WSS on `--ws` (`wss://ADDR`),
+//! TLS on `--tcp` (`tls://ADDR`); a plain-text request there is not
+//! served. With `--nats URL --subject
 //! SUBJECT` it connects to that NATS server and serves the subject in queue
 //! group GROUP (default: the subject), so several of them share the calls;
 //! it prints `serving NATS subject SUBJECT in queue group GROUP` to stderr
@@ -56,6 +60,7 @@ use rpc_runtime::serde_json::value::RawValue;
 use rpc_runtime::serde_json::{Map, Value};
 use rpc_runtime::transport::http::Http;
 use rpc_runtime::transport::stdio::Stdio;
+use rpc_runtime::transport::tls::{ServerTls, TlsListener};
 use rpc_runtime::{
     mcp::McpServer,
     rpc,
@@ -357,9 +362,13 @@ struct Options {
     origins: Vec<String>,
     /// `--metrics`: where to serve the metrics in Prometheus' format.
     metrics: Option<String>,
+    /// `--tls-cert` and `--tls-key`: PEM files of a certificate chain and
+    /// its key, to serve TLS with.
+    tls_cert: Option<String>,
+    tls_key: Option<String>,
 }
 
-const USAGE: &str = "usage: calculator [--framing ndjson|content-length] [--tcp ADDR] [--http ADDR] [--ws ADDR] [--allow-origin ORIGIN]... [--write-timeout MS] [--half-close MS] | --catalog | --mcp [--tcp ADDR] [--http ADDR] | --nats URL --subject SUBJECT [--queue GROUP]; any server also [--metrics ADDR] (Prometheus text at http://ADDR/metrics)";
+const USAGE: &str = "usage: calculator [--framing ndjson|content-length] [--tcp ADDR] [--http ADDR] [--ws ADDR] [--allow-origin ORIGIN]... [--tls-cert PEM --tls-key PEM] [--write-timeout MS] [--half-close MS] | --catalog | --mcp [--tcp ADDR] [--http ADDR] [--tls-cert PEM --tls-key PEM] | --nats URL --subject SUBJECT [--queue GROUP]; any server also [--metrics ADDR] (Prometheus text at http://ADDR/metrics)";
 
 fn parse_args() -> Result<Options, String> {
     let mut options = Options {
@@ -376,6 +385,8 @@ fn parse_args() -> Result<Options, String> {
         half_close: None,
         origins: Vec::new(),
         metrics: None,
+        tls_cert: None,
+        tls_key: None,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -400,6 +411,10 @@ fn parse_args() -> Result<Options, String> {
             "--metrics" => {
                 options.metrics = Some(args.next().ok_or("--metrics needs an address such as 127.0.0.1:9090")?)
             }
+            "--tls-cert" => {
+                options.tls_cert = Some(args.next().ok_or("--tls-cert needs a PEM file of a certificate chain")?)
+            }
+            "--tls-key" => options.tls_key = Some(args.next().ok_or("--tls-key needs a PEM file of a private key")?),
             "-h" | "--help" => return Err(USAGE.to_owned()),
             other => return Err(format!("unknown argument `{other}`; try --help")),
         }
@@ -412,6 +427,13 @@ fn parse_args() -> Result<Options, String> {
     }
     if !options.origins.is_empty() && options.http.is_none() && options.ws.is_none() {
         return Err("--allow-origin is for web pages: it needs --http ADDR or --ws ADDR".to_owned());
+    }
+    if options.tls_cert.is_some() != options.tls_key.is_some() {
+        return Err("--tls-cert and --tls-key go together: --tls-cert PEM --tls-key PEM".to_owned());
+    }
+    let listens = options.http.is_some() || options.ws.is_some() || options.tcp.is_some();
+    if options.tls_cert.is_some() && (!listens || options.nats.is_some()) {
+        return Err("--tls-cert and --tls-key serve TLS on a listener: they need --http ADDR, --ws ADDR or --tcp ADDR (not stdio or NATS)".to_owned());
     }
     Ok(options)
 }
@@ -442,33 +464,65 @@ async fn bind(addr: &str, scheme: &str) -> std::io::Result<tokio::net::TcpListen
     Ok(listener)
 }
 
-async fn serve_tcp(server: &Server, addr: &str, shutdown: Shutdown) -> std::io::Result<()> {
-    server.serve(bind(addr, "").await?).with_graceful_shutdown(shutdown.wait()).await
+/// Serving framed TCP on `addr`, inside TLS when `tls` is given.
+async fn tcp(server: &Server, addr: &str, tls: Option<&ServerTls>) -> std::io::Result<rpc_runtime::transport::Serve> {
+    Ok(match tls {
+        None => server.serve(bind(addr, "").await?),
+        Some(tls) => server.serve(TlsListener::new(bind(addr, "tls://").await?, tls.clone())),
+    })
+}
+
+async fn serve_tcp(server: &Server, addr: &str, tls: Option<&ServerTls>, shutdown: Shutdown) -> std::io::Result<()> {
+    tcp(server, addr, tls).await?.with_graceful_shutdown(shutdown.wait()).await
+}
+
+/// The TLS settings of `--tls-cert` and `--tls-key`, if given.
+fn server_tls(options: &Options) -> std::io::Result<Option<ServerTls>> {
+    match (&options.tls_cert, &options.tls_key) {
+        (Some(cert), Some(key)) => ServerTls::from_pem_files(cert, key).map(Some),
+        _ => Ok(None),
+    }
+}
+
+/// `http`, serving TLS when `tls` is given; and its URL scheme (`plain`,
+/// or `secure` with TLS).
+fn with_tls(http: Http, tls: Option<&ServerTls>, plain: &'static str, secure: &'static str) -> (Http, &'static str) {
+    match tls {
+        Some(tls) => (http.tls(tls.clone()), secure),
+        None => (http, plain),
+    }
 }
 
 /// Serves every listener asked for at once; returns when one fails.
-async fn serve_listeners(server: Server, options: Options, shutdown: Shutdown) -> std::io::Result<()> {
+async fn serve_listeners(
+    server: Server,
+    options: Options,
+    tls: Option<ServerTls>,
+    shutdown: Shutdown,
+) -> std::io::Result<()> {
     // One signal shuts every listener down.
     let until_stopped = move || shutdown.clone().wait();
+    let tls = tls.as_ref();
     let mut tasks = tokio::task::JoinSet::new();
     if let Some(addr) = &options.tcp {
-        let listener = bind(addr, "").await?;
-        tasks.spawn(server.serve(listener).with_graceful_shutdown(until_stopped()));
+        tasks.spawn(tcp(&server, addr, tls).await?.with_graceful_shutdown(until_stopped()));
     }
     if let (Some(addr), true) = (&options.http, options.mcp) {
         // MCP's Streamable HTTP: both eras, sessions for the handshake ones.
         let origins = options.origins.clone();
-        let mcp = rpc_runtime::mcp::McpHttp::default().http(with_origins(Http::default(), &origins));
-        let listener = mcp.listener(bind(addr, "http://").await?);
+        let (http, scheme) = with_tls(with_origins(Http::default(), &origins), tls, "http://", "https://");
+        let mcp = rpc_runtime::mcp::McpHttp::default().http(http);
+        let listener = mcp.listener(bind(addr, scheme).await?);
         tasks.spawn(server.serve(listener).with_graceful_shutdown(until_stopped()));
     } else if let Some(addr) = &options.http {
         let http = with_origins(Http::default().websocket(false), &options.origins);
-        let listener = http.listener(bind(addr, "http://").await?);
+        let (http, scheme) = with_tls(http, tls, "http://", "https://");
+        let listener = http.listener(bind(addr, scheme).await?);
         tasks.spawn(server.serve(listener).with_graceful_shutdown(until_stopped()));
     }
     if let Some(addr) = &options.ws {
-        let http = with_origins(Http::default(), &options.origins);
-        let listener = http.listener(bind(addr, "ws://").await?);
+        let (http, scheme) = with_tls(with_origins(Http::default(), &options.origins), tls, "ws://", "wss://");
+        let listener = http.listener(bind(addr, scheme).await?);
         tasks.spawn(server.serve(listener).with_graceful_shutdown(until_stopped()));
     }
     // Until every listener has shut down (or one fails).
@@ -597,6 +651,13 @@ async fn main() -> std::process::ExitCode {
         Some(grace) => server.half_close(grace),
         None => server,
     };
+    let tls = match server_tls(&options) {
+        Ok(tls) => tls,
+        Err(err) => {
+            eprintln!("calculator: {err}");
+            return std::process::ExitCode::from(2);
+        }
+    };
     // SIGINT or SIGTERM: stop accepting and reading, answer what is
     // running, exit 0. The handlers are installed before anything is
     // served, so that no signal finds the default action still in place.
@@ -606,10 +667,10 @@ async fn main() -> std::process::ExitCode {
     } else if options.http.is_none() && options.ws.is_none() {
         match options.tcp {
             None => server.serve(Stdio).with_graceful_shutdown(shutdown.wait()).await,
-            Some(addr) => serve_tcp(&server, &addr, shutdown).await,
+            Some(addr) => serve_tcp(&server, &addr, tls.as_ref(), shutdown).await,
         }
     } else {
-        serve_listeners(server, options, shutdown).await
+        serve_listeners(server, options, tls, shutdown).await
     };
     let code = match result {
         Ok(()) => 0,

@@ -88,7 +88,25 @@
 //! - `metrics`: calls, errors, latency, calls in flight, open connections
 //!   and subscriptions reported through the `metrics` facade to whatever
 //!   recorder the application installs (the series are listed in the
-//!   `metrics` module).
+//!   `metrics` module);
+//! - `tls`: TLS with rustls (no OpenSSL), see below.
+//!
+//! # TLS
+//!
+//! With the `tls` feature, `transport::tls` holds a server's TLS settings
+//! (`ServerTls`: a PEM certificate chain and key, optionally requiring or
+//! accepting client certificates against a PEM CA bundle) and a client's
+//! (`ClientTls`: the CAs it trusts, optionally its own certificate).
+//! `Http::tls(server_tls)` makes the standalone HTTP listener serve HTTPS,
+//! and WSS on the same port (MCP's Streamable HTTP listener too);
+//! `TlsListener` serves framed TCP inside TLS. Clients: `https://` URLs
+//! with `HttpConnect::tls`, `wss://` with `WsConnect::tls`, and
+//! `Tcp::new(addr).tls(client_tls, "server.name")`. The handshake runs on
+//! the connection's task within a timeout; a plain-text request on a TLS
+//! port is not served. A client certificate's chain reaches the connection
+//! hook (`ConnectionInfo::part::<PeerCertificates>()`) and handlers
+//! (`Context::extension::<PeerCertificates>()`). `rustls` is re-exported
+//! there for configurations of one's own.
 
 #![forbid(unsafe_code)]
 // docs.rs (see Cargo.toml) builds with `--cfg docsrs` on nightly, where

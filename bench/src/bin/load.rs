@@ -11,6 +11,7 @@
 //! cargo run --release --bin load -- --targets ours-http,hyper-http,jsonrpsee-http [--batch 10]
 //! cargo run --release --bin load -- --targets ours-http,ours-h2c,jsonrpsee-h2c [--batch 10]
 //! cargo run --release --bin load -- --targets ours-ws,ours,jsonrpsee-ws
+//! cargo run --release --bin load -- --targets ours-https,ours-http,hyper-http [--batch 10]
 //! ```
 //!
 //! The NATS targets need `nats-server` on `PATH`: this process starts one
@@ -30,6 +31,13 @@
 //! the two compare per request; `--batch` applies alike. Other versions
 //! of HTTP (HTTP/2 over TLS) are further targets of their own
 //! transport, driven the same way.
+//!
+//! HTTPS (`ours-https`): the same as HTTP inside TLS (rustls, TLS 1.3,
+//! through rpc-runtime's `tls` feature on both sides), each connection
+//! kept alive, so the handshake is paid once per connection and the
+//! numbers are those of requests on an established TLS connection. The
+//! certificate is made for the run (rcgen) and handed to the server in
+//! its environment.
 //!
 //! WebSocket: each connection pipelines `depth` requests as text frames,
 //! like the NDJSON driver; compared with our TCP NDJSON transport (`ours`)
@@ -64,6 +72,8 @@ enum Transport {
     /// HTTP/2 POST with prior knowledge (h2c), one stream in flight per
     /// connection.
     H2c,
+    /// The same, inside TLS.
+    Https,
     /// WebSocket text frames, pipelined.
     Ws,
 }
@@ -90,17 +100,56 @@ enum Target {
     OursH2c,
     /// jsonrpsee 0.26's server, over HTTP/2 (h2c: hyper's auto builder).
     JsonrpseeH2c,
+    /// `rpc_runtime::transport::http::HttpListener` with `Http::tls` (HTTPS, HTTP/1.1).
+    OursHttps,
     /// `rpc_runtime::transport::http::HttpListener`, WebSocket upgrades.
     OursWs,
     /// jsonrpsee 0.26's server, over WebSocket.
     JsonrpseeWs,
 }
 
+/// Where the HTTPS target's server finds its certificate and key (PEM).
+const TLS_CERT_ENV: &str = "LOAD_TLS_CERT";
+const TLS_KEY_ENV: &str = "LOAD_TLS_KEY";
+
+/// The HTTPS target's certificates, made once per run: a CA, and what it
+/// signed for 127.0.0.1 (PEM).
+struct Pki {
+    ca: String,
+    cert: String,
+    key: String,
+}
+
+fn pki() -> &'static Pki {
+    static PKI: std::sync::OnceLock<Pki> = std::sync::OnceLock::new();
+    PKI.get_or_init(|| {
+        let ca_key = rcgen::KeyPair::generate().expect("a CA key");
+        let mut ca = rcgen::CertificateParams::new(Vec::<String>::new()).expect("CA parameters");
+        ca.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+        let ca_cert = ca.self_signed(&ca_key).expect("a CA certificate");
+        let issuer = rcgen::Issuer::new(ca, ca_key);
+        let key = rcgen::KeyPair::generate().expect("a server key");
+        let params = rcgen::CertificateParams::new(vec!["127.0.0.1".to_owned()]).expect("server parameters");
+        let cert = params.signed_by(&key, &issuer).expect("a server certificate");
+        Pki { ca: ca_cert.pem(), cert: cert.pem(), key: key.serialize_pem() }
+    })
+}
+
+/// A TLS connection to the HTTPS target at `addr`, trusting the run's CA.
+async fn connect_tls(addr: SocketAddr) -> tokio_rustls::client::TlsStream<TcpStream> {
+    use rpc_runtime::transport::tls::{rustls::pki_types::ServerName, CaBundle, ClientTls};
+    let roots = CaBundle::from_pem(pki().ca.as_bytes()).expect("the run's CA");
+    let connector = tokio_rustls::TlsConnector::from(ClientTls::new(&roots).config().clone());
+    let stream = TcpStream::connect(addr).await.expect("connect to server");
+    stream.set_nodelay(true).expect("nodelay");
+    connector.connect(ServerName::IpAddress(addr.ip().into()), stream).await.expect("TLS handshake")
+}
+
 /// The subject (and queue group) the NATS targets serve.
 const NATS_SUBJECT: &str = "bench.add";
 
 impl Target {
-    const ALL: [Target; 11] = [
+    const ALL: [Target; 12] = [
         Target::Ours,
         Target::Handwritten,
         Target::OursNats,
@@ -110,6 +159,7 @@ impl Target {
         Target::JsonrpseeHttp,
         Target::OursH2c,
         Target::JsonrpseeH2c,
+        Target::OursHttps,
         Target::OursWs,
         Target::JsonrpseeWs,
     ];
@@ -127,6 +177,7 @@ impl Target {
             Target::JsonrpseeHttp => "jsonrpsee-http",
             Target::OursH2c => "ours-h2c",
             Target::JsonrpseeH2c => "jsonrpsee-h2c",
+            Target::OursHttps => "ours-https",
             Target::OursWs => "ours-ws",
             Target::JsonrpseeWs => "jsonrpsee-ws",
         }
@@ -142,6 +193,7 @@ impl Target {
             Target::OursNats | Target::HandwrittenNats => Transport::Nats,
             Target::OursHttp | Target::HyperHttp | Target::JsonrpseeHttp => Transport::Http,
             Target::OursH2c | Target::JsonrpseeH2c => Transport::H2c,
+            Target::OursHttps => Transport::Https,
             Target::OursWs | Target::JsonrpseeWs => Transport::Ws,
         }
     }
@@ -158,6 +210,13 @@ impl Target {
             Target::Handwritten => serve_handwritten(listener).await,
             Target::OursHttp | Target::OursH2c | Target::OursWs => {
                 let listener = rpc_runtime::transport::http::Http::default().listener(listener);
+                rpc_runtime::Server::new(ours::router()).serve(listener).await
+            }
+            Target::OursHttps => {
+                let (cert, key) = (std::env::var(TLS_CERT_ENV), std::env::var(TLS_KEY_ENV));
+                let (cert, key) = (cert.expect("the certificate in the environment"), key.expect("its key"));
+                let tls = rpc_runtime::transport::tls::ServerTls::from_pem(cert.as_bytes(), key.as_bytes())?;
+                let listener = rpc_runtime::transport::http::Http::default().tls(tls).listener(listener);
                 rpc_runtime::Server::new(ours::router()).serve(listener).await
             }
             Target::HyperHttp => serve_hyper(listener).await,
@@ -179,7 +238,8 @@ impl Target {
                 // the NATS listener subscribes first thing; the flush below makes
                 // sure the subscription left before we say we are ready.
                 let server = rpc_runtime::Server::new(ours::router());
-                let listener = rpc_runtime::transport::nats::NatsListener::new(client.clone(), NATS_SUBJECT, NATS_SUBJECT);
+                let listener =
+                    rpc_runtime::transport::nats::NatsListener::new(client.clone(), NATS_SUBJECT, NATS_SUBJECT);
                 let serve = server.serve(listener);
                 tokio::pin!(serve);
                 tokio::select! {
@@ -425,6 +485,9 @@ fn start_server(target: Target, broker: Option<&Broker>) -> ServerProcess {
         None => Command::new(exe),
     };
     server.args(["serve", target.name()]);
+    if target == Target::OursHttps {
+        server.env(TLS_CERT_ENV, &pki().cert).env(TLS_KEY_ENV, &pki().key);
+    }
     if let Some(broker) = broker {
         server.arg(broker.url());
     }
@@ -476,8 +539,13 @@ async fn drive_connection(
     match (transport, ws_client) {
         (Transport::Ndjson, _) => drive_ndjson(addr, depth, stop).await,
         (Transport::Nats, _) => drive_nats(addr, depth, stop).await,
-        (Transport::Http, _) => drive_http(addr, batch, stop).await,
         (Transport::H2c, _) => drive_h2c(addr, batch, stop).await,
+        (Transport::Http, _) => {
+            let stream = TcpStream::connect(addr).await.expect("connect to server");
+            stream.set_nodelay(true).expect("nodelay");
+            drive_http(stream, addr, batch, stop).await
+        }
+        (Transport::Https, _) => drive_http(connect_tls(addr).await, addr, batch, stop).await,
         (Transport::Ws, WsClient::Raw) => drive_ws_raw(addr, depth, stop).await,
         (Transport::Ws, WsClient::Tungstenite) => drive_ws(addr, depth, stop).await,
     }
@@ -495,10 +563,12 @@ fn check_answer(response: &Response, ids: &std::ops::Range<u64>, raw: &[u8]) {
 /// One HTTP/1.1 keep-alive connection, one request in flight: POST a call
 /// (or a batch of `batch` calls), read the whole response (by its
 /// Content-Length), check it, repeat. The client is hand-written on the
-/// socket so that its own cost stays small next to the server's.
-async fn drive_http(addr: SocketAddr, batch: usize, stop: &AtomicBool) -> Vec<Duration> {
-    let mut stream = TcpStream::connect(addr).await.expect("connect to server");
-    stream.set_nodelay(true).expect("nodelay");
+/// socket (`stream`: TCP, or TLS over it) so that its own cost stays small
+/// next to the server's.
+async fn drive_http<S>(mut stream: S, addr: SocketAddr, batch: usize, stop: &AtomicBool) -> Vec<Duration>
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
     let mut latencies = Vec::new();
     let mut body = Vec::new();
     let mut request = Vec::new();
@@ -742,6 +812,8 @@ const COMPARISONS: [(Target, Target); 5] = [
     (Target::OursHttp, Target::JsonrpseeHttp),
     (Target::OursH2c, Target::JsonrpseeH2c),
     (Target::OursH2c, Target::OursHttp),
+    (Target::OursHttps, Target::OursHttp),
+    (Target::OursHttps, Target::HyperHttp),
     (Target::OursWs, Target::Ours),
     (Target::OursWs, Target::JsonrpseeWs),
 ];

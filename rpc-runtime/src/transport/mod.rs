@@ -12,6 +12,8 @@
 //!   framing) as messages, server and client;
 //! - `deadline`: the write timeout of network connections;
 //! - `replies`: error answers made up for calls a transport lost;
+//! - `tls` (feature `tls`): TLS with rustls, for framed TCP and (with
+//!   `http`/`ws`) HTTPS and WSS, servers and clients;
 //! - `nats` (feature `nats`): subjects and queue groups on a NATS broker;
 //! - `server`: the server, its connection hook and connection controls;
 //! - [`Listener`] and [`Connect`]: the one way to serve
@@ -34,6 +36,8 @@ pub(crate) mod server;
 pub mod stdio;
 pub mod stream;
 pub mod tcp;
+#[cfg(feature = "tls")]
+pub mod tls;
 #[cfg(feature = "ws")]
 pub mod ws;
 

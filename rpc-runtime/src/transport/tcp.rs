@@ -7,7 +7,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::io::AsyncWriteExt;
+use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream, ToSocketAddrs};
 use tokio::sync::Semaphore;
 
@@ -86,7 +86,11 @@ impl Server {
 
 /// Tells a client over the connection limit why it is turned away, then
 /// closes the connection.
-async fn refuse_overloaded(mut stream: TcpStream, framing: crate::wire::Framing, limit: usize) {
+pub(crate) async fn refuse_overloaded<S: AsyncWrite + Unpin>(
+    mut stream: S,
+    framing: crate::wire::Framing,
+    limit: usize,
+) {
     let error = ErrorObject::new(
         SERVER_OVERLOADED,
         format!("Server overloaded: at most {limit} connections are served at once (max_connections); retry later"),
@@ -139,7 +143,7 @@ pub(crate) async fn accept(listener: &TcpListener, drain: &Signal) -> Option<(Tc
 /// `("localhost", 4000)`, a `SocketAddr`), for [`PeerBuilder::connect`].
 #[derive(Clone, Debug)]
 pub struct Tcp<A> {
-    addr: A,
+    pub(crate) addr: A,
 }
 
 impl<A: ToSocketAddrs + Send + Sync + 'static> Tcp<A> {

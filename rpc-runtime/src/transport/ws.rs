@@ -53,6 +53,12 @@ const DEFAULT_PING_INTERVAL: Duration = Duration::from_secs(30);
 /// How long a closing side waits for the other's close frame.
 const CLOSE_WAIT: Duration = Duration::from_secs(1);
 
+/// The client's socket: TCP, or (`wss://`) TLS over it.
+#[cfg(feature = "tls")]
+type ClientStream = crate::transport::tls::MaybeTls;
+#[cfg(not(feature = "tls"))]
+type ClientStream = TcpStream;
+
 /// WebSocket settings of the HTTP service.
 #[derive(Clone, Debug)]
 pub(crate) struct WsServerOptions {
@@ -758,8 +764,8 @@ impl Default for Reconnect {
     }
 }
 
-/// Where and how a WebSocket client connects: the URL (`ws://host:port/path`),
-/// headers for the handshake (`Authorization`, say), keep-alive pings and
+/// Where and how a WebSocket client connects: the URL (`ws://host:port/path`,
+/// or `wss://` with [`WsConnect::tls`]), headers for the handshake (`Authorization`, say), keep-alive pings and
 /// reconnection.
 ///
 /// ```no_run
@@ -776,13 +782,31 @@ pub struct WsConnect {
     headers: Vec<(String, String)>,
     ping_interval: Option<Duration>,
     reconnect: Option<Reconnect>,
+    #[cfg(feature = "tls")]
+    tls: Option<crate::transport::tls::ClientTls>,
 }
 
 impl WsConnect {
-    /// A client of `url` (`ws://`; `wss://` needs TLS, which this crate
-    /// does not include).
+    /// A client of `url` (`ws://`; `wss://` with [`WsConnect::tls`], and
+    /// the `tls` feature).
     pub fn new(url: impl Into<String>) -> Self {
-        WsConnect { url: url.into(), headers: Vec::new(), ping_interval: None, reconnect: None }
+        WsConnect {
+            url: url.into(),
+            headers: Vec::new(),
+            ping_interval: None,
+            reconnect: None,
+            #[cfg(feature = "tls")]
+            tls: None,
+        }
+    }
+
+    /// Connects to a `wss://` URL with `tls` (the CAs trusted, a client
+    /// certificate), checking the server's certificate for the URL's
+    /// host (on every reconnection too). Needs the `tls` feature.
+    #[cfg(feature = "tls")]
+    pub fn tls(mut self, tls: crate::transport::tls::ClientTls) -> Self {
+        self.tls = Some(tls);
+        self
     }
 
     /// Sends header `name: value` with the handshake (and every
@@ -808,19 +832,32 @@ impl WsConnect {
         self
     }
 
-    async fn open(&self, config: WebSocketConfig) -> io::Result<WebSocketStream<TcpStream>> {
+    async fn open(&self, config: WebSocketConfig) -> io::Result<WebSocketStream<ClientStream>> {
         let uri: http::Uri = self.url.parse().map_err(|err| invalid(format!("`{}` is not a URL: {err}", self.url)))?;
         let port = match uri.scheme_str() {
             Some("ws") => uri.port_u16().unwrap_or(80),
-            Some("wss") => {
-                return Err(io::Error::new(
-                    io::ErrorKind::Unsupported,
-                    "wss:// needs TLS, which rpc-runtime does not include; put a TLS proxy in front, or use ws://",
-                ))
-            }
-            _ => return Err(invalid(format!("`{}` is not a ws:// URL", self.url))),
+            Some("wss") => uri.port_u16().unwrap_or(443),
+            _ => return Err(invalid(format!("`{}` is not a ws:// or wss:// URL", self.url))),
         };
         let host = uri.host().ok_or_else(|| invalid(format!("`{}` has no host", self.url)))?;
+        #[cfg(feature = "tls")]
+        let tls = match (uri.scheme_str(), &self.tls) {
+            (Some("wss"), Some(tls)) => Some((tls, crate::transport::tls::server_name(host)?)),
+            (Some("wss"), None) => {
+                return Err(invalid(format!(
+                    "`{}` is wss://: give the client its TLS settings with WsConnect::tls",
+                    self.url
+                )))
+            }
+            _ => None,
+        };
+        #[cfg(not(feature = "tls"))]
+        if uri.scheme_str() == Some("wss") {
+            return Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                "wss:// needs the `tls` feature of rpc-runtime (or a TLS proxy in front, and ws://)",
+            ));
+        }
         let mut request = self.url.as_str().into_client_request().map_err(into_io)?;
         for (name, value) in &self.headers {
             let name = HeaderName::try_from(name.as_str()).map_err(|err| invalid(format!("header `{name}`: {err}")))?;
@@ -830,6 +867,11 @@ impl WsConnect {
         }
         let stream = TcpStream::connect((host.trim_start_matches('[').trim_end_matches(']'), port)).await?;
         let _ = stream.set_nodelay(true);
+        #[cfg(feature = "tls")]
+        let stream = match tls {
+            Some((tls, name)) => crate::transport::tls::MaybeTls::Tls(Box::new(tls.connect(stream, &name).await?)),
+            None => crate::transport::tls::MaybeTls::Plain(stream),
+        };
         match tokio_tungstenite::client_async_with_config(request, stream, Some(config)).await {
             Ok((ws, _)) => Ok(ws),
             Err(WsError::Http(response)) => {
@@ -877,7 +919,7 @@ impl Connect for WsConnect {
         let ws = target.open(config(max, budget)).await?;
         let reopen = target.reconnect.map(|reconnect| {
             let target = target.clone();
-            let reopen: Reopen<TcpStream> = Arc::new(move || {
+            let reopen: Reopen<ClientStream> = Arc::new(move || {
                 let target = target.clone();
                 Box::pin(async move { target.open(config(max, budget)).await })
             });

@@ -23,4 +23,5 @@ pub mod metrics;
 pub mod nats;
 pub mod server_connections;
 pub mod shutdown;
+pub mod tls;
 pub mod ws;

@@ -17,6 +17,7 @@ use hyper::client::conn::http2;
 #[cfg(feature = "http2")]
 use hyper_util::rt::TokioExecutor;
 use hyper_util::rt::TokioIo;
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
 use tokio::sync::mpsc;
 
@@ -25,14 +26,22 @@ use crate::transport::listener::Connect;
 use crate::transport::replies::{error_reply, request_ids};
 use crate::wire::{ErrorObject, TRANSPORT_ERROR};
 
+/// A client connection's bytes: TCP, or TLS over it.
+type Io = Box<dyn Stream>;
+
+/// What a client connection is read from and written to.
+trait Stream: AsyncRead + AsyncWrite + Unpin + Send {}
+
+impl<S: AsyncRead + AsyncWrite + Unpin + Send> Stream for S {}
+
 /// Kept-alive connections kept for reuse, at most.
 const MAX_IDLE: usize = 32;
 
-/// Where and how an HTTP client connects: the URL (`http://host:port/path`),
-/// headers sent with every request (`Authorization`, say), and the HTTP
-/// version: HTTP/1.1 over a pool of kept-alive connections by default,
-/// or, with the `http2` feature, HTTP/2 over one connection
-/// (`HttpConnect::http2_prior_knowledge`).
+/// Where and how an HTTP client connects: the URL (`http://host:port/path`,
+/// or `https://` with [`HttpConnect::tls`]), headers sent with every
+/// request (`Authorization`, say), and the HTTP version: HTTP/1.1 over a
+/// pool of kept-alive connections by default, or, with the `http2`
+/// feature, HTTP/2 over one connection (`HttpConnect::http2_prior_knowledge`).
 ///
 /// ```no_run
 /// # async fn run() -> std::io::Result<()> {
@@ -48,13 +57,32 @@ pub struct HttpConnect {
     url: String,
     headers: Vec<(String, String)>,
     http2: bool,
+    #[cfg(feature = "tls")]
+    tls: Option<crate::transport::tls::ClientTls>,
 }
 
 impl HttpConnect {
-    /// A client of `url` (`http://`; `https://` needs TLS, which this crate
-    /// does not include).
+    /// A client of `url` (`http://`; `https://` with [`HttpConnect::tls`],
+    /// which needs the `tls` feature).
     pub fn new(url: impl Into<String>) -> Self {
-        HttpConnect { url: url.into(), headers: Vec::new(), http2: false }
+        HttpConnect {
+            url: url.into(),
+            headers: Vec::new(),
+            http2: false,
+            #[cfg(feature = "tls")]
+            tls: None,
+        }
+    }
+
+    /// Connects to an `https://` URL with `tls` (the CAs trusted, a client
+    /// certificate), checking the server's certificate for the URL's
+    /// host. Needs the `tls` feature. With
+    /// [`http2_prior_knowledge`](HttpConnect::http2_prior_knowledge) it
+    /// offers `h2` by ALPN.
+    #[cfg(feature = "tls")]
+    pub fn tls(mut self, tls: crate::transport::tls::ClientTls) -> Self {
+        self.tls = Some(tls);
+        self
     }
 
     /// Speaks HTTP/2 without asking first (h2c with prior knowledge, as
@@ -96,6 +124,10 @@ impl From<String> for HttpConnect {
 struct Target {
     uri: Uri,
     authority: String,
+    /// For `https://`: the TLS settings and the name the server's
+    /// certificate must be for.
+    #[cfg(feature = "tls")]
+    tls: Option<(crate::transport::tls::ClientTls, tokio_rustls::rustls::pki_types::ServerName<'static>)>,
     headers: HeaderMap,
     max_body: usize,
     connections: Connections,
@@ -146,22 +178,40 @@ impl HttpConnect {
     /// Bodies of answers are limited to `max_body` bytes.
     pub fn transport(self, max_body: usize) -> io::Result<(HttpSource, HttpSink)> {
         let uri: Uri = self.url.parse().map_err(|err| invalid(format!("`{}` is not a URL: {err}", self.url)))?;
-        match uri.scheme_str() {
-            Some("http") => {}
-            Some("https") => {
-                return Err(io::Error::new(
-                    io::ErrorKind::Unsupported,
-                    "https:// needs TLS, which rpc-runtime does not include; put a TLS proxy in front, or use http://",
-                ))
-            }
-            _ => return Err(invalid(format!("`{}` is not an http:// URL", self.url))),
-        }
+        let default_port = match uri.scheme_str() {
+            Some("http") => 80,
+            Some("https") => 443,
+            _ => return Err(invalid(format!("`{}` is not an http:// or https:// URL", self.url))),
+        };
         let Some(authority) = uri.authority() else {
             return Err(invalid(format!("`{}` has no host", self.url)));
         };
+        #[cfg(feature = "tls")]
+        let tls = match (uri.scheme_str(), self.tls) {
+            (Some("https"), Some(tls)) => {
+                // HTTP/2 over TLS is chosen by ALPN.
+                #[cfg(feature = "http2")]
+                let tls = if self.http2 { tls.with_alpn(&[b"h2"]) } else { tls };
+                Some((tls, crate::transport::tls::server_name(authority.host())?))
+            }
+            (Some("https"), None) => {
+                return Err(invalid(format!(
+                    "`{}` is https://: give the client its TLS settings with HttpConnect::tls",
+                    self.url
+                )))
+            }
+            _ => None,
+        };
+        #[cfg(not(feature = "tls"))]
+        if default_port == 443 {
+            return Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                "https:// needs the `tls` feature of rpc-runtime (or a TLS proxy in front, and http://)",
+            ));
+        }
         let authority = match authority.port() {
             Some(_) => authority.as_str().to_owned(),
-            None => format!("{}:80", authority.host()),
+            None => format!("{}:{default_port}", authority.host()),
         };
         let mut headers = HeaderMap::new();
         for (name, value) in &self.headers {
@@ -175,7 +225,15 @@ impl HttpConnect {
             true => Connections::Http2(tokio::sync::Mutex::new(None)),
             _ => Connections::Http1(Mutex::new(Vec::new())),
         };
-        let target = Arc::new(Target { uri, authority, headers, max_body, connections });
+        let target = Arc::new(Target {
+            uri,
+            authority,
+            #[cfg(feature = "tls")]
+            tls,
+            headers,
+            max_body,
+            connections,
+        });
         let (tx, rx) = mpsc::unbounded_channel();
         let sink = HttpSink { target, scratch: Vec::new(), queue: Vec::new(), queued: 0, replies: Some(tx) };
         Ok((HttpSource { replies: rx, current: Vec::new() }, sink))
@@ -404,11 +462,15 @@ impl Target {
         }
     }
 
-    /// A TCP connection to the server.
-    async fn dial(&self) -> io::Result<TokioIo<TcpStream>> {
+    /// A connection to the server: TCP, or TLS over it for `https://`.
+    async fn dial(&self) -> io::Result<TokioIo<Io>> {
         let stream = TcpStream::connect(&self.authority).await?;
         let _ = stream.set_nodelay(true);
-        Ok(TokioIo::new(stream))
+        #[cfg(feature = "tls")]
+        if let Some((tls, name)) = &self.tls {
+            return Ok(TokioIo::new(Box::new(tls.connect(stream, name).await?)));
+        }
+        Ok(TokioIo::new(Box::new(stream)))
     }
 
     async fn connect_http1(&self) -> io::Result<http1::SendRequest<Full<Bytes>>> {

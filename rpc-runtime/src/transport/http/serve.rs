@@ -1,8 +1,10 @@
 //! The standalone HTTP server: accepts TCP connections (at most
-//! `max_connections`), serves HTTP/1.1 with keep-alive, or HTTP/2 (h2c
-//! with prior knowledge), on each with hyper (every request, every byte:
-//! hyper's parsers, its header-read timeout, its buffer and stream
-//! limits), and shuts down gracefully.
+//! `max_connections`), with the `tls` feature makes the TLS handshake on
+//! each when configured (on the connection's task, within the header
+//! timeout), serves HTTP/1.1 with keep-alive, or HTTP/2 (h2c with prior
+//! knowledge, or `h2` chosen by ALPN over TLS), on each with hyper (every
+//! request, every byte: hyper's parsers, its header-read timeout, its
+//! buffer and stream limits), and shuts down gracefully.
 
 use std::convert::Infallible;
 use std::future::{poll_fn, Future};
@@ -26,6 +28,7 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 #[cfg(feature = "http2")]
 use hyper_util::server::conn::auto;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Notify, Semaphore};
 
@@ -38,6 +41,37 @@ use crate::transport::server::Server;
 /// How long a connection refused for the connection limit has to send its
 /// request and take its 503 before it is closed anyway.
 const REFUSAL_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// The protocols a TLS listener offers by ALPN: those the builder serves
+/// (see [`Http::tls`](super::Http::tls)).
+#[cfg(all(feature = "tls", feature = "http2"))]
+pub(super) const ALPN: &[&[u8]] = &[b"h2", b"http/1.1"];
+/// The protocols a TLS listener offers by ALPN: those the builder serves
+/// (see [`Http::tls`](super::Http::tls)).
+#[cfg(all(feature = "tls", not(feature = "http2")))]
+pub(super) const ALPN: &[&[u8]] = &[b"http/1.1"];
+
+/// What TLS told of a connection's client: its certificates, which each
+/// of its requests carries as an extension.
+#[derive(Default)]
+struct Client {
+    #[cfg(feature = "tls")]
+    certificates: Option<crate::transport::tls::PeerCertificates>,
+}
+
+impl Client {
+    /// `request`, carrying what is known of the client as extensions, for
+    /// the connection hook and the context.
+    fn mark(&self, request: Request<Incoming>) -> Request<Incoming> {
+        #[cfg(feature = "tls")]
+        if let Some(certs) = &self.certificates {
+            let mut request = request;
+            request.extensions_mut().insert(certs.clone());
+            return request;
+        }
+        request
+    }
+}
 
 impl Listener for HttpListener {
     async fn run(self, server: Server, shutdown: Shutdown) -> io::Result<()> {
@@ -115,7 +149,7 @@ async fn accept_loop<E: Endpoint>(endpoint: &E, listener: &TcpListener, drain: &
         let _ = stream.set_nodelay(true);
         let Ok(slot) = Arc::clone(slots).try_acquire_owned() else {
             tracing::debug!(%peer, "refused an HTTP connection: at the connection limit");
-            tokio::spawn(refuse_overloaded(stream));
+            tokio::spawn(refuse_overloaded(endpoint.http().clone(), stream, peer));
             continue;
         };
         let Ok(local) = stream.local_addr() else { continue };
@@ -188,30 +222,52 @@ const MAX_PENDING_ACCEPT_RESET_STREAMS: usize = 20;
 #[cfg(feature = "http2")]
 const MAX_LOCAL_ERROR_RESET_STREAMS: usize = 1024;
 
+/// Serves one accepted connection: the TLS handshake first when
+/// configured (a failure closes it, logged at debug), then HTTP.
 async fn serve_connection<E: Endpoint>(endpoint: E, stream: TcpStream, addrs: HttpAddrs, serving: Serving) {
     #[cfg(feature = "metrics")]
     let _open = crate::metrics::OpenConnection::new("http");
+    // The write timeout sits under hyper (and under TLS, and the WebSocket
+    // crate after an upgrade): a client that stops reading is let go.
+    let stream = WriteDeadline::new(stream, endpoint.http().inner().server.write_timeout);
+    #[cfg(feature = "tls")]
+    if let Some(tls) = &endpoint.http().inner().config.tls {
+        let timeout = endpoint.http().inner().config.header_timeout;
+        let Some((stream, certs)) =
+            crate::transport::tls::handshake(&tls.acceptor(), stream, timeout, addrs.peer).await
+        else {
+            return;
+        };
+        return serve_http(endpoint, stream, addrs, serving, Client { certificates: certs }).await;
+    }
+    serve_http(endpoint, stream, addrs, serving, Client::default()).await;
+}
+
+/// Serves HTTP on one connection's `io` (TCP, or TLS over it).
+async fn serve_http<E, I>(endpoint: E, io: I, addrs: HttpAddrs, serving: Serving, client: Client)
+where
+    E: Endpoint,
+    I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
     let drain = Arc::clone(&serving.drain);
     let builder = builder(endpoint.http());
     let header_timeout = endpoint.http().inner().config.header_timeout;
-    let write_timeout = endpoint.http().inner().server.write_timeout;
     let upgrades = endpoint.upgrades();
     let streams = Arc::new(Streams::default());
     // One handle per connection; each request clones it once.
-    let accepted = Arc::new(Accepted { endpoint, addrs, serving, streams: Arc::clone(&streams) });
+    let accepted = Arc::new(Accepted { endpoint, addrs, serving, streams: Arc::clone(&streams), client });
     let service = hyper::service::service_fn(move |request: Request<Incoming>| {
         // Called on the connection's task, so the connection sees the
         // stream open as soon as it is.
         let open = accepted.streams.open(request.version());
         let accepted = Arc::clone(&accepted);
         async move {
+            let request = accepted.client.mark(request);
             let response = accepted.endpoint.respond(request, accepted.addrs, &accepted.serving).await;
             Ok::<_, Infallible>(response.map(|body| Tracked { body, _open: open }))
         }
     });
-    // The write timeout sits under hyper (and under the WebSocket crate
-    // after an upgrade): a client that stops reading is let go.
-    let io = TokioIo::new(WriteDeadline::new(stream, write_timeout));
+    let io = TokioIo::new(io);
     let watch = Watch { drain: &drain, streams: &streams, header_timeout };
     // Upgrades only when WebSocket is served: the plain connection is a
     // little cheaper per request.
@@ -252,6 +308,7 @@ struct Accepted<E> {
     addrs: HttpAddrs,
     serving: Serving,
     streams: Arc<Streams>,
+    client: Client,
 }
 
 /// What a connection's requests tell the task that serves it: which HTTP
@@ -403,9 +460,23 @@ impl Watch<'_> {
 
 /// Answers 503 to a connection over the limit (its first request, read
 /// and answered by hyper: with `Connection: close` on HTTP/1.1; on
-/// HTTP/2, each stream it opens within the refusal timeout), then closes
-/// it.
-async fn refuse_overloaded(stream: TcpStream) {
+/// HTTP/2, each stream it opens within the refusal timeout; over TLS once
+/// the handshake is done), then closes it.
+async fn refuse_overloaded(http: HttpService, stream: TcpStream, peer: std::net::SocketAddr) {
+    #[cfg(feature = "tls")]
+    if let Some(tls) = &http.inner().config.tls {
+        let acceptor = tls.acceptor();
+        if let Some((stream, _)) = crate::transport::tls::handshake(&acceptor, stream, REFUSAL_TIMEOUT, peer).await {
+            answer_overloaded(stream).await;
+        }
+        return;
+    }
+    let _ = (http, peer);
+    answer_overloaded(stream).await;
+}
+
+/// The 503 of [`refuse_overloaded`], on `io`.
+async fn answer_overloaded<I: AsyncRead + AsyncWrite + Unpin + Send + 'static>(io: I) {
     let service = hyper::service::service_fn(|_: Request<Incoming>| async {
         let mut response = status_response(
             StatusCode::SERVICE_UNAVAILABLE,
@@ -422,6 +493,6 @@ async fn refuse_overloaded(stream: TcpStream) {
     let mut builder = http1::Builder::new();
     #[cfg(not(feature = "http2"))]
     builder.keep_alive(false);
-    let connection = builder.serve_connection(TokioIo::new(stream), service);
+    let connection = builder.serve_connection(TokioIo::new(io), service);
     let _ = tokio::time::timeout(REFUSAL_TIMEOUT, connection).await;
 }

@@ -119,6 +119,8 @@ pub struct Http {
     pub(crate) ws: crate::transport::ws::WsServerOptions,
     #[cfg(feature = "cors")]
     pub(crate) cors: Option<tower_http::cors::CorsLayer>,
+    #[cfg(feature = "tls")]
+    pub(crate) tls: Option<crate::transport::tls::ServerTls>,
 }
 
 impl Default for Http {
@@ -135,6 +137,8 @@ impl Default for Http {
             ws: Default::default(),
             #[cfg(feature = "cors")]
             cors: None,
+            #[cfg(feature = "tls")]
+            tls: None,
         }
     }
 }
@@ -294,6 +298,24 @@ impl Http {
         })
     }
 
+    /// Serves HTTPS (and, with the `ws` feature, WSS) with `tls` on the
+    /// listeners made with these settings ([`Http::bind`],
+    /// [`Http::listener`], MCP's Streamable HTTP listener): a connection
+    /// is served only once its TLS handshake is done, within the
+    /// [header timeout](Http::header_timeout); a plain-text request is
+    /// not served. ALPN offers what the listener serves (`http/1.1`)
+    /// unless `tls` names protocols of its own. A client certificate (see
+    /// [`ServerTls::client_auth`](crate::transport::tls::ServerTls::client_auth))
+    /// reaches the connection hook as a
+    /// [`PeerCertificates`](crate::transport::tls::PeerCertificates) part.
+    /// (Mounted in another server with [`Http::service`], TLS is that
+    /// server's.) Needs the `tls` feature.
+    #[cfg(feature = "tls")]
+    pub fn tls(self, tls: crate::transport::tls::ServerTls) -> Self {
+        let tls = tls.with_default_alpn(super::serve::ALPN);
+        self.with_config(|config| config.tls = Some(tls))
+    }
+
     /// The same settings with other WebSocket settings.
     #[cfg(feature = "ws")]
     pub(crate) fn with_ws(self, change: impl FnOnce(&mut crate::transport::ws::WsServerOptions)) -> Self {
@@ -308,19 +330,20 @@ impl Http {
 }
 
 /// A TCP listener serving HTTP with [`Http`] settings: pass it to
-/// [`Server::serve`]. It serves HTTP/1.1 and, with the `http2` feature,
-/// HTTP/2 on the same port (h2c with prior knowledge: a connection that
-/// opens with HTTP/2's preface), each request answered as
-/// [`HttpService`] says. At most the server's `max_connections` are open
-/// at once (a WebSocket or HTTP/2 connection counts as one); one more is
-/// answered 503. A connection that sends no request within the header
-/// timeout is closed, and so is an HTTP/2 connection left with no request
-/// in progress for that long (as a kept-alive HTTP/1.1 one is; HTTP/2 is
-/// told with `GOAWAY`). On graceful shutdown it stops accepting, lets each
-/// request in progress finish and be answered, closes idle keep-alive
-/// connections (HTTP/2: `GOAWAY`, then closes once its streams are
-/// answered) and WebSocket connections (after answering what runs on
-/// them), and returns once all are closed.
+/// [`Server::serve`] (HTTPS with [`Http::tls`]). It serves HTTP/1.1 and,
+/// with the `http2` feature, HTTP/2 on the same port (h2c with prior
+/// knowledge: a connection that opens with HTTP/2's preface; over TLS,
+/// `h2` chosen by ALPN), each request answered as [`HttpService`] says. At
+/// most the server's `max_connections` are open at once (a WebSocket or
+/// HTTP/2 connection counts as one, and so does a TLS connection from its
+/// accept on); one more is answered 503. A connection that sends no
+/// request within the header timeout is closed, and so is an HTTP/2
+/// connection left with no request in progress for that long (as a
+/// kept-alive HTTP/1.1 one is; HTTP/2 is told with `GOAWAY`). On graceful
+/// shutdown it stops accepting, lets each request in progress finish and
+/// be answered, closes idle keep-alive connections (HTTP/2: `GOAWAY`, then
+/// closes once its streams are answered) and WebSocket connections (after
+/// answering what runs on them), and returns once all are closed.
 #[derive(Debug)]
 pub struct HttpListener {
     pub(crate) http: Http,
@@ -584,7 +607,7 @@ impl Inner {
         // Without a hook nothing reads the request's parts: they are
         // dropped where they are instead of moved into the hook's future.
         let (cx, body) = if self.server.hook.is_none() {
-            (plain_context("http", addrs), request.into_body())
+            (plain_context("http", addrs, request.extensions()), request.into_body())
         } else {
             let (parts, body) = request.into_parts();
             (self.admit("http", parts, addrs).await?, body)
@@ -613,14 +636,22 @@ impl Inner {
         addrs: Option<HttpAddrs>,
     ) -> Result<Context, Response<Full<Bytes>>> {
         let Some(hook) = &self.server.hook else {
-            return Ok(plain_context(transport, addrs));
+            return Ok(plain_context(transport, addrs, &parts.extensions));
         };
         let mut info = ConnectionInfo::new(transport);
         if let Some(addrs) = addrs {
             info = info.with_peer_addr(addrs.peer).with_local_addr(addrs.local);
         }
+        #[cfg(feature = "tls")]
+        let (info, cx) = crate::transport::tls::with_certificates(
+            info,
+            Context::new(),
+            parts.extensions.get::<crate::transport::tls::PeerCertificates>().cloned(),
+        );
+        #[cfg(not(feature = "tls"))]
+        let cx = Context::new();
         let info = info.with_part(parts);
-        admit(Some(hook), &info, Context::new()).await.map_err(|refused| {
+        admit(Some(hook), &info, cx).await.map_err(|refused| {
             tracing::debug!(peer = ?info.peer_addr(), %refused, "HTTP request refused by the connection hook");
             refusal(&refused)
         })
@@ -788,13 +819,24 @@ pub(crate) fn own_host<B>(request: &Request<B>) -> Option<&str> {
     Heads::of_request(request).own_host()
 }
 
-/// The context of a request when there is no connection hook.
-pub(super) fn plain_context(transport: &'static str, addrs: Option<HttpAddrs>) -> Context {
-    let cx = Context::new().with_transport(transport);
-    match addrs {
-        Some(addrs) => cx.with_peer_addr(addrs.peer),
-        None => cx,
+/// The context of a request when there is no connection hook (with the
+/// client's TLS certificates, when its request `extensions` carry them).
+pub(super) fn plain_context(
+    transport: &'static str,
+    addrs: Option<HttpAddrs>,
+    extensions: &http::Extensions,
+) -> Context {
+    let mut cx = Context::new().with_transport(transport);
+    if let Some(addrs) = addrs {
+        cx = cx.with_peer_addr(addrs.peer);
     }
+    #[cfg(feature = "tls")]
+    if let Some(certs) = extensions.get::<crate::transport::tls::PeerCertificates>() {
+        cx = cx.with_extension(certs.clone());
+    }
+    #[cfg(not(feature = "tls"))]
+    let _ = extensions;
+    cx
 }
 
 /// The host a request is for (see [`Inner::check_host_of`]), or why it
