@@ -164,7 +164,17 @@ pub mod attributes {}
 /// The README's Rust snippets, compiled and run as doc tests
 /// (`cargo test -p rpc-runtime --all-features --doc ReadmeDoctests`), so
 /// that none drifts from the API. They use every feature.
-#[cfg(all(doctest, feature = "http", feature = "ws", feature = "mcp", feature = "nats", feature = "cors"))]
+#[cfg(all(
+    doctest,
+    feature = "http",
+    feature = "http2",
+    feature = "ws",
+    feature = "mcp",
+    feature = "nats",
+    feature = "cors",
+    feature = "tls",
+    feature = "metrics"
+))]
 #[doc = include_str!("../../README.md")]
 pub struct ReadmeDoctests;
 
