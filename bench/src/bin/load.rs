@@ -808,7 +808,7 @@ async fn drive_ws_raw(addr: SocketAddr, depth: usize, stop: &AtomicBool) -> Vec<
 
 /// The ratios the issue asks for, beyond each target against its
 /// transport's baseline: (target, against).
-const COMPARISONS: [(Target, Target); 5] = [
+const COMPARISONS: [(Target, Target); 7] = [
     (Target::OursHttp, Target::JsonrpseeHttp),
     (Target::OursH2c, Target::JsonrpseeH2c),
     (Target::OursH2c, Target::OursHttp),
