@@ -1,6 +1,6 @@
 //! The service with `rpc-runtime`'s `#[rpc]`.
 
-use rpc_runtime::{rpc, Context, Limits, Router, dispatch::Engine};
+use rpc_runtime::{dispatch::Engine, rpc, Context, Limits, Router};
 
 use crate::{Record, VERSION};
 

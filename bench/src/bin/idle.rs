@@ -105,11 +105,7 @@ fn main() {
             let mut rounds = Vec::new();
             for round in 1..=options.rounds {
                 let per_connection = measure(target, mode, options.connections);
-                eprintln!(
-                    "idle: {target}, {}, round {round}: {:.0} bytes per connection",
-                    mode.name(),
-                    per_connection
-                );
+                eprintln!("idle: {target}, {}, round {round}: {:.0} bytes per connection", mode.name(), per_connection);
                 rounds.push(per_connection);
             }
             by_mode.push(rounds);
