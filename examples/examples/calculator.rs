@@ -40,7 +40,7 @@
 //! `--half-close MS` gives them that long to finish and be answered
 //! (stdio always lets them finish).
 //! With `--metrics ADDR` (beside any of the above) it serves its metrics
-//! (`rpc_runtime::metrics`: calls, errors, latency, in flight,
+//! (`rpc_runtime::dispatch::metrics`: calls, errors, latency, in flight,
 //! connections, subscriptions) in Prometheus' text format at
 //! `http://ADDR/metrics`, printing `metrics on http://ADDR/metrics`.
 //! On SIGINT or SIGTERM it
@@ -555,12 +555,12 @@ async fn serve_metrics(addr: &str) -> std::io::Result<()> {
     use hyper::{header, Response, StatusCode};
     use metrics_exporter_prometheus::{Matcher, PrometheusBuilder};
 
-    let duration = Matcher::Full(rpc_runtime::metrics::CALL_DURATION.to_owned());
+    let duration = Matcher::Full(rpc_runtime::dispatch::metrics::CALL_DURATION.to_owned());
     let handle = PrometheusBuilder::new()
-        .set_buckets_for_metric(duration, rpc_runtime::metrics::DURATION_BUCKETS)
+        .set_buckets_for_metric(duration, rpc_runtime::dispatch::metrics::DURATION_BUCKETS)
         .and_then(PrometheusBuilder::install_recorder)
         .map_err(std::io::Error::other)?;
-    rpc_runtime::metrics::describe();
+    rpc_runtime::dispatch::metrics::describe();
     let listener = tokio::net::TcpListener::bind(addr).await?;
     eprintln!("metrics on http://{}/metrics", listener.local_addr()?);
     // Histogram samples are folded into their buckets at each scrape; the

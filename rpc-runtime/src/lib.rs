@@ -87,8 +87,8 @@
 //!   (`mcp::McpHttp`);
 //! - `metrics`: calls, errors, latency, calls in flight, open connections
 //!   and subscriptions reported through the `metrics` facade to whatever
-//!   recorder the application installs (the series are listed in the
-//!   `metrics` module);
+//!   recorder the application installs (the series are listed in
+//!   `dispatch::metrics`);
 //! - `tls`: TLS with rustls (no OpenSSL), see below.
 //!
 //! # TLS
@@ -118,8 +118,6 @@ pub mod dispatch;
 mod log;
 #[cfg(feature = "mcp")]
 pub mod mcp;
-#[cfg(feature = "metrics")]
-pub mod metrics;
 pub mod peer;
 mod spec;
 pub mod transport;

@@ -130,7 +130,7 @@ pub struct Engine {
     /// Every method's series, registered once with the recorder current
     /// when the engine is built (see the `metrics` module).
     #[cfg(feature = "metrics")]
-    metrics: Arc<crate::metrics::Series>,
+    metrics: Arc<crate::dispatch::metrics::Series>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -264,7 +264,7 @@ impl Engine {
     pub fn new(router: Router, limits: Limits) -> Self {
         Engine {
             #[cfg(feature = "metrics")]
-            metrics: Arc::new(crate::metrics::Series::of(&router)),
+            metrics: Arc::new(crate::dispatch::metrics::Series::of(&router)),
             router: Arc::new(router),
             limits,
             layers: None,

@@ -10,6 +10,8 @@ pub(crate) mod context;
 pub(crate) mod dialect;
 pub(crate) mod engine;
 pub(crate) mod inflight;
+#[cfg(feature = "metrics")]
+pub mod metrics;
 pub(crate) mod middleware;
 pub(crate) mod params;
 pub(crate) mod permissions;

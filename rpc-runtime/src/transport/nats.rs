@@ -150,7 +150,7 @@ impl Listener for NatsListener {
         let mut subscriber = client.queue_subscribe(subject.clone(), queue_group).await.map_err(other)?;
         tracing::debug!(subject, "serving a NATS subject");
         #[cfg(feature = "metrics")]
-        let _open = crate::metrics::OpenConnection::new("nats");
+        let _open = crate::dispatch::metrics::OpenConnection::new("nats");
         let mut replica = Replica::new(&server, client);
         let mut shutdown = pin!(shutdown.started());
         let ended = loop {

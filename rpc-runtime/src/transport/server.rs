@@ -261,7 +261,7 @@ impl Server {
         };
         let controls = Controls { idle_timeout: controls.idle_timeout.or(self.idle_timeout), ..controls };
         #[cfg(feature = "metrics")]
-        let _open = crate::metrics::OpenConnection::new(info.transport());
+        let _open = crate::dispatch::metrics::OpenConnection::new(info.transport());
         let (connection, _peer) = Connection::new(self.engine.clone(), self.peer, cx, controls);
         connection.run(source, sink).await
     }

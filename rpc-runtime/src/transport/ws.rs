@@ -154,7 +154,7 @@ where
             at_eof: server.network_eof(),
         };
         #[cfg(feature = "metrics")]
-        let _open = crate::metrics::OpenConnection::new("ws");
+        let _open = crate::dispatch::metrics::OpenConnection::new("ws");
         let (connection, _peer) = Connection::new(server.engine.clone(), server.peer, cx, controls);
         if let Err(err) = connection.run(source, sink).await {
             tracing::debug!(peer = ?addrs.map(|a| a.peer), error = %err, "WebSocket connection ended with an error");

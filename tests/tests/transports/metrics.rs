@@ -1,4 +1,4 @@
-//! Server metrics (`rpc_runtime::metrics`) as a Prometheus exporter
+//! Server metrics (`rpc_runtime::dispatch::metrics`) as a Prometheus exporter
 //! renders them, parsed from its text format after known calls: exact
 //! counts by method and outcome, errors by code, histogram buckets, calls
 //! in flight back to 0, an unknown method under the one fixed label, open
@@ -17,10 +17,10 @@ use std::sync::Arc;
 
 use futures_util::{SinkExt, StreamExt};
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle, PrometheusRecorder};
-use rpc_runtime::dispatch::Engine;
-use rpc_runtime::metrics::{
+use rpc_runtime::dispatch::metrics::{
     CALLS, CALLS_IN_FLIGHT, CALL_DURATION, DURATION_BUCKETS, ERRORS, OPEN_CONNECTIONS, OPEN_SUBSCRIPTIONS, OTHER_METHOD,
 };
+use rpc_runtime::dispatch::Engine;
 use rpc_runtime::transport::http::Http;
 use rpc_runtime::wire::{ErrorObject, REQUEST_CANCELLED, SERVER_OVERLOADED};
 use rpc_runtime::{rpc, Context, Limits, Router, Server, SubscriptionSink};

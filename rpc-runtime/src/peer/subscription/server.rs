@@ -154,7 +154,7 @@ struct Open {
     held: Mutex<Vec<(Vec<u8>, Option<OwnedSemaphorePermit>)>>,
     /// Counted as open until it ends.
     #[cfg(feature = "metrics")]
-    counted: crate::metrics::OpenSubscription,
+    counted: crate::dispatch::metrics::OpenSubscription,
 }
 
 impl Open {
@@ -269,7 +269,7 @@ impl Serving {
             answered: Signal::default(),
             held: Mutex::default(),
             #[cfg(feature = "metrics")]
-            counted: crate::metrics::OpenSubscription::new(method),
+            counted: crate::dispatch::metrics::OpenSubscription::new(method),
         });
         let mut table = lock(&self.table);
         if table.closed {

@@ -226,7 +226,7 @@ const MAX_LOCAL_ERROR_RESET_STREAMS: usize = 1024;
 /// configured (a failure closes it, logged at debug), then HTTP.
 async fn serve_connection<E: Endpoint>(endpoint: E, stream: TcpStream, addrs: HttpAddrs, serving: Serving) {
     #[cfg(feature = "metrics")]
-    let _open = crate::metrics::OpenConnection::new("http");
+    let _open = crate::dispatch::metrics::OpenConnection::new("http");
     // The write timeout sits under hyper (and under TLS, and the WebSocket
     // crate after an upgrade): a client that stops reading is let go.
     let stream = WriteDeadline::new(stream, endpoint.http().inner().server.write_timeout);

@@ -73,7 +73,7 @@
 //! # fn install_recorder() {}
 //! # let router = rpc_runtime::Router::new();
 //! install_recorder(); // metrics_exporter_prometheus::PrometheusBuilder::new().install(), say
-//! rpc_runtime::metrics::describe();
+//! rpc_runtime::dispatch::metrics::describe();
 //! let server = rpc_runtime::Server::new(router);
 //! ```
 //!
