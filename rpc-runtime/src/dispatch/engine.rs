@@ -17,7 +17,7 @@ use serde_json::value::RawValue;
 
 use crate::dispatch::context::Context;
 use crate::dispatch::dialect::{Dialect, SharedDialect};
-use crate::dispatch::inflight::InflightGuard;
+use crate::dispatch::inflight;
 use crate::dispatch::middleware::{MethodCall, MethodResponse, MethodService, Stack};
 use crate::dispatch::router::{panicked, Called, MethodFuture, MethodResult, Router};
 use crate::dispatch::signal::Signal;
@@ -376,7 +376,7 @@ impl Engine {
                 }
             }
         }
-        Incoming::Handled(self.dispatch_single(envelope, cx, out))
+        Incoming::Handled(self.dispatch_single(&envelope, cx, out))
     }
 
     fn process_single(&self, text: &str, cx: &Context, out: &mut Vec<u8>) -> Option<PendingResponse> {
@@ -388,10 +388,10 @@ impl Engine {
                 return None;
             }
         };
-        self.dispatch_single(envelope, cx, out)
+        self.dispatch_single(&envelope, cx, out)
     }
 
-    fn dispatch_single(&self, envelope: Envelope<'_>, cx: &Context, out: &mut Vec<u8>) -> Option<PendingResponse> {
+    fn dispatch_single(&self, envelope: &Envelope<'_>, cx: &Context, out: &mut Vec<u8>) -> Option<PendingResponse> {
         match self.dispatch(envelope, cx, out) {
             Dispatched::Written => None,
             Dispatched::Pending { id, method, future, quiet } => {
@@ -446,7 +446,7 @@ impl Engine {
                 // an entry that is not an object is no request, said bare
                 // as in the specification's examples.
                 Ok(_) if !entry.get().starts_with('{') => Dispatched::invalid(out, None, None),
-                Ok(envelope) => self.dispatch(envelope, cx, out),
+                Ok(envelope) => self.dispatch(&envelope, cx, out),
                 Err(err) => {
                     write_error(out, id_of_broken(entry.get()), &not_a_request(entry.get(), &err));
                     Dispatched::Written
@@ -482,8 +482,9 @@ impl Engine {
         None
     }
 
-    /// Runs one request, appending its response (if any) to `out`.
-    fn dispatch(&self, envelope: Envelope<'_>, cx: &Context, out: &mut Vec<u8>) -> Dispatched {
+    /// Runs one request, appending its response (if any) to `out`. The
+    /// envelope is borrowed: moved, its six members were copied on each call.
+    fn dispatch(&self, envelope: &Envelope<'_>, cx: &Context, out: &mut Vec<u8>) -> Dispatched {
         // An id of the wrong type cannot be echoed: the answer carries null.
         let id = match envelope.id {
             None => None,
@@ -525,7 +526,9 @@ impl Engine {
         out.extend_from_slice(RESULT_HEAD);
         #[cfg(feature = "metrics")]
         let metered = self.metrics.start(&method);
-        let (called, inflight) = match (&self.layers, cx.tracks(id)) {
+        // The registration for cancellation, if any, stays inside
+        // `call_tracked_or_layered`: the plain path carries no guard to drop.
+        let (called, quiet) = match (&self.layers, cx.tracks(id)) {
             (None, false) => (self.router.call_into(&method, envelope.params, id.is_none(), cx, out), None),
             _ => self.call_tracked_or_layered(&method, envelope.params, id, cx, out),
         };
@@ -558,7 +561,6 @@ impl Engine {
             (Some(Called::Written), None) => out.truncate(start),
             (Some(Called::Pending(future)), id) => {
                 out.truncate(start);
-                let (future, quiet) = crate::dispatch::inflight::track(future, inflight);
                 drop(entered);
                 let future = super::span::instrument(future, span, &method);
                 #[cfg(feature = "metrics")]
@@ -572,7 +574,10 @@ impl Engine {
 
 impl Engine {
     /// The call of a request registered for cancellation, or through
-    /// layers: the context of its own, and the registration's guard.
+    /// layers, with a context of its own. A call that waits keeps the
+    /// registration's guard in its future (see `inflight::track`), which
+    /// comes back with the signal that silences its answer; any other
+    /// call is over, and the guard is dropped here.
     #[inline(never)]
     fn call_tracked_or_layered(
         &self,
@@ -581,13 +586,19 @@ impl Engine {
         id: Option<&str>,
         cx: &Context,
         out: &mut Vec<u8>,
-    ) -> (Option<Called>, Option<InflightGuard>) {
-        let (cx, inflight) = cx.for_request(id);
+    ) -> (Option<Called>, Quiet) {
+        let (cx, guard) = cx.for_request(id);
         let called = match &self.layers {
             None => self.router.call_into(method, params, id.is_none(), &cx, out),
             Some(layers) => Some(layers.call(method, params, cx.into_owned(), id, out)),
         };
-        (called, inflight)
+        match called {
+            Some(Called::Pending(future)) => {
+                let (future, quiet) = inflight::track(future, guard);
+                (Some(Called::Pending(future)), quiet)
+            }
+            called => (called, None),
+        }
     }
 }
 
