@@ -609,8 +609,9 @@ async fn raised(signal: Option<&Signal>) {
 /// to do for both signals on every wake-up: about 1,500 instructions per
 /// burst of requests. Here the waiter is registered once and stays; a
 /// wake-up then costs one atomic load, and the waiter is polled again only
-/// if the task's waker changed.
-struct Watch<'a, F> {
+/// if the task's waker changed. The HTTP server's connections watch their
+/// drain signal with it too.
+pub(crate) struct Watch<'a, F> {
     signal: Option<&'a Signal>,
     /// `raised(signal)`, pinned in the connection's future.
     waiting: Pin<&'a mut F>,
@@ -619,12 +620,13 @@ struct Watch<'a, F> {
 }
 
 impl<'a, F: Future<Output = ()>> Watch<'a, F> {
-    fn new(signal: Option<&'a Signal>, waiting: Pin<&'a mut F>) -> Self {
+    /// Watches `signal`; `waiting` is `signal.raised()`, pinned.
+    pub(crate) fn new(signal: Option<&'a Signal>, waiting: Pin<&'a mut F>) -> Self {
         Watch { signal, waiting, registered: None }
     }
 
     /// Ready once the signal is raised; never without one.
-    fn poll_raised(&mut self, cx: &mut TaskContext<'_>) -> Poll<()> {
+    pub(crate) fn poll_raised(&mut self, cx: &mut TaskContext<'_>) -> Poll<()> {
         let Some(signal) = self.signal else { return Poll::Pending };
         if signal.is_raised() {
             return Poll::Ready(());

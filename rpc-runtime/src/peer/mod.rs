@@ -30,6 +30,8 @@ use crate::dispatch::router::Router;
 use crate::dispatch::signal::Signal;
 use client::{Batch, ClientError};
 pub use client::{BatchReply, FromErrorObject, Notify};
+#[cfg(feature = "http")]
+pub(crate) use connection::Watch as SignalWatch;
 pub(crate) use connection::{AtEof, Connection, Controls};
 use outbox::Outbox;
 pub use subscription::client::Subscribe;

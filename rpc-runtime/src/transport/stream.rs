@@ -56,6 +56,13 @@ pub struct StreamSink<W> {
     /// then framed into `buf`; newline-delimited messages are written into
     /// `buf` directly and ended in place.
     scratch: Vec<u8>,
+    /// Newline-delimited: `buf[checked..]` holds lines not yet checked for
+    /// raw line breaks, ending at the offsets in `ends`. They are checked
+    /// together before they are written: one pass per burst instead of
+    /// one per message.
+    checked: usize,
+    /// Where each unchecked line's `\n` is.
+    ends: Vec<usize>,
 }
 
 impl<W> std::fmt::Debug for StreamSink<W> {
@@ -70,8 +77,46 @@ impl<W> std::fmt::Debug for StreamSink<W> {
 impl<W: AsyncWrite + Unpin + Send> StreamSink<W> {
     /// A sink that frames messages with `framing` onto `writer`.
     pub fn new(writer: W, framing: Framing) -> Self {
-        StreamSink { writer, framing, buf: Vec::new(), written: 0, unflushed: 0, scratch: Vec::new() }
+        StreamSink {
+            writer,
+            framing,
+            buf: Vec::new(),
+            written: 0,
+            unflushed: 0,
+            scratch: Vec::new(),
+            checked: 0,
+            ends: Vec::new(),
+        }
     }
+
+    /// Makes the unchecked lines valid frames: usually none of them has a
+    /// raw line break, which one count over all of them shows; otherwise
+    /// each is ended as [`Framing::encode`] would have.
+    fn check_lines(&mut self) {
+        let unchecked = &self.buf[self.checked..];
+        if line_breaks(unchecked) != self.ends.len() {
+            let mut start = self.checked;
+            for &end in &self.ends {
+                Framing::blank_line_breaks(&mut self.buf[start..end]);
+                start = end + 1;
+            }
+        }
+        self.checked = self.buf.len();
+        self.ends.clear();
+        if self.ends.capacity() > KEEP_CAPACITY / 64 {
+            self.ends.shrink_to(KEEP_CAPACITY / 64);
+        }
+    }
+}
+
+/// How many `\n` and `\r` bytes `bytes` hold, counted in runs of at most
+/// 255 bytes so that the count fits a byte and the compiler keeps it in
+/// vector registers.
+fn line_breaks(bytes: &[u8]) -> usize {
+    bytes
+        .chunks(255)
+        .map(|chunk| usize::from(chunk.iter().fold(0u8, |n, &b| n + u8::from(b == b'\n' || b == b'\r'))))
+        .sum()
 }
 
 impl<W: AsyncWrite + Unpin + Send> MessageSink for StreamSink<W> {
@@ -86,7 +131,8 @@ impl<W: AsyncWrite + Unpin + Send> MessageSink for StreamSink<W> {
         match self.framing {
             Framing::NewlineDelimited => {
                 if self.buf.len() > start {
-                    Framing::end_line(&mut self.buf, start);
+                    self.ends.push(self.buf.len());
+                    self.buf.push(b'\n');
                 }
             }
             Framing::ContentLength => {
@@ -102,7 +148,15 @@ impl<W: AsyncWrite + Unpin + Send> MessageSink for StreamSink<W> {
     }
 
     fn send(&mut self, message: &[u8]) {
-        self.framing.encode(message, &mut self.buf);
+        match self.framing {
+            Framing::NewlineDelimited => {
+                // Even an empty message is a line here, as `encode` frames it.
+                self.buf.extend_from_slice(message);
+                self.ends.push(self.buf.len());
+                self.buf.push(b'\n');
+            }
+            Framing::ContentLength => self.framing.encode(message, &mut self.buf),
+        }
     }
 
     fn queued(&self) -> usize {
@@ -110,6 +164,9 @@ impl<W: AsyncWrite + Unpin + Send> MessageSink for StreamSink<W> {
     }
 
     async fn flush(&mut self) -> io::Result<()> {
+        if !self.ends.is_empty() {
+            self.check_lines();
+        }
         // Progress is kept in `self` after every write, so a dropped flush
         // resumes where it stopped.
         while self.written < self.buf.len() {
@@ -122,6 +179,7 @@ impl<W: AsyncWrite + Unpin + Send> MessageSink for StreamSink<W> {
             self.unflushed += self.buf.len();
             self.buf.clear();
             self.written = 0;
+            self.checked = 0;
             if self.buf.capacity() > KEEP_CAPACITY {
                 self.buf.shrink_to(KEEP_CAPACITY);
             }
@@ -256,6 +314,41 @@ mod tests {
 
         fn poll_shutdown(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
             Poll::Ready(Ok(()))
+        }
+    }
+
+    /// Lines are checked for raw line breaks per burst, not per message:
+    /// the bytes written are still each message framed on its own, across
+    /// flushes dropped midway and messages queued after them.
+    #[tokio::test]
+    async fn a_burst_is_framed_as_its_messages_one_by_one() {
+        let messages: [&[u8]; 7] =
+            [br#"{"a":1}"#, b"{\"a\":\r\n[1,\n2]}\n", b"", br#"{"b":"\u000a"}"#, b"\r", &[b'x'; 600], b""];
+        let mut expected = Vec::new();
+        for (i, message) in messages.iter().enumerate() {
+            // `send` frames even an empty message; `commit` sends nothing.
+            if i % 2 == 0 || !message.is_empty() {
+                Framing::NewlineDelimited.encode(message, &mut expected);
+            }
+        }
+        for split in 0..=messages.len() {
+            let mut sink = StreamSink::new(HoldsUntilFlushed::default(), Framing::NewlineDelimited);
+            for (i, message) in messages.iter().enumerate() {
+                if i == split {
+                    let mut flush = std::pin::pin!(sink.flush());
+                    let first = std::future::poll_fn(|cx| Poll::Ready(flush.as_mut().poll(cx))).await;
+                    assert!(first.is_pending(), "split at {split}");
+                }
+                if i % 2 == 0 {
+                    sink.send(message);
+                } else {
+                    let start = sink.buffer().len();
+                    sink.buffer().extend_from_slice(message);
+                    sink.commit(start);
+                }
+            }
+            sink.flush().await.unwrap();
+            assert_eq!(sink.writer.delivered, expected, "split at {split}");
         }
     }
 

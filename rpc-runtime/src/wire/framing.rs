@@ -56,13 +56,18 @@ impl Framing {
         // (strings escape them), so blanking them is lossless. Usually
         // there are none: look fast, rewrite only then.
         if has_line_break(&out[start..]) {
-            for byte in &mut out[start..] {
-                if *byte == b'\n' || *byte == b'\r' {
-                    *byte = b' ';
-                }
-            }
+            Self::blank_line_breaks(&mut out[start..]);
         }
         out.push(b'\n');
+    }
+
+    /// Turns the raw `\n` and `\r` of `message` into spaces.
+    pub(crate) fn blank_line_breaks(message: &mut [u8]) {
+        for byte in message {
+            if *byte == b'\n' || *byte == b'\r' {
+                *byte = b' ';
+            }
+        }
     }
 }
 

@@ -34,6 +34,7 @@ use tokio::sync::{Notify, Semaphore};
 
 use super::service::{status_response, HttpAddrs, HttpListener, HttpService, Serving};
 use crate::dispatch::signal::Signal;
+use crate::peer::SignalWatch;
 use crate::transport::deadline::WriteDeadline;
 use crate::transport::listener::{Listener, Shutdown};
 use crate::transport::server::Server;
@@ -415,7 +416,11 @@ impl Watch<'_> {
         F: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
         let mut connection = pin!(connection);
-        let mut raised = pin!(self.drain.raised());
+        // Polled again only when the task's waker changed: a wake-up (one
+        // per request at least) costs an atomic load, not the `Notify`
+        // waiter's lock.
+        let raised = pin!(self.drain.raised());
+        let mut raised = SignalWatch::new(Some(self.drain), raised);
         let mut draining = false;
         let mut idle = pin!(tokio::time::sleep(self.header_timeout));
         let mut armed = true;
@@ -424,7 +429,7 @@ impl Watch<'_> {
             if let Poll::Ready(result) = connection.as_mut().poll(cx) {
                 return Poll::Ready(result.map_err(|err| Ended::Failed(err.into())));
             }
-            if !draining && raised.as_mut().poll(cx).is_ready() {
+            if !draining && raised.poll_raised(cx).is_ready() {
                 draining = true;
                 graceful_shutdown(connection.as_mut());
                 continue;
