@@ -294,17 +294,25 @@ impl ServerTls {
     /// names protocols of its own.
     #[cfg(feature = "http")]
     pub(crate) fn with_default_alpn(self, protocols: &[&[u8]]) -> Self {
-        if !self.config.alpn_protocols.is_empty() {
-            return self;
-        }
-        let mut config = (*self.config).clone();
-        config.alpn_protocols = protocols.iter().map(|protocol| protocol.to_vec()).collect();
-        ServerTls { config: Arc::new(config) }
+        ServerTls { config: with_default_alpn(self.config, protocols, |config| &mut config.alpn_protocols) }
     }
 
     pub(crate) fn acceptor(&self) -> TlsAcceptor {
         TlsAcceptor::from(Arc::clone(&self.config))
     }
+}
+
+/// `config`, offering `protocols` by ALPN unless it names protocols of
+/// its own (`alpn` finds its list: server and client configurations
+/// both have one).
+#[cfg(feature = "http")]
+fn with_default_alpn<C: Clone>(config: Arc<C>, protocols: &[&[u8]], alpn: fn(&mut C) -> &mut Vec<Vec<u8>>) -> Arc<C> {
+    let mut config = config;
+    let list = alpn(Arc::make_mut(&mut config));
+    if list.is_empty() {
+        *list = protocols.iter().map(|protocol| protocol.to_vec()).collect();
+    }
+    config
 }
 
 fn server_builder() -> io::Result<rustls::ConfigBuilder<ServerConfig, rustls::WantsVerifier>> {
@@ -380,12 +388,7 @@ impl ClientTls {
     /// names protocols of its own.
     #[cfg(feature = "http2")]
     pub(crate) fn with_alpn(self, protocols: &[&[u8]]) -> Self {
-        if !self.config.alpn_protocols.is_empty() {
-            return self;
-        }
-        let mut config = (*self.config).clone();
-        config.alpn_protocols = protocols.iter().map(|protocol| protocol.to_vec()).collect();
-        ClientTls { config: Arc::new(config) }
+        ClientTls { config: with_default_alpn(self.config, protocols, |config| &mut config.alpn_protocols) }
     }
 
     /// The client side of the handshake on `stream`, for the server
