@@ -1,11 +1,22 @@
-//! Shared by the client test files: where the example binaries are.
+//! Shared by the test binaries: building the example binaries, and
+//! starting one that announces its addresses on stderr.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
 use std::sync::Mutex;
+use std::time::Duration;
+
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
 
 /// Builds example `name` once per test binary (a no-op when `cargo test`
 /// already built it) and returns its path.
+///
+/// The path comes from the test executable's own location
+/// (`<target>/<profile>/deps/<test>`), so it follows `CARGO_TARGET_DIR` and
+/// the profile. `cargo build --example NAME -p examples` is run once so that
+/// `cargo test -p tests` never runs a stale binary.
 pub fn example(name: &str) -> PathBuf {
     static BUILT: Mutex<Option<HashMap<String, PathBuf>>> = Mutex::new(None);
     let mut built = BUILT.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
@@ -13,23 +24,76 @@ pub fn example(name: &str) -> PathBuf {
     if let Some(path) = built.get(name) {
         return path.clone();
     }
-    let workspace = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
-    let status = std::process::Command::new(env!("CARGO"))
-        .args(["build", "--quiet", "-p", "examples", "--example", name])
-        .current_dir(&workspace)
-        .status()
-        .expect("cargo runs");
-    assert!(status.success(), "building the {name} example failed");
-    // target/<profile>/deps/<this test> -> target/<profile>/examples/<name>
-    let exe = std::env::current_exe().expect("the test binary's path");
-    let profile_dir = exe.parent().and_then(|deps| deps.parent()).expect("target/<profile>");
-    let path = profile_dir.join("examples").join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
+    let path = build_example(name);
     built.insert(name.to_owned(), path.clone());
     path
 }
 
+fn build_example(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().expect("test executable path");
+    let profile_dir = exe.parent().and_then(Path::parent).expect("test executable under <target>/<profile>/deps");
+    let binary = profile_dir.join("examples").join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("../Cargo.toml");
+    let mut build = std::process::Command::new(cargo);
+    build.args(["build", "--quiet", "--example", name, "-p", "examples", "--manifest-path"]).arg(&manifest);
+    if let Some(target_dir) = profile_dir.parent() {
+        build.arg("--target-dir").arg(target_dir);
+    }
+    if profile_dir.file_name().is_some_and(|name| name == "release") {
+        build.arg("--release");
+    }
+    match build.status() {
+        Ok(status) => assert!(status.success(), "`cargo build --example {name} -p examples` failed"),
+        // No cargo (a test binary run by hand): use what is there.
+        Err(err) if binary.exists() => eprintln!("could not run cargo ({err}); using {}", binary.display()),
+        Err(err) => panic!("could not run cargo to build the {name} example: {err}"),
+    }
+    assert!(binary.exists(), "the {name} example was built but is not at {}", binary.display());
+    binary
+}
+
 /// The calculator example.
-#[allow(dead_code)] // not every test file uses it
+#[allow(dead_code)] // not every test binary uses it
 pub fn calculator() -> PathBuf {
     example("calculator")
+}
+
+/// Starts `program` with `args` (stdin and stdout closed, killed when the
+/// handle drops) and waits for one stderr line starting with each of
+/// `prefixes` (such as `"listening on https://"`); returns the process and
+/// the rest of each of those lines, in the order of `prefixes`. What it
+/// writes to stderr afterwards is passed on to the test's stderr, so that a
+/// chatty process never blocks on a full pipe.
+#[allow(dead_code)] // not every test binary uses it
+pub async fn spawn_announcing(program: &Path, args: &[&str], prefixes: &[&str]) -> (Child, Vec<String>) {
+    let mut child = Command::new(program)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap_or_else(|err| panic!("spawn {}: {err}", program.display()));
+    let mut stderr = BufReader::new(child.stderr.take().expect("piped stderr")).lines();
+    let mut found = vec![None; prefixes.len()];
+    tokio::time::timeout(Duration::from_secs(20), async {
+        while found.iter().any(Option::is_none) {
+            let line = stderr.next_line().await.expect("read stderr");
+            let line = line.unwrap_or_else(|| panic!("{} exited before printing {prefixes:?}", program.display()));
+            for (prefix, slot) in prefixes.iter().zip(&mut found) {
+                if let Some(rest) = line.strip_prefix(prefix).filter(|_| slot.is_none()) {
+                    *slot = Some(rest.to_owned());
+                }
+            }
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("{} printed {prefixes:?} in time", program.display()));
+    tokio::spawn(async move {
+        while let Ok(Some(line)) = stderr.next_line().await {
+            eprintln!("{line}");
+        }
+    });
+    (child, found.into_iter().map(Option::unwrap_or_default).collect())
 }

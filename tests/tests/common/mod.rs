@@ -245,47 +245,16 @@ impl UndrainedCalculator {
 }
 
 /// The calculator example's binary, built once per test process (see
-/// [`build_example`]).
+/// `client_support::example`).
 pub fn calculator_path() -> &'static Path {
     static PATH: OnceLock<PathBuf> = OnceLock::new();
-    PATH.get_or_init(|| build_example("calculator"))
+    PATH.get_or_init(|| crate::client_support::example("calculator"))
 }
 
 /// The catalog_diff example's binary, built once per test process.
 pub fn catalog_diff_path() -> &'static Path {
     static PATH: OnceLock<PathBuf> = OnceLock::new();
-    PATH.get_or_init(|| build_example("catalog_diff"))
-}
-
-/// Builds example `name` and returns the path of its binary.
-///
-/// The path comes from the test executable's own location
-/// (`<target>/<profile>/deps/<test>`), so it follows `CARGO_TARGET_DIR` and
-/// the profile. `cargo build --example NAME -p examples` is run once
-/// (a no-op when up to date, which `cargo test --workspace` ensures) so that
-/// `cargo test -p tests` never runs a stale binary.
-fn build_example(name: &str) -> PathBuf {
-    let exe = std::env::current_exe().expect("test executable path");
-    let profile_dir = exe.parent().and_then(Path::parent).expect("test executable under <target>/<profile>/deps");
-    let binary = profile_dir.join("examples").join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("../Cargo.toml");
-    let mut build = std::process::Command::new(cargo);
-    build.args(["build", "--quiet", "--example", name, "-p", "examples", "--manifest-path"]).arg(&manifest);
-    if let Some(target_dir) = profile_dir.parent() {
-        build.arg("--target-dir").arg(target_dir);
-    }
-    if profile_dir.file_name().is_some_and(|name| name == "release") {
-        build.arg("--release");
-    }
-    match build.status() {
-        Ok(status) => assert!(status.success(), "`cargo build --example {name} -p examples` failed"),
-        // No cargo (a test binary run by hand): use what is there.
-        Err(err) if binary.exists() => eprintln!("could not run cargo ({err}); using {}", binary.display()),
-        Err(err) => panic!("could not run cargo to build the {name} example: {err}"),
-    }
-    assert!(binary.exists(), "the {name} example was built but is not at {}", binary.display());
-    binary
+    PATH.get_or_init(|| crate::client_support::example("catalog_diff"))
 }
 
 /// A running calculator example process.

@@ -5,18 +5,9 @@
 //! mandatory under `RPC_REQUIRE_INTEROP=1` (`.ci/run` installs it).
 
 use std::path::Path;
-use std::process::Stdio;
 use std::time::Duration;
 
-use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::Command;
-
-fn calculator_path() -> std::path::PathBuf {
-    // Built by cargo for this test crate's workspace.
-    let target = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().join("target");
-    let profile = if cfg!(debug_assertions) { "debug" } else { "release" };
-    target.join(profile).join("examples").join("calculator")
-}
 
 #[tokio::test]
 async fn python_clients_call_the_calculator_over_http_and_websocket() {
@@ -25,41 +16,17 @@ async fn python_clients_call_the_calculator_over_http_and_websocket() {
     else {
         return;
     };
-    let built = std::process::Command::new(env!("CARGO"))
-        .args(["build", "-q", "-p", "examples", "--example", "calculator"])
-        .status()
-        .expect("cargo build");
-    assert!(built.success(), "building the calculator failed");
-    let mut calculator = Command::new(calculator_path())
-        .args(["--http", "127.0.0.1:0", "--ws", "127.0.0.1:0"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("spawn the calculator");
-    let mut stderr = BufReader::new(calculator.stderr.take().unwrap()).lines();
-    let (mut http, mut ws) = (None, None);
-    tokio::time::timeout(Duration::from_secs(20), async {
-        while http.is_none() || ws.is_none() {
-            let line = stderr.next_line().await.unwrap().expect("the calculator exited early");
-            if let Some(addr) = line.strip_prefix("listening on http://") {
-                http = Some(addr.to_owned());
-            } else if let Some(addr) = line.strip_prefix("listening on ws://") {
-                ws = Some(addr.to_owned());
-            }
-        }
-    })
-    .await
-    .expect("the calculator printed its addresses");
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("py/web_client.py");
-    let output = tokio::time::timeout(
-        Duration::from_secs(60),
-        Command::new(python).arg(script).args([http.unwrap(), ws.unwrap()]).output(),
+    let (_calculator, addrs) = crate::client_support::spawn_announcing(
+        &crate::client_support::calculator(),
+        &["--http", "127.0.0.1:0", "--ws", "127.0.0.1:0"],
+        &["listening on http://", "listening on ws://"],
     )
-    .await
-    .expect("the Python client finished in time")
-    .expect("run python");
+    .await;
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("py/web_client.py");
+    let output = tokio::time::timeout(Duration::from_secs(60), Command::new(python).arg(script).args(&addrs).output())
+        .await
+        .expect("the Python client finished in time")
+        .expect("run python");
     assert!(
         output.status.success(),
         "the Python client failed:\n{}{}",

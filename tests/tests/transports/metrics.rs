@@ -24,7 +24,7 @@ use rpc_runtime::dispatch::Engine;
 use rpc_runtime::transport::http::Http;
 use rpc_runtime::wire::{ErrorObject, REQUEST_CANCELLED, SERVER_OVERLOADED};
 use rpc_runtime::{rpc, Context, Limits, Router, Server, SubscriptionSink};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Notify;
 use tokio_tungstenite::tungstenite::Message;
@@ -419,30 +419,14 @@ fn the_parser_reads_labels_escapes_and_special_values() {
 /// would, after calls over TCP.
 #[tokio::test(flavor = "multi_thread")]
 async fn the_calculator_serves_its_metrics_in_prometheus_format() {
-    let mut child = tokio::process::Command::new(calculator_path())
-        .args(["--tcp", "127.0.0.1:0", "--metrics", "127.0.0.1:0"])
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .env_remove("RPC_LOG")
-        .kill_on_drop(true)
-        .spawn()
-        .expect("spawn the calculator");
-    let mut stderr = BufReader::new(child.stderr.take().expect("piped stderr")).lines();
-    let (mut tcp, mut metrics) = (None, None);
-    tokio::time::timeout(HANG_GUARD, async {
-        while tcp.is_none() || metrics.is_none() {
-            let line = stderr.next_line().await.unwrap().expect("the calculator exited early");
-            if let Some(addr) = line.strip_prefix("listening on ") {
-                tcp = Some(addr.parse::<SocketAddr>().unwrap());
-            } else if let Some(addr) = line.strip_prefix("metrics on http://") {
-                metrics = Some(addr.strip_suffix("/metrics").unwrap().parse::<SocketAddr>().unwrap());
-            }
-        }
-    })
-    .await
-    .expect("the calculator printed both addresses");
-    let (tcp, metrics) = (tcp.unwrap(), metrics.unwrap());
+    let (_child, addrs) = crate::client_support::spawn_announcing(
+        calculator_path(),
+        &["--tcp", "127.0.0.1:0", "--metrics", "127.0.0.1:0"],
+        &["listening on ", "metrics on http://"],
+    )
+    .await;
+    let tcp: SocketAddr = addrs[0].parse().unwrap();
+    let metrics: SocketAddr = addrs[1].strip_suffix("/metrics").unwrap().parse().unwrap();
 
     let mut client: Conn = connect(tcp, Wire::Ndjson).await;
     client.call(r#"{"jsonrpc":"2.0","method":"subtract","params":[5,3],"id":1}"#).await;

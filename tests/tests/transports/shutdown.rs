@@ -62,22 +62,11 @@ async fn sigterm_over_stdio_answers_the_running_request_and_exits_0() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_over_tcp_answers_the_running_request_and_exits_0() {
-    let mut child = Command::new(client_support::calculator())
-        .args(["--tcp", "127.0.0.1:0"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let mut stderr = BufReader::new(child.stderr.take().unwrap()).lines();
-    let addr = loop {
-        let line = eventually(stderr.next_line()).await.unwrap().expect("the calculator says where it listens");
-        if let Some(addr) = line.strip_prefix("listening on ") {
-            break addr.to_owned();
-        }
-    };
-    let stream = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    let (mut child, addrs) =
+        client_support::spawn_announcing(&client_support::calculator(), &["--tcp", "127.0.0.1:0"], &["listening on "])
+            .await;
+    let addr = &addrs[0];
+    let stream = tokio::net::TcpStream::connect(addr).await.unwrap();
     let (reader, writer) = stream.into_split();
     a_running_request_outlives_sigterm(&mut child, reader, writer).await;
 }

@@ -22,7 +22,7 @@ use rpc_runtime::transport::tls::{CaBundle, ClientAuth, ClientTls, PeerCertifica
 use rpc_runtime::transport::ws::WsConnect;
 use rpc_runtime::{ClientError, Peer, Refused, Server};
 use serde_json::json;
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 /// A CA and what it signed, as PEM.
@@ -473,29 +473,9 @@ async fn pem_errors_name_the_file_and_what_is_wrong() {
 /// The calculator binary serving with `args`, and the addresses it
 /// printed for each of `schemes`.
 async fn calculator(args: &[&str], schemes: &[&str]) -> (tokio::process::Child, Vec<String>) {
-    let mut calculator = tokio::process::Command::new(crate::client_support::calculator())
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("spawn the calculator");
-    let mut stderr = BufReader::new(calculator.stderr.take().unwrap()).lines();
-    let mut addrs = vec![String::new(); schemes.len()];
-    tokio::time::timeout(HANG_GUARD, async {
-        while addrs.iter().any(String::is_empty) {
-            let line = stderr.next_line().await.unwrap().expect("the calculator exited early");
-            for (scheme, addr) in schemes.iter().zip(&mut addrs) {
-                if let Some(found) = line.strip_prefix(&format!("listening on {scheme}")) {
-                    *addr = found.to_owned();
-                }
-            }
-        }
-    })
-    .await
-    .expect("the calculator printed its addresses");
-    (calculator, addrs)
+    let prefixes: Vec<String> = schemes.iter().map(|scheme| format!("listening on {scheme}")).collect();
+    let prefixes: Vec<&str> = prefixes.iter().map(String::as_str).collect();
+    crate::client_support::spawn_announcing(&crate::client_support::calculator(), args, &prefixes).await
 }
 
 #[tokio::test]
