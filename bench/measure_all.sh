@@ -4,7 +4,8 @@
 # `cargo build --release --bins`; needs valgrind, taskset and nats-server
 # on PATH. Takes about 30 minutes; nothing else should run meanwhile.
 #   ./measure_all.sh > /tmp/ratios.md
-#   QUICK=1 (one short pass of each), FROM=N (start at section N, from 1)
+#   QUICK=1 (one short pass of each), FROM=N (start at section N, from 1),
+#   ONLY=1,3 (just those sections)
 set -euo pipefail
 cd "$(dirname "$0")"
 runs=${QUICK:+1}
@@ -14,6 +15,7 @@ n=0
 section() {
   n=$((n + 1))
   if (( n < ${FROM:-1} )); then return 1; fi
+  if [[ -n ${ONLY:-} && ",$ONLY," != *",$n,"* ]]; then return 1; fi
   printf '\n### %s\n\n' "$1"
   echo "measure_all: $n. $1" >&2
 }
