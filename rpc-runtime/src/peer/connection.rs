@@ -257,7 +257,7 @@ impl Connection {
                     Ok(None) => Wait::End(End::Eof),
                     Err(err) => Wait::End(End::ReadFailed(err)),
                 },
-                () = sleep_until(idle_at) => return Wait::End(End::Idle),
+                () = sleep_until(idle_at), if idle_at.is_some() => return Wait::End(End::Idle),
             }
         }
     }
