@@ -219,6 +219,17 @@ impl Connection {
         (stop, drain): (&mut Watch<'_, F>, &mut Watch<'_, F>),
     ) -> Wait<'s> {
         let budget = self.shared.budget_bytes;
+        // The usual case first: the medium takes the whole burst at once,
+        // without a round of the select below. A write that cannot finish
+        // now is dropped (flushes are cancel-safe) and resumed there.
+        if sink.queued() > 0 {
+            let mut flush = pin!(sink.flush());
+            match poll_fn(|cx| Poll::Ready(flush.as_mut().poll(cx))).await {
+                Poll::Ready(Ok(())) => self.written(),
+                Poll::Ready(Err(err)) => return Wait::End(End::WriteFailed(err)),
+                Poll::Pending => {}
+            }
+        }
         let mut next = pin!(source.recv());
         // Read the clock only for an idle timeout.
         let mut last_activity = self.controls.idle_timeout.map(|_| Instant::now());
