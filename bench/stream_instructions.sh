@@ -5,7 +5,9 @@
 # runs of different lengths per target; the difference of their totals
 # over the difference of their request counts
 # leaves out start-up. Requests are counted exactly, as the calls callgrind
-# saw to the function that answers one message. Run from bench/ after
+# saw to the function that answers one message (summed over every place
+# that calls it: a caller the compiler inlined in two places calls it from
+# both). Run from bench/ after
 # `cargo build --release --bin load`. Also for the HTTP and WebSocket
 # targets: TARGETS=ours-http,hyper-http, TARGETS=ours-http,ours-h2c or TARGETS=ours-ws,ours; extra
 # arguments go to `load` (--batch 10, --ws-client tungstenite).
@@ -32,7 +34,7 @@ for secs in "$short" "$long"; do
     esac
     instr[$target,$secs]=$(grep -m1 '^summary' "${files[$i]}" | awk '{print $2}')
     requests[$target,$secs]=$(callgrind_annotate --inclusive=yes --tree=calling "${files[$i]}" 2>/dev/null |
-      grep -F "=> " | grep -F ":$answer (" | grep -oE '\([0-9,]+x\)' | tr -d '(),x' |
+      grep -E '^ *[0-9,]+ \([ 0-9.]+%\) +> ' | grep -F ":$answer (" | grep -oE '\([0-9,]+x\)' | tr -d '(),x' |
       awk '{n+=$1} END{print n}')
     inside[$target,$secs]=$(callgrind_annotate --inclusive=yes "${files[$i]}" 2>/dev/null |
       grep -F ":$answer [" | awk '{gsub(",", "", $1); n+=$1} END{print n+0}')

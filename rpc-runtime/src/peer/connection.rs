@@ -73,6 +73,9 @@ pub(crate) struct Connection {
     controls: Controls,
     /// Told once each queued message was flushed.
     acks: Vec<oneshot::Sender<()>>,
+    /// The method of the cancellation notifications this connection takes
+    /// for itself, if any (fixed for its life: read once, not per message).
+    cancel: Option<&'static str>,
 }
 
 /// Why reading stopped.
@@ -143,7 +146,8 @@ impl Connection {
         let inbox = Inbox(Arc::clone(&shared));
         let peer = Peer { shared: Arc::clone(&shared), _life: None };
         let cx = Context { link: Some(Arc::clone(&shared.link)), peer: Some(Arc::new(peer.clone())), ..cx };
-        (Connection { shared, engine, cx, inbox, controls, acks: Vec::new() }, peer)
+        let cancel = options.cancellation.method();
+        (Connection { shared, engine, cx, inbox, controls, acks: Vec::new(), cancel }, peer)
     }
 
     /// Runs the connection until the other side hangs up, it is closed,
@@ -166,25 +170,33 @@ impl Connection {
         let drain_raised = pin!(raised(drain.as_deref()));
         let mut drained = Watch::new(drain.as_deref(), drain_raised);
         let end = loop {
-            // A message already at hand is answered at once (unless asked
-            // to stop, or a burst of answers is due to be written); else
-            // the answers so far are written while we wait for input.
-            let ready = if shared.link.stop.is_raised() || sink.queued() >= WRITE_BATCH_BYTES {
-                None
-            } else {
-                source.recv_ready()
-            };
-            let received = match ready {
-                Some(received) => received,
-                None => match self.wait(&mut source, &mut sink, &slots, permits, (&mut stop, &mut drained)).await {
-                    Wait::Received(received) => received,
-                    Wait::End(end) => break end,
-                },
-            };
-            self.answer(received, &mut sink, &slots, permits);
+            // The messages already at hand are answered at once; then the
+            // answers so far are written while we wait for input.
+            self.answer_buffered(&mut source, &mut sink, &slots, permits);
+            match self.wait(&mut source, &mut sink, &slots, permits, (&mut stop, &mut drained)).await {
+                Wait::Received(received) => self.answer(received, &mut sink, &slots, permits),
+                Wait::End(end) => break end,
+            }
         };
         drop(source);
         self.finish(end, sink, &slots, permits).await
+    }
+
+    /// Answers the messages already at hand, until there is none, the
+    /// connection is asked to stop, or a burst of answers is due to be
+    /// written. Not `async`: a pipelined burst is answered in this one
+    /// loop, its state in registers rather than in the connection's future.
+    fn answer_buffered<S: MessageSource, K: MessageSink>(
+        &mut self,
+        source: &mut S,
+        sink: &mut K,
+        slots: &Arc<Semaphore>,
+        permits: usize,
+    ) {
+        while !self.shared.link.stop.is_raised() && sink.queued() < WRITE_BATCH_BYTES {
+            let Some(received) = source.recv_ready() else { return };
+            self.answer(received, sink, slots, permits);
+        }
     }
 
     /// Writes what is queued, and meanwhile takes what other tasks queue
@@ -207,6 +219,17 @@ impl Connection {
         (stop, drain): (&mut Watch<'_, F>, &mut Watch<'_, F>),
     ) -> Wait<'s> {
         let budget = self.shared.budget_bytes;
+        // The usual case first: the medium takes the whole burst at once,
+        // without a round of the select below. A write that cannot finish
+        // now is dropped (flushes are cancel-safe) and resumed there.
+        if sink.queued() > 0 {
+            let mut flush = pin!(sink.flush());
+            match poll_fn(|cx| Poll::Ready(flush.as_mut().poll(cx))).await {
+                Poll::Ready(Ok(())) => self.written(),
+                Poll::Ready(Err(err)) => return Wait::End(End::WriteFailed(err)),
+                Poll::Pending => {}
+            }
+        }
         let mut next = pin!(source.recv());
         // Read the clock only for an idle timeout.
         let mut last_activity = self.controls.idle_timeout.map(|_| Instant::now());
@@ -245,7 +268,7 @@ impl Connection {
                     Ok(None) => Wait::End(End::Eof),
                     Err(err) => Wait::End(End::ReadFailed(err)),
                 },
-                () = sleep_until(idle_at) => return Wait::End(End::Idle),
+                () = sleep_until(idle_at), if idle_at.is_some() => return Wait::End(End::Idle),
             }
         }
     }
@@ -259,10 +282,11 @@ impl Connection {
 
     /// Answers one received unit: what can be answered at once is written
     /// into the sink; `async` work is spawned and answers through the outbox.
+    #[inline]
     fn answer<K: MessageSink>(&mut self, received: Received<'_>, sink: &mut K, slots: &Arc<Semaphore>, permits: usize) {
         let Received::Message(message) = received else { return self.refuse(received, sink) };
         let shared = &*self.shared;
-        let cancel = shared.options.cancellation.method();
+        let cancel = self.cancel;
         // Notifications this connection takes for itself: cancellations,
         // and the items of subscriptions it made.
         let claim = |method: &str| Some(method) == cancel || shared.subscribed.claims(method);
@@ -270,6 +294,9 @@ impl Connection {
         let buffer = sink.buffer();
         let mark = buffer.len();
         let pending = match self.engine.process_incoming(message, &self.cx, buffer, claims) {
+            // First: the usual outcome (answered, nothing left to run)
+            // then moves nothing out of the engine's result.
+            Incoming::Handled(None) => None,
             Incoming::Handled(pending) => pending,
             Incoming::Response { id, result, error } => {
                 self.deliver(id, result, error);

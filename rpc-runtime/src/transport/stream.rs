@@ -30,6 +30,7 @@ impl<R: AsyncRead + Unpin + Send> MessageSource for FrameReader<R> {
         Ok(self.next_borrowed().await?.map(received))
     }
 
+    #[inline]
     fn recv_ready(&mut self) -> Option<Received<'_>> {
         self.next_buffered().map(received)
     }
@@ -90,11 +91,12 @@ impl<W: AsyncWrite + Unpin + Send> StreamSink<W> {
     }
 
     /// Makes the unchecked lines valid frames: usually none of them has a
-    /// raw line break, which one count over all of them shows; otherwise
-    /// each is ended as [`Framing::encode`] would have.
+    /// raw line break, which two vectorised passes over all of them show
+    /// (no `\r`, and as many `\n` as lines); otherwise each is ended as
+    /// [`Framing::encode`] would have.
     fn check_lines(&mut self) {
         let unchecked = &self.buf[self.checked..];
-        if line_breaks(unchecked) != self.ends.len() {
+        if !only_line_ends(unchecked, self.ends.len()) {
             let mut start = self.checked;
             for &end in &self.ends {
                 Framing::blank_line_breaks(&mut self.buf[start..end]);
@@ -109,14 +111,13 @@ impl<W: AsyncWrite + Unpin + Send> StreamSink<W> {
     }
 }
 
-/// How many `\n` and `\r` bytes `bytes` hold, counted in runs of at most
-/// 255 bytes so that the count fits a byte and the compiler keeps it in
-/// vector registers.
-fn line_breaks(bytes: &[u8]) -> usize {
-    bytes
-        .chunks(255)
-        .map(|chunk| usize::from(chunk.iter().fold(0u8, |n, &b| n + u8::from(b == b'\n' || b == b'\r'))))
-        .sum()
+/// Whether the only line breaks of `bytes` are the `lines` ends of its
+/// lines: no `\r`, and exactly `lines` times `\n`. memchr's count and
+/// search use the widest vectors the machine has (about a tenth of an
+/// instruction a byte with AVX2, against one a byte for a byte-wise
+/// count the compiler vectorised for the baseline target).
+fn only_line_ends(bytes: &[u8], lines: usize) -> bool {
+    memchr::memchr_iter(b'\n', bytes).count() == lines && memchr::memchr(b'\r', bytes).is_none()
 }
 
 impl<W: AsyncWrite + Unpin + Send> MessageSink for StreamSink<W> {
@@ -127,6 +128,7 @@ impl<W: AsyncWrite + Unpin + Send> MessageSink for StreamSink<W> {
         }
     }
 
+    #[inline]
     fn commit(&mut self, start: usize) {
         match self.framing {
             Framing::NewlineDelimited => {

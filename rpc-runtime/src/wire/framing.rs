@@ -219,6 +219,7 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
     /// The next message, if a complete one is already buffered; `None`
     /// when [`FrameReader::next_borrowed`] must read (or has anything
     /// else to report: an oversized line, headers). Newline framing only.
+    #[inline]
     pub(crate) fn next_buffered(&mut self) -> Option<BorrowedFrame<'_>> {
         if self.framing != Framing::NewlineDelimited {
             return None;
