@@ -552,15 +552,9 @@ impl Engine {
                 out.truncate(start);
                 not_found(out, id, &span);
             }
-            (Some(Called::Failed(err)), Some(id)) => {
+            (Some(Called::Failed(err)), id) => {
                 out.truncate(start);
-                super::span::failed(&span, &err);
-                write_error(out, id, &err);
-            }
-            (Some(Called::Failed(err)), None) => {
-                out.truncate(start);
-                super::span::failed(&span, &err);
-                tracing::debug!(method = &*method, error = %err, "notification failed");
+                failed(out, id, &err, &span, &method);
             }
             (Some(Called::Written), None) => out.truncate(start),
             (Some(Called::Pending(future)), id) => {
@@ -618,6 +612,8 @@ enum Dispatched {
 }
 
 impl Dispatched {
+    #[cold]
+    #[inline(never)]
     fn invalid(out: &mut Vec<u8>, id: Option<&str>, why: Option<Why<'_>>) -> Self {
         let error = match why {
             Some(why) => why.error(),
@@ -886,6 +882,18 @@ const ID_START: [bool; 256] = {
     }
     starts
 };
+
+/// Answers a call that failed with `error` (nothing for a notification,
+/// which is logged), and records it on the call's span. Out of line: the
+/// usual call succeeds, and its path keeps fewer values live.
+#[inline(never)]
+fn failed(out: &mut Vec<u8>, id: Option<&str>, error: &ErrorObject, span: &tracing::Span, method: &str) {
+    super::span::failed(span, error);
+    match id {
+        Some(id) => write_error(out, id, error),
+        None => tracing::debug!(method, error = %error, "notification failed"),
+    }
+}
 
 /// Answers a call of a method there is none of (nothing for a
 /// notification), and records it on the call's span.
