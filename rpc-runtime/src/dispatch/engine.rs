@@ -19,7 +19,7 @@ use crate::dispatch::context::Context;
 use crate::dispatch::dialect::{Dialect, SharedDialect};
 use crate::dispatch::inflight;
 use crate::dispatch::middleware::{MethodCall, MethodResponse, MethodService, Stack};
-use crate::dispatch::router::{panicked, Called, MethodFuture, MethodResult, Router};
+use crate::dispatch::router::{decode_str, panicked, Called, MethodFuture, MethodResult, Router};
 use crate::dispatch::signal::Signal;
 use crate::wire::error::{ErrorObject, INVALID_REQUEST};
 
@@ -380,15 +380,16 @@ impl Engine {
     }
 
     fn process_single(&self, text: &str, cx: &Context, out: &mut Vec<u8>) -> Option<PendingResponse> {
-        let envelope = match serde_json::from_str::<Envelope<'_>>(text) {
-            Ok(envelope) => envelope,
+        // Borrowed where it was decoded (moved out of the `Result`, its
+        // six members were copied).
+        match &serde_json::from_str::<Envelope<'_>>(text) {
+            Ok(envelope) => self.dispatch_single(envelope, cx, out),
             Err(err) => {
-                let (id, error) = classify_top_level(text, &err);
+                let (id, error) = classify_top_level(text, err);
                 write_error(out, id, &error);
-                return None;
+                None
             }
-        };
-        self.dispatch_single(&envelope, cx, out)
+        }
     }
 
     fn dispatch_single(&self, envelope: &Envelope<'_>, cx: &Context, out: &mut Vec<u8>) -> Option<PendingResponse> {
@@ -497,7 +498,7 @@ impl Engine {
                 return Dispatched::Written;
             }
         }
-        let Some(method) = envelope.method.map(|raw| (raw, decode_str(raw))) else {
+        let Some(method) = envelope.method else {
             // Neither `jsonrpc` nor `method` (the specification's
             // `{"foo": "boo"}`): nothing of a request, answered bare.
             let why = envelope.jsonrpc.map(|_| Why::NoMethod);
@@ -511,7 +512,7 @@ impl Engine {
         // The specification's own examples answer a `method` that is not a
         // string and `params` that are not structured with the bare error
         // object: so do we, byte for byte. Every other cause is in `data`.
-        let (_, Some(method)) = method else {
+        let Some((method, found)) = self.router.resolve(method) else {
             return Dispatched::invalid(out, id, None);
         };
         if let Some(params) = envelope.params {
@@ -521,16 +522,27 @@ impl Engine {
         }
         let span = super::span::call(&method, id, cx);
         let entered = span.enter();
-        // The result is encoded in place, right after the response's head.
-        let start = out.len();
-        out.extend_from_slice(RESULT_HEAD);
         #[cfg(feature = "metrics")]
         let metered = self.metrics.start(&method);
         // The registration for cancellation, if any, stays inside
         // `call_tracked_or_layered`: the plain path carries no guard to drop.
-        let (called, quiet) = match (&self.layers, cx.tracks(id)) {
-            (None, false) => (self.router.call_into(&method, envelope.params, id.is_none(), cx, out), None),
-            _ => self.call_tracked_or_layered(&method, envelope.params, id, cx, out),
+        let plain = self.layers.is_none() && !cx.tracks(id);
+        if plain && found.is_none() && !self.router.serves_unlisted(&method) {
+            #[cfg(feature = "metrics")]
+            metered.ready(None);
+            not_found(out, id, &span);
+            return Dispatched::Written;
+        }
+        // The result is encoded in place, right after the response's head.
+        let start = out.len();
+        out.extend_from_slice(RESULT_HEAD);
+        let mut quiet = None;
+        let called = if plain {
+            self.router.call_found(&method, found, envelope.params, id.is_none(), cx, out)
+        } else {
+            let (called, silenced_by) = self.call_tracked_or_layered(&method, envelope.params, id, cx, out);
+            quiet = silenced_by;
+            called
         };
         #[cfg(feature = "metrics")]
         metered.ready(called.as_ref());
@@ -538,25 +550,11 @@ impl Engine {
             (Some(Called::Written), Some(id)) => write_response_tail(out, id),
             (None, id) => {
                 out.truncate(start);
-                if !span.is_disabled() {
-                    super::span::failed(&span, &ErrorObject::method_not_found());
-                }
-                if let Some(id) = id {
-                    // What `write_error` writes for `method_not_found()`, whole.
-                    out.extend_from_slice(METHOD_NOT_FOUND_HEAD);
-                    out.extend_from_slice(id.as_bytes());
-                    out.push(b'}');
-                }
+                not_found(out, id, &span);
             }
-            (Some(Called::Failed(err)), Some(id)) => {
+            (Some(Called::Failed(err)), id) => {
                 out.truncate(start);
-                super::span::failed(&span, &err);
-                write_error(out, id, &err);
-            }
-            (Some(Called::Failed(err)), None) => {
-                out.truncate(start);
-                super::span::failed(&span, &err);
-                tracing::debug!(method = &*method, error = %err, "notification failed");
+                failed(out, id, &err, &span, &method);
             }
             (Some(Called::Written), None) => out.truncate(start),
             (Some(Called::Pending(future)), id) => {
@@ -614,6 +612,8 @@ enum Dispatched {
 }
 
 impl Dispatched {
+    #[cold]
+    #[inline(never)]
     fn invalid(out: &mut Vec<u8>, id: Option<&str>, why: Option<Why<'_>>) -> Self {
         let error = match why {
             Some(why) => why.error(),
@@ -771,7 +771,12 @@ impl PendingResponse {
 /// than in the framing so that every transport (and both framings, where a
 /// `Content-Length` counts the mark as part of the body) agree.
 fn without_bom(message: &[u8]) -> &[u8] {
-    message.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(message)
+    // A slice pattern: the usual message is told by its first byte
+    // (`strip_prefix` compared all three bytes every time).
+    match message {
+        [0xEF, 0xBB, 0xBF, rest @ ..] => rest,
+        _ => message,
+    }
 }
 
 /// How many entries of a batch are kept on the stack (more go to the heap).
@@ -862,22 +867,47 @@ fn id_of_broken(text: &str) -> &str {
 
 /// String, number or null, as the spec requires.
 fn is_valid_id(raw: &RawValue) -> bool {
-    matches!(raw.get().as_bytes().first(), Some(b'"' | b'-' | b'0'..=b'9' | b'n'))
+    // `raw` is valid JSON: its first byte says its type.
+    raw.get().as_bytes().first().is_some_and(|&byte| ID_START[usize::from(byte)])
 }
 
-fn decode_str(raw: &RawValue) -> Option<Cow<'_, str>> {
-    // `raw` is valid JSON, so a string without a backslash is exactly the
-    // text between its quotes (no parser needed).
-    let text = raw.get();
-    if let Some(inner) = text.strip_prefix('"').and_then(|rest| rest.strip_suffix('"')) {
-        // A plain loop: names are short, and `str::contains` set up a
-        // char searcher for it (~40 instructions a call).
-        if !inner.bytes().any(|byte| byte == b'\\') {
-            return Some(Cow::Borrowed(inner));
-        }
+/// The bytes a string, a number or null starts with: one load, where the
+/// four ranges cost a comparison each.
+const ID_START: [bool; 256] = {
+    let mut starts = [false; 256];
+    let mut byte = 0;
+    while byte < 256 {
+        starts[byte] = matches!(byte as u8, b'"' | b'-' | b'0'..=b'9' | b'n');
+        byte += 1;
     }
-    let mut de = serde_json::Deserializer::from_str(raw.get());
-    de.deserialize_str(crate::dispatch::params::CowStr).ok()
+    starts
+};
+
+/// Answers a call that failed with `error` (nothing for a notification,
+/// which is logged), and records it on the call's span. Out of line: the
+/// usual call succeeds, and its path keeps fewer values live.
+#[inline(never)]
+fn failed(out: &mut Vec<u8>, id: Option<&str>, error: &ErrorObject, span: &tracing::Span, method: &str) {
+    super::span::failed(span, error);
+    match id {
+        Some(id) => write_error(out, id, error),
+        None => tracing::debug!(method, error = %error, "notification failed"),
+    }
+}
+
+/// Answers a call of a method there is none of (nothing for a
+/// notification), and records it on the call's span.
+#[inline]
+fn not_found(out: &mut Vec<u8>, id: Option<&str>, span: &tracing::Span) {
+    if !span.is_disabled() {
+        super::span::failed(span, &ErrorObject::method_not_found());
+    }
+    if let Some(id) = id {
+        // What `write_error` writes for `method_not_found()`, whole.
+        out.extend_from_slice(METHOD_NOT_FOUND_HEAD);
+        out.extend_from_slice(id.as_bytes());
+        out.push(b'}');
+    }
 }
 
 /// An answer of -32601 `Method not found`, up to its id.

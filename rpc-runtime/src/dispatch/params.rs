@@ -10,6 +10,7 @@ use serde::de::{DeserializeOwned, DeserializeSeed, Deserializer, IgnoredAny, Map
 use serde_json::value::RawValue;
 
 use crate::spec::{MethodSpec, ParamSpec, ParamStructure};
+use crate::wire::words::{has_byte, word_at};
 use crate::wire::ErrorObject;
 
 /// The params of one call, split against a [`MethodSpec`] but not yet
@@ -30,6 +31,8 @@ impl fmt::Debug for Params<'_> {
 
 enum Slots<'a> {
     Whole,
+    /// Not split yet (see [`Params::unsplit`]).
+    Unsplit,
     /// The request has no `params`: every parameter is absent.
     Absent,
     /// One entry per declared parameter (its JSON text); `None` when absent.
@@ -128,15 +131,46 @@ impl<'a> Params<'a> {
         spec: &'static MethodSpec,
         decodes_all: bool,
     ) -> Result<Self, ErrorObject> {
+        let mut params = Self::unsplit(raw, spec, decodes_all, false);
+        params.split_if_needed()?;
+        Ok(params)
+    }
+
+    /// [`Params::parse_for`] in two steps, so that the params are built
+    /// where they stay: this one cannot fail, and leaves params that are
+    /// not read in one walk to [`Params::split_if_needed`].
+    #[inline(always)]
+    pub(crate) fn unsplit(
+        raw: Option<&'a RawValue>,
+        spec: &'static MethodSpec,
+        decodes_all: bool,
+        notification: bool,
+    ) -> Self {
         let slots = match raw {
             _ if spec.whole => Slots::Whole,
             None => Slots::Absent,
             Some(raw) => match Cursor::start(raw.get(), spec).filter(|_| decodes_all) {
                 Some(cursor) => Slots::Stream(cursor),
-                None => return Self::split(Some(raw), spec),
+                None => Slots::Unsplit,
             },
         };
-        Ok(Params { spec, raw, slots, notification: false })
+        Params { spec, raw, slots, notification }
+    }
+
+    /// Splits params that [`Params::unsplit`] left whole; the errors are
+    /// [`Params::parse`]'s.
+    #[inline(always)]
+    pub(crate) fn split_if_needed(&mut self) -> Result<(), ErrorObject> {
+        match self.slots {
+            Slots::Unsplit => self.split_in_place(),
+            _ => Ok(()),
+        }
+    }
+
+    #[inline(never)]
+    fn split_in_place(&mut self) -> Result<(), ErrorObject> {
+        self.slots = Self::split(self.raw, self.spec)?.slots;
+        Ok(())
     }
 
     /// [`Params::parse_for`] splitting the params up front: each param's
@@ -185,24 +219,23 @@ impl<'a> Params<'a> {
     /// Decodes parameter `index` as `T`. An absent optional parameter decodes
     /// from `null` (so `Option<T>` yields `None`).
     pub fn decode<T: DeserializeOwned>(&self, index: usize) -> Result<T, ErrorObject> {
-        let param = &self.spec.params[index];
+        // The one-walk read first: generated handlers take it on every call.
+        if let Slots::Stream(cursor) = &self.slots {
+            let text = self.raw.map_or("", RawValue::get);
+            return match cursor.step(text, self.spec, index) {
+                Step::Value(value) => Ok(value),
+                Step::Absent => self.absent(index),
+                Step::Failed(at, err) => self.split_after_failure(index, &text[at..], err),
+                Step::Split => self.split_then_decode(index),
+            };
+        }
         let raw = match &self.slots {
             Slots::Split(slots) => slots.get(index),
             Slots::Whole => self.raw.map(RawValue::get),
-            Slots::Absent => None,
-            Slots::Stream(cursor) => {
-                let text = self.raw.map_or("", RawValue::get);
-                return match cursor.step(text, self.spec, index) {
-                    Step::Value(value) => Ok(value),
-                    Step::Absent if param.optional => {
-                        serde_json::from_str("null").map_err(|_| missing_error(self.spec, param))
-                    }
-                    Step::Absent => Err(missing_error(self.spec, param)),
-                    Step::Failed(at, err) => self.split_after_failure(index, &text[at..], err),
-                    Step::Split => self.split_then_decode(index),
-                };
-            }
+            Slots::Absent | Slots::Stream(_) => None,
+            Slots::Unsplit => return self.split_then_decode(index),
         };
+        let param = &self.spec.params[index];
         match raw {
             // serde also reads a struct from an array of its fields, in
             // order; the catalog describes such params as an object
@@ -211,15 +244,23 @@ impl<'a> Params<'a> {
                 Err(structure_error(self.spec, "an array"))
             }
             Some(text) => decode_text(text).map_err(|err| decode_error(self.spec, param, &err)),
-            None if param.optional || self.spec.whole => {
-                serde_json::from_str("null").map_err(|_| missing_error(self.spec, param))
-            }
-            None => Err(missing_error(self.spec, param)),
+            None => self.absent(index),
         }
     }
 }
 
 impl Params<'_> {
+    /// Parameter `index`, absent: `null` for an optional one, else -32602.
+    #[cold]
+    #[inline(never)]
+    fn absent<T: DeserializeOwned>(&self, index: usize) -> Result<T, ErrorObject> {
+        let param = &self.spec.params[index];
+        if !param.optional && !self.spec.whole {
+            return Err(missing_error(self.spec, param));
+        }
+        serde_json::from_str("null").map_err(|_| missing_error(self.spec, param))
+    }
+
     /// Not read in one walk: split and decode as `parse` would have, for
     /// the same value or error.
     #[cold]
@@ -496,6 +537,11 @@ fn from_str<T: DeserializeOwned>(text: &str) -> Result<T, serde_json::Error> {
 #[cold]
 fn without_negative_zero(text: &str) -> Option<String> {
     let bytes = text.as_bytes();
+    // A string, `true`, `false` or `null` (a usual wrong value) holds no
+    // number: not walked.
+    if matches!(bytes.first(), Some(b'"' | b't' | b'f' | b'n')) {
+        return None;
+    }
     let mut signs = Vec::new();
     let mut i = 0;
     while i < bytes.len() {
@@ -575,13 +621,7 @@ fn decode_error(spec: &MethodSpec, param: &ParamSpec, err: &serde_json::Error) -
         }
     }
     // serde usually says what it expected; add the declared type otherwise.
-    // (Found from its rarest letter: a general substring search sets up
-    // more than this short text needs.)
-    let said = message.as_bytes()[reason..]
-        .iter()
-        .enumerate()
-        .any(|(at, &byte)| byte == b'x' && at > 0 && message.as_bytes()[reason + at - 1..].starts_with(b"expected"));
-    if !said {
+    if !says_expected(&message.as_bytes()[reason..]) {
         let _ = write!(message, " (expected {})", param.ty);
     }
     ErrorObject::invalid_params(message)
@@ -765,6 +805,22 @@ fn split_named<'a>(raw: &'a RawValue, spec: &'static MethodSpec) -> Result<SlotB
         (Ok(slots), None) => Ok(slots),
         (Err(err), None) => Err(ErrorObject::invalid_params(format!("malformed params: {err}"))),
     }
+}
+
+/// Whether `text` has `expected` in it. Found from its rarest letter,
+/// eight bytes at a time: a general substring search sets up more than
+/// this short text needs, and a loop over every byte cost ~300
+/// instructions on a typical message.
+fn says_expected(text: &[u8]) -> bool {
+    let expected_at = |x: usize| x > 0 && text[x - 1..].starts_with(b"expected");
+    let mut at = 0;
+    while at + 8 <= text.len() {
+        if has_byte(word_at(text, at), b'x') && (at..at + 8).any(expected_at) {
+            return true;
+        }
+        at += 8;
+    }
+    (at..text.len()).any(expected_at)
 }
 
 #[cold]

@@ -1,5 +1,6 @@
 //! The method table: wire name -> handler, built from one or more services.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
@@ -8,6 +9,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::pin::Pin;
 use std::sync::OnceLock;
 
+use serde::de::Deserializer as _;
 use serde::Serialize;
 use serde_json::value::RawValue;
 
@@ -18,6 +20,7 @@ use crate::dispatch::permissions::{denied, Permissions};
 use crate::log::KeyedThrottle;
 use crate::spec::MethodSpec;
 use crate::wire::error::ErrorObject;
+use crate::wire::words::word_at;
 
 /// What a method produced: its result as raw JSON, or an error object.
 pub type MethodResult = Result<Box<RawValue>, ErrorObject>;
@@ -55,7 +58,8 @@ enum AnyHandler {
     Direct(Box<DirectHandler>),
 }
 
-struct Method {
+/// A registered method: its spec and its handler.
+pub(crate) struct Method {
     spec: &'static MethodSpec,
     handler: AnyHandler,
 }
@@ -92,7 +96,16 @@ impl std::error::Error for DuplicateMethod {}
 /// with [`Router::set_discover`].
 #[derive(Default)]
 pub struct Router {
-    methods: HashMap<Box<str>, Method, BuildHasherDefault<NameHasher>>,
+    /// The methods, in the order they were added, with their names.
+    methods: Vec<(Box<str>, Method)>,
+    /// Each method's [`NameKey`], in the same order: a table of up to
+    /// [`SMALL_TABLE`] methods is searched by these.
+    keys: Vec<NameKey>,
+    /// Name -> position in `methods`, for larger tables.
+    index: HashMap<Box<str>, usize, BuildHasherDefault<NameHasher>>,
+    /// Whether some name has a backslash, which a raw JSON name would
+    /// have escaped: then a raw name is not looked up as it is.
+    escaped_names: bool,
     catalog: Catalog,
     discover_off: bool,
     /// The `rpc.discover` answer, built on first use.
@@ -106,6 +119,48 @@ pub struct Router {
 /// function (or FNV-1a's one multiply per byte).
 #[derive(Default)]
 pub(crate) struct NameHasher(u64);
+
+/// Up to this many methods are found by comparing [`NameKey`]s one by
+/// one, which beats hashing the name for a table this small.
+const SMALL_TABLE: usize = 16;
+
+/// A name's length and a word of its bytes: for a name of up to eight
+/// bytes, two names are equal exactly when their keys are (the word holds
+/// every byte); a longer name's word is of its first and last eight bytes,
+/// and equal keys are then checked by comparing the names.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct NameKey {
+    len: usize,
+    word: u64,
+}
+
+impl NameKey {
+    #[inline(always)]
+    fn of(name: &str) -> Self {
+        let bytes = name.as_bytes();
+        let word = match bytes.len() {
+            0 => 0,
+            1..=8 => short_word(bytes),
+            len => word_at(bytes, 0) ^ word_at(bytes, len - 8).rotate_left(29),
+        };
+        NameKey { len: bytes.len(), word }
+    }
+}
+
+/// One to eight bytes as one word holding each of them, from (possibly
+/// overlapping) loads that need no loop. Two slices of the same length
+/// give the same word only when they are equal.
+#[inline(always)]
+fn short_word(bytes: &[u8]) -> u64 {
+    match bytes.len() {
+        len @ 1..=3 => u64::from(bytes[0]) | u64::from(bytes[len / 2]) << 8 | u64::from(bytes[len - 1]) << 16,
+        len => {
+            let low = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
+            let high = u32::from_le_bytes([bytes[len - 4], bytes[len - 3], bytes[len - 2], bytes[len - 1]]);
+            u64::from(low) | u64::from(high) << 32
+        }
+    }
+}
 
 impl NameHasher {
     /// Mixes `word` in: one 64x64->128-bit multiply, its halves folded, so
@@ -128,18 +183,11 @@ impl Hasher for NameHasher {
             self.mix(u64::from_le_bytes(word));
         }
         let rest = chunks.remainder();
-        // The last 1-7 bytes as one word, from (possibly overlapping)
-        // loads that need no loop; the length keeps `a` and `a\0` apart.
-        let tail = match rest.len() {
-            0 => return,
-            len @ 1..=3 => u64::from(rest[0]) | u64::from(rest[len / 2]) << 8 | u64::from(rest[len - 1]) << 16,
-            len => {
-                let low = u32::from_le_bytes([rest[0], rest[1], rest[2], rest[3]]);
-                let high = u32::from_le_bytes([rest[len - 4], rest[len - 3], rest[len - 2], rest[len - 1]]);
-                u64::from(low) | u64::from(high) << 32
-            }
-        };
-        self.mix(tail ^ (rest.len() as u64) << 59);
+        if rest.is_empty() {
+            return;
+        }
+        // The last 1-7 bytes as one word; the length keeps `a` and `a\0` apart.
+        self.mix(short_word(rest) ^ (rest.len() as u64) << 59);
     }
 
     #[inline]
@@ -177,20 +225,30 @@ impl Router {
     }
 
     fn insert(&mut self, spec: &'static MethodSpec, handler: AnyHandler) -> Result<(), DuplicateMethod> {
-        if self.methods.contains_key(spec.name) {
+        if self.index.contains_key(spec.name) {
             return Err(DuplicateMethod(spec.name.to_owned()));
         }
-        self.methods.insert(spec.name.into(), Method { spec, handler });
+        self.push(spec.name.into(), Method { spec, handler });
         Ok(())
+    }
+
+    /// Adds a method whose name is not taken.
+    fn push(&mut self, name: Box<str>, method: Method) {
+        self.index.insert(name.clone(), self.methods.len());
+        self.keys.push(NameKey::of(&name));
+        self.escaped_names |= name.contains('\\');
+        self.methods.push((name, method));
     }
 
     /// Moves every method of `other` into `self`. Fails, leaving `self`
     /// unchanged, if any name is already taken.
     pub fn merge(&mut self, other: Router) -> Result<(), DuplicateMethod> {
-        if let Some(name) = other.methods.keys().find(|name| self.methods.contains_key(*name)) {
+        if let Some((name, _)) = other.methods.iter().find(|(name, _)| self.index.contains_key(name)) {
             return Err(DuplicateMethod(name.to_string()));
         }
-        self.methods.extend(other.methods);
+        for (name, method) in other.methods {
+            self.push(name, method);
+        }
         self.catalog.merge(other.catalog);
         self.document = OnceLock::new();
         Ok(())
@@ -223,14 +281,72 @@ impl Router {
 
     /// The wire names of all methods, sorted.
     pub fn method_names(&self) -> Vec<&str> {
-        let mut names: Vec<&str> = self.methods.keys().map(|name| &**name).collect();
+        let mut names: Vec<&str> = self.methods.iter().map(|(name, _)| &**name).collect();
         names.sort_unstable();
         names
     }
 
     /// The spec of method `name`, if registered.
     pub fn spec(&self, name: &str) -> Option<&'static MethodSpec> {
-        self.methods.get(name).map(|method| method.spec)
+        self.find(name).map(|method| method.spec)
+    }
+
+    /// The method called `name`, if registered.
+    #[inline(always)]
+    fn find(&self, name: &str) -> Option<&Method> {
+        if self.methods.len() > SMALL_TABLE {
+            return self.find_hashed(name);
+        }
+        let key = NameKey::of(name);
+        let at = if name.len() <= 8 {
+            self.keys.iter().position(|candidate| *candidate == key)?
+        } else {
+            let mut candidates = self.keys.iter().zip(&self.methods);
+            candidates.position(|(candidate, (candidate_name, _))| *candidate == key && **candidate_name == *name)?
+        };
+        self.methods.get(at).map(|(_, method)| method)
+    }
+
+    /// [`Router::find`] in a table past [`SMALL_TABLE`] methods.
+    #[inline(never)]
+    fn find_hashed(&self, name: &str) -> Option<&Method> {
+        self.index.get(name).map(|&at| &self.methods[at].1)
+    }
+
+    /// A request's `method` member (raw JSON): its name, unescaped, and
+    /// the method of that name if there is one; `None` when it is not a
+    /// string. A name without escapes is the text between the quotes
+    /// (`raw` is valid JSON), looked up as it is.
+    #[inline]
+    pub(crate) fn resolve<'a>(&self, raw: &'a RawValue) -> Option<(Cow<'a, str>, Option<&Method>)> {
+        if let Some(inner) = raw.get().strip_prefix('"').and_then(|rest| rest.strip_suffix('"')) {
+            // With no backslash in any name, a name found has none either,
+            // so it is what the member says; one not found is looked at
+            // for a backslash only then.
+            if !self.escaped_names {
+                let method = self.find(inner);
+                if method.is_some() || !inner.bytes().any(|byte| byte == b'\\') {
+                    return Some((Cow::Borrowed(inner), method));
+                }
+            }
+        }
+        self.resolve_escaped(raw)
+    }
+
+    /// [`Router::resolve`] of a name with escapes (or when a registered
+    /// name has a backslash), or of a member that is not a string.
+    #[inline(never)]
+    fn resolve_escaped<'a>(&self, raw: &'a RawValue) -> Option<(Cow<'a, str>, Option<&Method>)> {
+        let name = decode_str(raw)?;
+        let method = self.find(&name);
+        Some((name, method))
+    }
+
+    /// Whether a name with no method is still answered: `rpc.discover`,
+    /// unless turned off.
+    #[inline]
+    pub(crate) fn serves_unlisted(&self, name: &str) -> bool {
+        name == DISCOVER_METHOD && !self.discover_off
     }
 
     /// Calls method `name`, appending a ready result's JSON to `out`; `None`
@@ -245,44 +361,25 @@ impl Router {
         cx: &Context,
         out: &mut Vec<u8>,
     ) -> Option<Called> {
-        let Some(method) = self.methods.get(name) else {
+        self.call_found(name, self.find(name), params, notification, cx, out)
+    }
+
+    /// [`Router::call_into`] of the method `name` already looked up (see
+    /// [`Router::resolve`]).
+    #[inline]
+    pub(crate) fn call_found(
+        &self,
+        name: &str,
+        method: Option<&Method>,
+        params: Option<&RawValue>,
+        notification: bool,
+        cx: &Context,
+        out: &mut Vec<u8>,
+    ) -> Option<Called> {
+        let Some(method) = method else {
             return self.call_unlisted(name, params, out);
         };
-        if let Some(requirement) = &method.spec.requires {
-            if let Err(refused) = check_requirement(name, requirement, notification, cx) {
-                return Some(Called::Failed(refused));
-            }
-        }
-        let start = out.len();
-        let outcome = catch_unwind(AssertUnwindSafe(|| match &method.handler {
-            // Generated handlers decode every declared param, in order.
-            AnyHandler::Direct(handler) => {
-                let mut params = Params::parse_for(params, method.spec, true)?;
-                params.notification = notification;
-                Ok(handler(&params, cx, &mut *out)?.map_or(Called::Written, Called::Pending))
-            }
-            AnyHandler::Outcome(handler) => {
-                let mut params = Params::parse_for(params, method.spec, false)?;
-                params.notification = notification;
-                Ok(match handler(params, cx)? {
-                    MethodOutcome::Ready(Ok(value)) => {
-                        out.extend_from_slice(value.get().as_bytes());
-                        Called::Written
-                    }
-                    MethodOutcome::Ready(Err(err)) => Called::Failed(err),
-                    MethodOutcome::Pending(future) => Called::Pending(future),
-                })
-            }
-        }));
-        let called = match outcome {
-            Ok(Ok(called)) => called,
-            Ok(Err(err)) => Called::Failed(err),
-            Err(panic) => Called::Failed(panicked(name, &*panic)),
-        };
-        if !matches!(called, Called::Written) {
-            out.truncate(start);
-        }
-        Some(called)
+        Some(call_method(method, name, params, notification, cx, out))
     }
 
     /// [`Router::call_into`] of a name with no method: `rpc.discover`,
@@ -290,7 +387,7 @@ impl Router {
     #[cold]
     #[inline(never)]
     fn call_unlisted(&self, name: &str, params: Option<&RawValue>, out: &mut Vec<u8>) -> Option<Called> {
-        if name != DISCOVER_METHOD || self.discover_off {
+        if !self.serves_unlisted(name) {
             return None;
         }
         // A user's `JsonSchema` impl runs here: keep its panics in.
@@ -304,6 +401,91 @@ impl Router {
             Err(err) => Called::Failed(err),
         })
     }
+}
+
+/// Calls `method` (named `name`), appending a ready result's JSON to
+/// `out` (left as it was on failure); see [`Router::call_into`].
+#[inline]
+fn call_method(
+    method: &Method,
+    name: &str,
+    params: Option<&RawValue>,
+    notification: bool,
+    cx: &Context,
+    out: &mut Vec<u8>,
+) -> Called {
+    if let Some(requirement) = &method.spec.requires {
+        if let Err(refused) = check_requirement(name, requirement, notification, cx) {
+            return Called::Failed(refused);
+        }
+    }
+    let start = out.len();
+    // The unwinding boundary carries the future of an `async` method out,
+    // and an error through `failed`: a small value, where the whole
+    // `Called` was moved through it and out again.
+    let mut failed = None;
+    let outcome = catch_unwind(AssertUnwindSafe(|| {
+        let ready = match &method.handler {
+            // Generated handlers decode every declared param, in order.
+            AnyHandler::Direct(handler) => {
+                // Built where it stays (a `Result` of it was moved twice).
+                let mut params = Params::unsplit(params, method.spec, true, notification);
+                params.split_if_needed().and_then(|()| handler(&params, cx, &mut *out))
+            }
+            AnyHandler::Outcome(handler) => call_outcome(handler, method.spec, params, notification, cx, out),
+        };
+        ready.unwrap_or_else(|error| {
+            failed = Some(error);
+            None
+        })
+    }));
+    let called = match (outcome, failed) {
+        (Ok(None), None) => return Called::Written,
+        (Ok(Some(future)), None) => Called::Pending(future),
+        (_, Some(error)) => Called::Failed(error),
+        (Err(panic), None) => Called::Failed(panicked(name, &*panic)),
+    };
+    out.truncate(start);
+    called
+}
+
+/// Calls a handler added with [`Router::register`]: its params are split
+/// up front, and a ready result is copied into `out`.
+#[inline(never)]
+fn call_outcome(
+    handler: &Handler,
+    spec: &'static MethodSpec,
+    params: Option<&RawValue>,
+    notification: bool,
+    cx: &Context,
+    out: &mut Vec<u8>,
+) -> Result<Option<MethodFuture>, ErrorObject> {
+    let mut params = Params::unsplit(params, spec, false, notification);
+    params.split_if_needed()?;
+    match handler(params, cx)? {
+        MethodOutcome::Ready(Ok(value)) => {
+            out.extend_from_slice(value.get().as_bytes());
+            Ok(None)
+        }
+        MethodOutcome::Ready(Err(err)) => Err(err),
+        MethodOutcome::Pending(future) => Ok(Some(future)),
+    }
+}
+
+/// A JSON string (raw), unescaped; `None` if `raw` is not a string.
+pub(crate) fn decode_str(raw: &RawValue) -> Option<Cow<'_, str>> {
+    // `raw` is valid JSON, so a string without a backslash is exactly the
+    // text between its quotes (no parser needed).
+    let text = raw.get();
+    if let Some(inner) = text.strip_prefix('"').and_then(|rest| rest.strip_suffix('"')) {
+        // A plain loop: names are short, and `str::contains` set up a
+        // char searcher for it (~40 instructions a call).
+        if !inner.bytes().any(|byte| byte == b'\\') {
+            return Some(Cow::Borrowed(inner));
+        }
+    }
+    let mut de = serde_json::Deserializer::from_str(raw.get());
+    de.deserialize_str(crate::dispatch::params::CowStr).ok()
 }
 
 /// Whether the caller of `cx` meets what method `name` requires; the
@@ -503,5 +685,48 @@ mod tests {
             assert_eq!(map.get(name.as_str()), Some(&i));
         }
         assert_eq!(map.get("x"), None);
+    }
+
+    /// A router of `names`, each method answering its own name.
+    fn router_of(names: &[String]) -> Router {
+        let mut router = Router::new();
+        for name in names {
+            let spec: &'static MethodSpec = Box::leak(Box::new(MethodSpec::new(Box::leak(name.clone().into()), &[])));
+            router.register(spec, |params, _| Ok(MethodOutcome::Ready(encode(&params.method())))).unwrap();
+        }
+        router
+    }
+
+    #[test]
+    fn small_and_large_tables_find_each_name_raw_or_escaped() {
+        let long = |i: usize| format!("subscribe_{i:02}_and_more");
+        for count in [1, 3, SMALL_TABLE, SMALL_TABLE + 1, 40] {
+            let mut names: Vec<String> =
+                (0..count).map(|i| ["a", "ab", "abc", "abcd", "abcdefgh"][i % 5].repeat(i / 5 + 1)).collect();
+            names.extend((0..count).map(long));
+            names.push("tab\\name".into());
+            names.sort();
+            names.dedup();
+            let router = router_of(&names);
+            for name in &names {
+                assert_eq!(router.spec(name).map(|spec| spec.name), Some(name.as_str()));
+                let quoted = serde_json::to_string(name).unwrap();
+                let escaped = format!("\"\\u{:04x}{}", u32::from(name.as_bytes()[0]), &quoted[2..]);
+                for raw in [quoted, escaped] {
+                    let raw = RawValue::from_string(raw).unwrap();
+                    let (resolved, method) = router.resolve(&raw).unwrap();
+                    assert_eq!(
+                        (&*resolved, method.map(|method| method.spec.name)),
+                        (name.as_str(), Some(name.as_str()))
+                    );
+                }
+            }
+            for unknown in ["", "x", "abcdefgi", "subscribe_00_and_mord", "tab\\nam", "\\u0078"] {
+                assert!(router.spec(unknown).is_none(), "{unknown}");
+                let raw = RawValue::from_string(serde_json::to_string(unknown).unwrap()).unwrap();
+                assert!(router.resolve(&raw).unwrap().1.is_none(), "{unknown}");
+            }
+            assert!(router.resolve(&RawValue::from_string("1".into()).unwrap()).is_none());
+        }
     }
 }

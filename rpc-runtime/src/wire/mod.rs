@@ -4,6 +4,7 @@
 
 pub(crate) mod error;
 pub(crate) mod framing;
+pub(crate) mod words;
 
 pub use error::*;
 pub(crate) use framing::BorrowedFrame;
