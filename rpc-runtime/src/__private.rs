@@ -9,7 +9,7 @@ pub use crate::catalog::support::{
 pub use crate::catalog::{Catalog, ErrorInfo, MethodInfo, ParamInfo, RpcError, ServiceInfo, ToolInfo};
 pub use crate::dispatch::context::Context;
 pub use crate::dispatch::params::Params;
-pub use crate::dispatch::router::{IntoMethodResult, MethodFuture, MethodOutcome, Router};
+pub use crate::dispatch::router::{IntoMethodResult, MethodFuture, MethodOutcome, MethodResult, Router};
 pub use crate::peer::client::support::{
     batch_call, batch_notification, decoder, encode_param, AppError, ClientCore, ResultTypes, ViaServerError,
 };
@@ -27,6 +27,8 @@ pub use core::option::Option::{None, Some};
 pub use serde::de::DeserializeOwned;
 pub use serde::Serialize;
 pub use serde_json;
+pub use std::sync::Arc;
+pub use std::vec::Vec;
 
 use std::future::Future;
 
@@ -231,58 +233,63 @@ pub fn ready_result_into<R: IntoMethodResult>(out: &mut Vec<u8>, value: R) -> Di
     crate::dispatch::router::sealed::EncodeInto::encode_into(value, out).map(|()| None)
 }
 
-/// The future of an `async` method returning `T`, for a direct handler.
+/// The future of an `async` method, for a direct handler: the generated
+/// block that awaits the method and encodes its output, boxed.
 #[inline]
-pub fn pending_into<F, T>(future: F) -> Direct
+pub fn pending_into<F>(future: F) -> Direct
 where
-    F: Future<Output = T> + Send + 'static,
-    T: Serialize,
+    F: Future<Output = MethodResult> + Send + 'static,
 {
-    Ok(Some(Box::pin(async move { crate::dispatch::router::encode(&future.await) })))
+    Ok(Some(Box::pin(future)))
 }
 
-/// The future of an `async` method returning `Result<T, E>`, for a
-/// direct handler.
+/// The encoded output of an `async` method returning `T`.
 #[inline]
-pub fn pending_result_into<F, R>(future: F) -> Direct
-where
-    F: Future<Output = R> + Send + 'static,
-    R: IntoMethodResult,
-{
-    Ok(Some(Box::pin(async move { future.await.into_method_result() })))
+pub fn encode_output<T: Serialize>(value: T) -> MethodResult {
+    crate::dispatch::router::encode(&value)
+}
+
+/// The encoded output of an `async` method returning `Result<T, E>`.
+#[inline]
+pub fn result_output<R: IntoMethodResult>(value: R) -> MethodResult {
+    value.into_method_result()
 }
 
 /// A generated method: a plain function of the service, so that the
 /// only generic code per method is its own body. It borrows the params:
 /// taken by value, the split params (about 130 bytes) were copied once
 /// more on the way in, on every call.
-pub type MethodFn<S> = fn(&std::sync::Arc<S>, &Params<'_>, &Context, &mut Vec<u8>) -> Direct;
+pub type MethodFn<S> = fn(&Arc<S>, &Params<'_>, &Context, &mut Vec<u8>) -> Direct;
 
-/// Registers a generated method under its older names too
-/// (`#[rpc(alias = "...")]`); cannot fail (see [`register`]).
-pub fn register_aliased<S: Send + Sync + 'static>(
+/// Registers every method of a generated service: `handlers[i]` serves
+/// `specs[i]`, and the alias specs that follow them (`#[rpc(alias = "...")]`)
+/// serve `handlers[aliases[k]]`. Cannot fail (see [`register`]).
+pub fn register_methods<S: Send + Sync + 'static>(
     router: &mut Router,
-    spec: &'static MethodSpec,
-    aliases: &'static [MethodSpec],
-    service: &std::sync::Arc<S>,
-    handler: MethodFn<S>,
+    specs: &'static [MethodSpec],
+    service: S,
+    handlers: &[MethodFn<S>],
+    aliases: &[usize],
 ) {
-    register_method(router, spec, service, handler);
-    for alias in aliases {
-        register_method(router, alias, service, handler);
+    let service = Arc::new(service);
+    let (methods, rest) = specs.split_at(handlers.len());
+    for (spec, &handler) in methods.iter().zip(handlers) {
+        register_method(router, spec, &service, handler);
+    }
+    for (spec, &method) in rest.iter().zip(aliases) {
+        register_method(router, spec, &service, handlers[method]);
     }
 }
 
 /// Registers a generated method of `service`; the wrapper around
-/// `handler` is one type per service, not one per method. Cannot fail
-/// (see [`register`]).
-pub fn register_method<S: Send + Sync + 'static>(
+/// `handler` is one type per service, not one per method.
+fn register_method<S: Send + Sync + 'static>(
     router: &mut Router,
     spec: &'static MethodSpec,
-    service: &std::sync::Arc<S>,
+    service: &Arc<S>,
     handler: MethodFn<S>,
 ) {
-    let service = std::sync::Arc::clone(service);
+    let service = Arc::clone(service);
     register_direct(router, spec, move |params, cx, out| handler(&service, params, cx, out));
 }
 

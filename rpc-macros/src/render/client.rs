@@ -150,29 +150,44 @@ fn helper(service: &Service, name: &str) -> syn::Ident {
     }
 }
 
-/// The success and error types a client method returns, and where the
-/// user wrote the success type (for errors about it).
+/// The success and error types a client method returns, where the user
+/// wrote the success type (for errors about it), and how an error object
+/// becomes the method's `ClientError`.
 struct Types {
     ok: TokenStream,
     ok_span: Span,
     err: TokenStream,
+    convert: TokenStream,
 }
 
 fn types(method: &Method) -> Types {
     let private = quote!(__rpc);
-    let server_error = quote!(#private::ErrorObject);
+    // `ErrorObject` is no `FromErrorObject`: its errors stay server errors,
+    // which is what `AppError` would pick, without the lookup.
+    let server = |ok, ok_span| Types {
+        ok,
+        ok_span,
+        err: quote!(#private::ErrorObject),
+        convert: quote!(#private::ClientError::Server),
+    };
+    let app = |ok, ok_span, err: TokenStream| Types {
+        ok,
+        ok_span,
+        convert: quote!(#private::AppError::<#err>::CONVERT),
+        err,
+    };
     match &method.output {
-        Output::Unit => Types { ok: quote!(()), ok_span: Span::call_site(), err: server_error },
-        Output::Plain(ty) => Types { ok: owned(ty), ok_span: ty.span(), err: server_error },
+        Output::Unit => server(quote!(()), Span::call_site()),
+        Output::Plain(ty) => server(owned(ty), ty.span()),
         Output::Result(ty) => match result_args(ty) {
-            Some((ok, err)) => Types { ok: owned(ok), ok_span: ok.span(), err: quote!(#err) },
+            Some((ok, err)) => app(owned(ok), ok.span(), quote!(#err)),
             // Spanned at the alias, so that an error about the success
             // type points there rather than at the attribute.
-            None => Types {
-                ok: quote_spanned!(ty.span()=> <#ty as #private::ResultTypes>::Ok),
-                ok_span: ty.span(),
-                err: quote!(<#ty as #private::ResultTypes>::Err),
-            },
+            None => app(
+                quote_spanned!(ty.span()=> <#ty as #private::ResultTypes>::Ok),
+                ty.span(),
+                quote!(<#ty as #private::ResultTypes>::Err),
+            ),
         },
     }
 }
@@ -264,7 +279,7 @@ fn client_method(service: &Service, index: usize, method: &Method) -> TokenStrea
     if let Some(item) = method.item() {
         let decode_item = decoder(&owned(item), item.span());
         let item = owned(item);
-        let Types { err, .. } = types(method);
+        let Types { err, convert, .. } = types(method);
         let notification = &method.item_notification;
         let unsubscribe = method.unsubscribe.as_ref().map_or("", |(name, _)| name.as_str());
         return quote! {
@@ -279,12 +294,12 @@ fn client_method(service: &Service, index: usize, method: &Method) -> TokenStrea
                     #notification,
                     #unsubscribe,
                     #decode_item,
-                    #private::AppError::<#err>::CONVERT,
+                    #convert,
                 )
             }
         };
     }
-    let Types { ok, ok_span, err } = types(method);
+    let Types { ok, ok_span, err, convert } = types(method);
     let decode = decoder(&ok, ok_span);
     quote! {
         #docs
@@ -294,7 +309,7 @@ fn client_method(service: &Service, index: usize, method: &Method) -> TokenStrea
                 &__SPECS[#index],
                 #encode,
                 #decode,
-                #private::AppError::<#err>::CONVERT,
+                #convert,
             )
         }
     }
@@ -317,7 +332,7 @@ fn batch_method(service: &Service, index: usize, method: &Method) -> TokenStream
             }
         };
     }
-    let Types { ok, ok_span, err } = types(method);
+    let Types { ok, ok_span, err, convert } = types(method);
     let decode = decoder(&ok, ok_span);
     quote! {
         #docs
@@ -330,7 +345,7 @@ fn batch_method(service: &Service, index: usize, method: &Method) -> TokenStream
                 &__SPECS[#index],
                 #encode,
                 #decode,
-                #private::AppError::<#err>::CONVERT,
+                #convert,
             )
         }
     }

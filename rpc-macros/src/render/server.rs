@@ -3,7 +3,7 @@
 use proc_macro2::{Group, Span, TokenStream, TokenTree};
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
-use syn::{parse_quote, TraitItem};
+use syn::TraitItem;
 
 use crate::ast::{Method, Output, Service};
 use crate::attr::{Requires, Structure};
@@ -12,12 +12,11 @@ use crate::attr::{Requires, Structure};
 pub fn into_rpc(service: &Service) -> Vec<TraitItem> {
     let krate = &service.attrs.crate_path;
     let trait_ident = &service.item.ident;
-    let mut alias_index = service.methods.len();
-    let registrations = service.methods.iter().enumerate().map(|(index, method)| {
-        let aliases = alias_index..alias_index + method.aliases.len();
-        alias_index = aliases.end;
-        register(service, index, aliases, method)
-    });
+    let handlers = service.methods.iter().enumerate().map(|(index, method)| handler(service, index, method));
+    let names = (0..service.methods.len()).map(handler_ident);
+    // The method of each alias spec, in the order of the spec table.
+    let alias_methods =
+        service.methods.iter().enumerate().flat_map(|(index, method)| std::iter::repeat_n(index, method.aliases.len()));
     // Each unsubscribe method once; their specs follow the aliases'.
     let first = service.methods.len() + service.methods.iter().map(|m| m.aliases.len()).sum::<usize>();
     let unsubscribes = (first..)
@@ -42,7 +41,9 @@ pub fn into_rpc(service: &Service) -> Vec<TraitItem> {
     } else {
         TokenStream::new()
     };
-    vec![parse_quote! {
+    // Verbatim: parsing these tokens back into a syntax tree only to print
+    // them again took about as long as the rest of the expansion.
+    vec![TraitItem::Verbatim(quote! {
         #[doc = #doc]
         #[allow(deprecated, clippy::all)]
         fn into_rpc(self) -> #krate::__private::Router
@@ -51,14 +52,14 @@ pub fn into_rpc(service: &Service) -> Vec<TraitItem> {
         {
             use #krate::__private as __rpc;
             #specs
-            let __this = ::std::sync::Arc::new(self);
+            #(#handlers)*
             let mut __router = __rpc::Router::new();
-            #(#registrations)*
+            __rpc::register_methods(&mut __router, __specs, self, &[#(#names),*], &[#(#alias_methods),*]);
             #(#unsubscribes)*
             #attach_catalog
             __router
         }
-    }]
+    })]
 }
 
 /// The generated type whose `const _` block holds the spec table and
@@ -101,11 +102,20 @@ pub fn specs(service: &Service) -> TokenStream {
     }
 }
 
-fn register(service: &Service, index: usize, aliases: std::ops::Range<usize>, method: &Method) -> TokenStream {
+/// The name of method `index`'s handler.
+fn handler_ident(index: usize) -> syn::Ident {
+    format_ident!("__rpc_method{}", index)
+}
+
+/// Method `index`'s handler: a generic `fn` of the service type `S` (an
+/// item in `into_rpc`'s body cannot name its `Self`), which decodes the
+/// params, calls the method and encodes its outcome. A named `fn` rather
+/// than a closure: a closure turned into a function pointer adds a shim of
+/// its own to compile.
+fn handler(service: &Service, index: usize, method: &Method) -> TokenStream {
     let private = quote!(__rpc);
     let trait_ident = &service.item.ident;
     let ident = &method.ident;
-    let specs = quote!(__specs);
 
     let mut decode = Vec::new();
     let mut args = Vec::new();
@@ -129,7 +139,7 @@ fn register(service: &Service, index: usize, aliases: std::ops::Range<usize>, me
         }
         args.push(var);
     }
-    let call = quote!(<Self as #trait_ident>::#ident(&__this, #(#args),*));
+    let call = quote!(<S as #trait_ident>::#ident(&__this, #(#args),*));
     // Spanned so that a return type that is not Serialize (or an error type
     // that does not convert into an error object) is reported on it.
     let span = match &method.output {
@@ -139,30 +149,33 @@ fn register(service: &Service, index: usize, aliases: std::ops::Range<usize>, me
     let outcome = match (method.is_async, &method.output) {
         (false, Output::Result(_)) => quote!(#private::ready_result_into(__out, #call)),
         (false, _) => quote!(#private::ready_into(__out, #call)),
+        // One future per method: the method's own, awaited and encoded
+        // in the block that holds the service.
         (true, Output::Result(_)) => quote! {{
             let __this = ::core::clone::Clone::clone(__this);
-            #private::pending_result_into(async move { #call.await })
+            #private::pending_into(async move { #private::result_output(#call.await) })
         }},
         (true, _) => quote! {{
             let __this = ::core::clone::Clone::clone(__this);
-            #private::pending_into(async move { #call.await })
+            #private::pending_into(async move { #private::encode_output(#call.await) })
         }},
     };
     let outcome = match method.params.iter().position(|param| param.sink.is_some()) {
         Some(index) => subscription(method, index, &call, span),
         None => respan(outcome, span),
     };
-    let handler = quote! {
-        |__this, __params, __cx, __out| {
+    let name = handler_ident(index);
+    quote! {
+        fn #name<S: #trait_ident>(
+            __this: &#private::Arc<S>,
+            __params: &#private::Params<'_>,
+            __cx: &#private::Context,
+            __out: &mut #private::Vec<u8>,
+        ) -> #private::Direct {
             #(#decode)*
             #outcome
         }
-    };
-    if aliases.is_empty() {
-        return quote!(#private::register_method(&mut __router, &#specs[#index], &__this, #handler););
     }
-    let (start, end) = (aliases.start, aliases.end);
-    quote!(#private::register_aliased(&mut __router, &#specs[#index], &#specs[#start..#end], &__this, #handler);)
 }
 
 /// The outcome of a subscription method whose `SubscriptionSink` is parameter `index`:
