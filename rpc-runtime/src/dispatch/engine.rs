@@ -199,11 +199,26 @@ enum BatchEntry {
     },
 }
 
-/// A single message's members. `result` and `error` only matter to a
-/// connection, which takes responses off the stream (see
-/// [`Engine::process_incoming`]); the engine itself ignores them.
+/// A request's members, as the engine reads them: a message with other
+/// members (a response's `result` or `error`) is no request, and they are
+/// skipped unread.
 #[derive(Deserialize)]
 pub(crate) struct Envelope<'a> {
+    #[serde(borrow, default, deserialize_with = "present")]
+    pub(crate) jsonrpc: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    pub(crate) method: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    pub(crate) params: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    pub(crate) id: Option<&'a RawValue>,
+}
+
+/// A single message's members with a response's too: `result` and `error`
+/// only matter to a connection, which takes responses off the stream (see
+/// [`Engine::process_incoming`]).
+#[derive(Deserialize)]
+pub(crate) struct Message<'a> {
     #[serde(borrow, default, deserialize_with = "present")]
     pub(crate) jsonrpc: Option<&'a RawValue>,
     #[serde(borrow, default, deserialize_with = "present")]
@@ -218,7 +233,7 @@ pub(crate) struct Envelope<'a> {
     pub(crate) error: Option<&'a RawValue>,
 }
 
-impl<'a> Envelope<'a> {
+impl<'a> Message<'a> {
     /// Response-shaped: no `method`, a `result` or an `error`. One without
     /// an `id` is still taken off the stream (and dropped), not answered.
     pub(crate) fn is_response(&self) -> bool {
@@ -228,6 +243,11 @@ impl<'a> Envelope<'a> {
     /// The method name, unescaped, if it is a string.
     pub(crate) fn method_name(&self) -> Option<Cow<'a, str>> {
         self.method.and_then(decode_str)
+    }
+
+    /// The members the engine reads.
+    pub(crate) fn request(&self) -> Envelope<'a> {
+        Envelope { jsonrpc: self.jsonrpc, method: self.method, params: self.params, id: self.id }
     }
 }
 
@@ -365,7 +385,7 @@ impl Engine {
         if text.bytes().find(|b| !b.is_ascii_whitespace()) == Some(b'[') {
             return Incoming::Other;
         }
-        let Ok(envelope) = serde_json::from_str::<Envelope<'m>>(text) else { return Incoming::Other };
+        let Ok(envelope) = serde_json::from_str::<Message<'m>>(text) else { return Incoming::Other };
         if envelope.is_response() {
             return Incoming::Response { id: envelope.id, result: envelope.result, error: envelope.error };
         }
@@ -376,12 +396,12 @@ impl Engine {
                 }
             }
         }
-        Incoming::Handled(self.dispatch_single(&envelope, cx, out))
+        Incoming::Handled(self.dispatch_single(&envelope.request(), cx, out))
     }
 
     fn process_single(&self, text: &str, cx: &Context, out: &mut Vec<u8>) -> Option<PendingResponse> {
         // Borrowed where it was decoded (moved out of the `Result`, its
-        // six members were copied).
+        // members were copied).
         match &serde_json::from_str::<Envelope<'_>>(text) {
             Ok(envelope) => self.dispatch_single(envelope, cx, out),
             Err(err) => {

@@ -24,7 +24,7 @@ use super::client::ClientError;
 use super::transport::{MessageSink, MessageSource, Received};
 use super::{preview, subscription, Closed, Outgoing, Peer, PeerOptions, Shared};
 use crate::dispatch::context::Context;
-use crate::dispatch::engine::{write_error, Engine, Envelope, Incoming, PendingResponse};
+use crate::dispatch::engine::{write_error, Engine, Incoming, Message, PendingResponse};
 use crate::dispatch::signal::Signal;
 use crate::wire::{ErrorObject, INVALID_REQUEST, PARSE_ERROR};
 
@@ -522,7 +522,7 @@ impl Connection {
         if text.trim_start().starts_with('[') {
             return self.route_batch(text).map_or(engine, |rest| rest.map(Cow::Owned));
         }
-        let Ok(probe) = serde_json::from_str::<Envelope<'_>>(text) else { return engine };
+        let Ok(probe) = serde_json::from_str::<Message<'_>>(text) else { return engine };
         if !self.take(&probe) {
             return engine;
         }
@@ -531,7 +531,7 @@ impl Connection {
 
     /// Takes `probe` off the stream if it is for the connection itself (a
     /// response, or a claimed notification); `false` if it is for the engine.
-    fn take(&self, probe: &Envelope<'_>) -> bool {
+    fn take(&self, probe: &Message<'_>) -> bool {
         if probe.is_response() {
             self.deliver(probe.id, probe.result, probe.error);
             return true;
@@ -557,7 +557,7 @@ impl Connection {
         let mut rest = Vec::new();
         let mut delivered = false;
         for entry in entries {
-            let taken = serde_json::from_str::<Envelope<'_>>(entry.get()).is_ok_and(|probe| self.take(&probe));
+            let taken = serde_json::from_str::<Message<'_>>(entry.get()).is_ok_and(|probe| self.take(&probe));
             if taken {
                 delivered = true;
             } else {
@@ -728,7 +728,7 @@ fn send_error<K: MessageSink>(sink: &mut K, error: &ErrorObject) {
 #[cfg(test)]
 mod tests {
     use super::probe_keys;
-    use crate::dispatch::engine::Envelope;
+    use crate::dispatch::engine::Message;
 
     #[test]
     fn responses_and_cancellations_are_spotted_by_their_strings() {
@@ -749,7 +749,7 @@ mod tests {
 
     #[test]
     fn responses_are_told_from_requests() {
-        let probe = |text: &str| serde_json::from_str::<Envelope<'_>>(text).unwrap().is_response();
+        let probe = |text: &str| serde_json::from_str::<Message<'_>>(text).unwrap().is_response();
         assert!(probe(r#"{"jsonrpc":"2.0","result":null,"id":1}"#));
         assert!(probe(r#"{"jsonrpc":"2.0","error":{"code":1,"message":"m"},"id":1}"#));
         assert!(!probe(r#"{"jsonrpc":"2.0","method":"m","params":{"result":1},"id":1}"#));
