@@ -21,6 +21,9 @@ impl Signal {
         first
     }
 
+    /// Whether the flag is raised. Inlined: the connection loop that asks
+    /// once per message is generic, built in the caller's crate.
+    #[inline]
     pub(crate) fn is_raised(&self) -> bool {
         self.raised.load(Ordering::Acquire)
     }
