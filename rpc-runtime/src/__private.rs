@@ -174,49 +174,6 @@ pub const fn param_info(description: &'static str, schema: SchemaFn) -> ParamInf
     ParamInfo { description: non_empty(description), schema }
 }
 
-/// The outcome of a plain method returning `T`.
-#[inline]
-pub fn ready<T: Serialize>(value: T) -> Result<MethodOutcome, ErrorObject> {
-    Ok(MethodOutcome::Ready(crate::dispatch::router::encode(&value)))
-}
-
-/// The outcome of a plain method returning `Result<T, E>`.
-#[inline]
-pub fn ready_result<R: IntoMethodResult>(value: R) -> Result<MethodOutcome, ErrorObject> {
-    Ok(MethodOutcome::Ready(value.into_method_result()))
-}
-
-/// The outcome of an `async` method returning `T`.
-#[inline]
-pub fn pending<F, T>(future: F) -> Result<MethodOutcome, ErrorObject>
-where
-    F: Future<Output = T> + Send + 'static,
-    T: Serialize,
-{
-    Ok(MethodOutcome::Pending(Box::pin(async move { crate::dispatch::router::encode(&future.await) })))
-}
-
-/// The outcome of an `async` method returning `Result<T, E>`.
-#[inline]
-pub fn pending_result<F, R>(future: F) -> Result<MethodOutcome, ErrorObject>
-where
-    F: Future<Output = R> + Send + 'static,
-    R: IntoMethodResult,
-{
-    Ok(MethodOutcome::Pending(Box::pin(async move { future.await.into_method_result() })))
-}
-
-/// Registers a generated method; names within one trait are unique
-/// (checked at compile time), so this cannot fail.
-pub fn register<F>(router: &mut Router, spec: &'static MethodSpec, handler: F)
-where
-    F: Fn(Params<'_>, &Context) -> Result<MethodOutcome, ErrorObject> + Send + Sync + 'static,
-{
-    if let Err(err) = router.register(spec, handler) {
-        unreachable!("#[rpc] checked method names at compile time: {err}");
-    }
-}
-
 /// What a direct handler returns: `None` when the result was written
 /// into the response buffer, or the future of an `async` method.
 pub type Direct = Result<Option<MethodFuture>, ErrorObject>;
@@ -263,7 +220,7 @@ pub type MethodFn<S> = fn(&Arc<S>, &Params<'_>, &Context, &mut Vec<u8>) -> Direc
 
 /// Registers every method of a generated service: `handlers[i]` serves
 /// `specs[i]`, and the alias specs that follow them (`#[rpc(alias = "...")]`)
-/// serve `handlers[aliases[k]]`. Cannot fail (see [`register`]).
+/// serve `handlers[aliases[k]]`. Cannot fail (see [`register_direct`]).
 pub fn register_methods<S: Send + Sync + 'static>(
     router: &mut Router,
     specs: &'static [MethodSpec],
@@ -294,7 +251,8 @@ fn register_method<S: Send + Sync + 'static>(
 }
 
 /// Registers a generated method whose ready results are encoded straight
-/// into the response buffer; cannot fail (see [`register`]).
+/// into the response buffer; names within one trait are unique (checked
+/// at compile time), so this cannot fail.
 pub fn register_direct<F>(router: &mut Router, spec: &'static MethodSpec, handler: F)
 where
     F: Fn(&Params<'_>, &Context, &mut Vec<u8>) -> Direct + Send + Sync + 'static,
