@@ -36,6 +36,10 @@ if section "HTTP/1.1, batch of 10, time and server CPU per request"; then
   pinned --targets ours-http,hyper-http,jsonrpsee-http --batch 10
 fi
 if section "h2c, time and server CPU per request"; then pinned --targets ours-h2c,jsonrpsee-h2c; fi
+if section "HTTPS against HTTP, instructions per request (callgrind; single and batch of 10)"; then
+  TARGETS=ours-http,ours-https ./stream_instructions.sh
+  TARGETS=ours-http,ours-https ./stream_instructions.sh --batch 10
+fi
 if section "WebSocket, instructions per request (callgrind)"; then TARGETS=ours-ws,ours,handwritten ./stream_instructions.sh; fi
 if section "WebSocket, time and server CPU per request"; then pinned --targets ours-ws,jsonrpsee-ws,handwritten; fi
 if section "Memory per idle TCP connection"; then target/release/idle --connections 2000 --rounds "${runs:-3}"; fi
