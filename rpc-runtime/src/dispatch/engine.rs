@@ -10,7 +10,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context as TaskContext, Poll};
 
-use serde::de::{Deserializer, IgnoredAny};
+use serde::de::{Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use serde_json::error::Category;
 use serde_json::value::RawValue;
@@ -19,7 +19,7 @@ use crate::dispatch::context::Context;
 use crate::dispatch::dialect::{Dialect, SharedDialect};
 use crate::dispatch::inflight;
 use crate::dispatch::middleware::{MethodCall, MethodResponse, MethodService, Stack};
-use crate::dispatch::router::{decode_str, panicked, Called, MethodFuture, MethodResult, Router};
+use crate::dispatch::router::{panicked, Called, MethodFuture, MethodResult, Router};
 use crate::dispatch::signal::Signal;
 use crate::wire::error::{ErrorObject, INVALID_REQUEST};
 
@@ -204,14 +204,18 @@ enum BatchEntry {
 /// skipped unread.
 #[derive(Deserialize)]
 pub(crate) struct Envelope<'a> {
-    #[serde(borrow, default, deserialize_with = "present")]
-    pub(crate) jsonrpc: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "present")]
-    pub(crate) method: Option<&'a RawValue>,
+    #[serde(default, deserialize_with = "version_member")]
+    pub(crate) jsonrpc: Option<Version>,
+    #[serde(borrow, default, deserialize_with = "method_member")]
+    pub(crate) method: Option<MethodMember<'a>>,
     #[serde(borrow, default, deserialize_with = "present")]
     pub(crate) params: Option<&'a RawValue>,
     #[serde(borrow, default, deserialize_with = "present")]
     pub(crate) id: Option<&'a RawValue>,
+    /// The request object's text, set once decoded: read again only to
+    /// say what is wrong with its `jsonrpc` member.
+    #[serde(skip)]
+    pub(crate) text: &'a str,
 }
 
 /// A single message's members with a response's too: `result` and `error`
@@ -219,10 +223,10 @@ pub(crate) struct Envelope<'a> {
 /// [`Engine::process_incoming`]).
 #[derive(Deserialize)]
 pub(crate) struct Message<'a> {
-    #[serde(borrow, default, deserialize_with = "present")]
-    pub(crate) jsonrpc: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "present")]
-    pub(crate) method: Option<&'a RawValue>,
+    #[serde(default, deserialize_with = "version_member")]
+    pub(crate) jsonrpc: Option<Version>,
+    #[serde(borrow, default, deserialize_with = "method_member")]
+    pub(crate) method: Option<MethodMember<'a>>,
     #[serde(borrow, default, deserialize_with = "present")]
     pub(crate) params: Option<&'a RawValue>,
     #[serde(borrow, default, deserialize_with = "present")]
@@ -240,14 +244,15 @@ impl<'a> Message<'a> {
         self.method.is_none() && (self.result.is_some() || self.error.is_some())
     }
 
-    /// The method name, unescaped, if it is a string.
-    pub(crate) fn method_name(&self) -> Option<Cow<'a, str>> {
-        self.method.and_then(decode_str)
+    /// The method name, unescaped, if it is a string (`text` is the
+    /// message this was decoded from).
+    pub(crate) fn method_name(&self, text: &'a str) -> Option<Cow<'a, str>> {
+        self.method.and_then(|member| method_name(member, text))
     }
 
     /// The members the engine reads.
-    pub(crate) fn request(&self) -> Envelope<'a> {
-        Envelope { jsonrpc: self.jsonrpc, method: self.method, params: self.params, id: self.id }
+    pub(crate) fn into_request(self, text: &'a str) -> Envelope<'a> {
+        Envelope { jsonrpc: self.jsonrpc, method: self.method, params: self.params, id: self.id, text }
     }
 }
 
@@ -267,11 +272,143 @@ pub(crate) enum Incoming<'m> {
     Other,
 }
 
+/// The `jsonrpc` member as written, read again only to say why it is wrong.
+#[derive(Deserialize)]
+struct VersionOnly<'a> {
+    #[serde(borrow, default, deserialize_with = "present")]
+    jsonrpc: Option<&'a RawValue>,
+}
+
 /// Used when the envelope as a whole does not decode, to still echo the id.
 #[derive(Deserialize)]
 struct IdOnly<'a> {
     #[serde(borrow, default, deserialize_with = "present")]
     id: Option<&'a RawValue>,
+}
+
+/// A request's `method` member as serde reads a string, in the one pass
+/// over the envelope: no raw value to take apart after, and nothing to
+/// drop (a name with escapes is decoded again, from the message, only
+/// then; see [`method_name`]).
+#[derive(Clone, Copy)]
+pub(crate) enum MethodMember<'a> {
+    /// A string written without escapes: the text between its quotes.
+    Plain(&'a str),
+    /// A string with escapes.
+    Escaped,
+    /// Any other JSON value.
+    NotString,
+}
+
+impl<'de> Deserialize<'de> for MethodMember<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(MethodVisitor)
+    }
+}
+
+/// The visitor methods of a member that is expected to be a string, for
+/// every other JSON value: each is read past (its contents ignored) and
+/// is `$other`.
+macro_rules! not_a_string {
+    ($other:expr) => {
+        fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+            Ok($other)
+        }
+        fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+            Ok($other)
+        }
+        fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+            Ok($other)
+        }
+        fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+            Ok($other)
+        }
+        fn visit_unit<E>(self) -> Result<Self::Value, E> {
+            Ok($other)
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+            while seq.next_element::<IgnoredAny>()?.is_some() {}
+            Ok($other)
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+            Ok($other)
+        }
+    };
+}
+
+struct MethodVisitor;
+
+impl<'de> Visitor<'de> for MethodVisitor {
+    type Value = MethodMember<'de>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a method name")
+    }
+    fn visit_borrowed_str<E>(self, name: &'de str) -> Result<Self::Value, E> {
+        Ok(MethodMember::Plain(name))
+    }
+    fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+        Ok(MethodMember::Escaped)
+    }
+    not_a_string!(MethodMember::NotString);
+}
+
+/// A present `method` member, `null` included (absent is `None`).
+fn method_member<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<MethodMember<'de>>, D::Error> {
+    MethodMember::deserialize(deserializer).map(Some)
+}
+
+/// The name a `method` member (of the request object `text`) holds, if it
+/// is a string: a name with escapes is decoded again from `text`.
+pub(crate) fn method_name<'a>(member: MethodMember<'a>, text: &'a str) -> Option<Cow<'a, str>> {
+    match member {
+        MethodMember::Plain(name) => Some(Cow::Borrowed(name)),
+        MethodMember::Escaped => unescaped_method(text),
+        MethodMember::NotString => None,
+    }
+}
+
+/// The `method` of request object `text`, read again as a string.
+#[cold]
+#[inline(never)]
+fn unescaped_method(text: &str) -> Option<Cow<'_, str>> {
+    #[derive(Deserialize)]
+    struct MethodOnly<'a> {
+        #[serde(borrow)]
+        method: Cow<'a, str>,
+    }
+    serde_json::from_str::<MethodOnly<'_>>(text).ok().map(|only| only.method)
+}
+
+/// A request's `jsonrpc` member: whether it is `"2.0"` (escaped or not);
+/// what it is otherwise is read again from the message (see [`Why::Version`]).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Version(bool);
+
+impl<'de> Deserialize<'de> for Version {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(VersionVisitor)
+    }
+}
+
+struct VersionVisitor;
+
+impl<'de> Visitor<'de> for VersionVisitor {
+    type Value = Version;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("\"2.0\"")
+    }
+    fn visit_str<E>(self, version: &str) -> Result<Self::Value, E> {
+        Ok(Version(version == "2.0"))
+    }
+    not_a_string!(Version(false));
+}
+
+/// A present `jsonrpc` member, `null` included (absent is `None`).
+fn version_member<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Version>, D::Error> {
+    Version::deserialize(deserializer).map(Some)
 }
 
 /// Keeps `"id": null` (present) apart from a missing id.
@@ -390,20 +527,23 @@ impl Engine {
             return Incoming::Response { id: envelope.id, result: envelope.result, error: envelope.error };
         }
         if let (Some(claims), None) = (claims, envelope.id) {
-            if let Some(method) = envelope.method_name() {
+            if let Some(method) = envelope.method_name(text) {
                 if claims(&method) && self.router.spec(&method).is_none() {
                     return Incoming::Claimed { method, params: envelope.params };
                 }
             }
         }
-        Incoming::Handled(self.dispatch_single(&envelope.request(), cx, out))
+        Incoming::Handled(self.dispatch_single(&envelope.into_request(text), cx, out))
     }
 
     fn process_single(&self, text: &str, cx: &Context, out: &mut Vec<u8>) -> Option<PendingResponse> {
         // Borrowed where it was decoded (moved out of the `Result`, its
         // members were copied).
-        match &serde_json::from_str::<Envelope<'_>>(text) {
-            Ok(envelope) => self.dispatch_single(envelope, cx, out),
+        match &mut serde_json::from_str::<Envelope<'_>>(text) {
+            Ok(envelope) => {
+                envelope.text = text;
+                self.dispatch_single(envelope, cx, out)
+            }
             Err(err) => {
                 let (id, error) = classify_top_level(text, err);
                 write_error(out, id, &error);
@@ -467,7 +607,10 @@ impl Engine {
                 // an entry that is not an object is no request, said bare
                 // as in the specification's examples.
                 Ok(_) if !entry.get().starts_with('{') => Dispatched::invalid(out, None, None),
-                Ok(envelope) => self.dispatch(&envelope, cx, out),
+                Ok(mut envelope) => {
+                    envelope.text = entry.get();
+                    self.dispatch(&envelope, cx, out)
+                }
                 Err(err) => {
                     write_error(out, id_of_broken(entry.get()), &not_a_request(entry.get(), &err));
                     Dispatched::Written
@@ -524,30 +667,35 @@ impl Engine {
             let why = envelope.jsonrpc.map(|_| Why::NoMethod);
             return Dispatched::invalid(out, id, why);
         };
-        let version_ok =
-            envelope.jsonrpc.is_some_and(|v| v.get() == "\"2.0\"" || decode_str(v).as_deref() == Some("2.0"));
+        let version_ok = envelope.jsonrpc == Some(Version(true));
         if !version_ok {
-            return Dispatched::invalid(out, id, Some(Why::Version(envelope.jsonrpc)));
+            return Dispatched::invalid(out, id, Some(Why::Version(envelope.text)));
         }
         // The specification's own examples answer a `method` that is not a
         // string and `params` that are not structured with the bare error
         // object: so do we, byte for byte. Every other cause is in `data`.
-        let Some((method, found)) = self.router.resolve(method) else {
-            return Dispatched::invalid(out, id, None);
+        let method = match method {
+            MethodMember::Plain(name) => Cow::Borrowed(name),
+            escaped => match method_name(escaped, envelope.text) {
+                Some(name) => name,
+                None => return Dispatched::invalid(out, id, None),
+            },
         };
+        let method = &*method;
+        let found = self.router.find(method);
         if let Some(params) = envelope.params {
             if !matches!(params.get().as_bytes().first(), Some(b'[' | b'{')) {
                 return Dispatched::invalid(out, id, None);
             }
         }
-        let span = super::span::call(&method, id, cx);
+        let span = super::span::call(method, id, cx);
         let entered = span.enter();
         #[cfg(feature = "metrics")]
-        let metered = self.metrics.start(&method);
+        let metered = self.metrics.start(method);
         // The registration for cancellation, if any, stays inside
         // `call_tracked_or_layered`: the plain path carries no guard to drop.
         let plain = self.layers.is_none() && !cx.tracks(id);
-        if plain && found.is_none() && !self.router.serves_unlisted(&method) {
+        if plain && found.is_none() && !self.router.serves_unlisted(method) {
             #[cfg(feature = "metrics")]
             metered.ready(None);
             not_found(out, id, &span);
@@ -558,9 +706,9 @@ impl Engine {
         out.extend_from_slice(RESULT_HEAD);
         let mut quiet = None;
         let called = if plain {
-            self.router.call_found(&method, found, envelope.params, id.is_none(), cx, out)
+            self.router.call_found(method, found, envelope.params, id.is_none(), cx, out)
         } else {
-            let (called, silenced_by) = self.call_tracked_or_layered(&method, envelope.params, id, cx, out);
+            let (called, silenced_by) = self.call_tracked_or_layered(method, envelope.params, id, cx, out);
             quiet = silenced_by;
             called
         };
@@ -574,13 +722,13 @@ impl Engine {
             }
             (Some(Called::Failed(err)), id) => {
                 out.truncate(start);
-                failed(out, id, &err, &span, &method);
+                failed(out, id, &err, &span, method);
             }
             (Some(Called::Written), None) => out.truncate(start),
             (Some(Called::Pending(future)), id) => {
                 out.truncate(start);
                 drop(entered);
-                let future = super::span::instrument(future, span, &method);
+                let future = super::span::instrument(future, span, method);
                 #[cfg(feature = "metrics")]
                 let future = metered.pending(future);
                 return Dispatched::Pending { id: id.map(Into::into), method: method.into(), future, quiet };
@@ -648,8 +796,9 @@ impl Dispatched {
 enum Why<'a> {
     /// `"id"` is not a string, a number or null.
     IdType,
-    /// `"jsonrpc"` is missing (JSON-RPC 1.0) or not `"2.0"`.
-    Version(Option<&'a RawValue>),
+    /// `"jsonrpc"` is missing (JSON-RPC 1.0) or not `"2.0"`, in the request
+    /// object that is this text.
+    Version(&'a str),
     /// No `"method"` member.
     NoMethod,
 }
@@ -659,10 +808,12 @@ impl Why<'_> {
     fn error(self) -> ErrorObject {
         let reason = match self {
             Why::IdType => "\"id\" must be a string, a number or null".to_owned(),
-            Why::Version(None) => {
-                "\"jsonrpc\" must be \"2.0\"; it is missing (JSON-RPC 1.0 requests are not supported)".to_owned()
-            }
-            Why::Version(Some(raw)) => format!("\"jsonrpc\" must be \"2.0\", got {}", truncated(raw.get())),
+            Why::Version(text) => match serde_json::from_str::<VersionOnly<'_>>(text) {
+                Ok(VersionOnly { jsonrpc: Some(raw) }) => {
+                    format!("\"jsonrpc\" must be \"2.0\", got {}", truncated(raw.get()))
+                }
+                _ => "\"jsonrpc\" must be \"2.0\"; it is missing (JSON-RPC 1.0 requests are not supported)".to_owned(),
+            },
             Why::NoMethod => "\"method\" is missing".to_owned(),
         };
         ErrorObject::invalid_request().with_data(&reason)
@@ -864,9 +1015,12 @@ fn read_batch(text: &str, max: usize) -> Result<(BatchEntries<'_>, usize), serde
 #[cold]
 fn classify_top_level<'a>(text: &'a str, err: &serde_json::Error) -> (&'a str, ErrorObject) {
     let syntax = match err.classify() {
-        Category::Syntax | Category::Eof | Category::Io => true,
-        // A type error may come before a syntax error further on.
-        Category::Data => serde_json::from_str::<IgnoredAny>(text).is_err(),
+        Category::Eof | Category::Io => true,
+        // A type error may come before a syntax error further on; and a
+        // string no Rust string can hold (an escaped lone surrogate, which
+        // JSON's grammar allows) is a syntax error to serde only where it is
+        // read as a string: in `method` or `jsonrpc`, it is an invalid request.
+        Category::Data | Category::Syntax => serde_json::from_str::<IgnoredAny>(text).is_err(),
     };
     if syntax {
         tracing::debug!(error = %err, "message is not valid JSON");

@@ -147,8 +147,9 @@ impl<'a> Params<'a> {
         notification: bool,
     ) -> Self {
         let slots = match raw {
-            _ if spec.whole => Slots::Whole,
+            // Without params, a whole-params method reads them as absent too.
             None => Slots::Absent,
+            Some(_) if spec.whole => Slots::Whole,
             Some(raw) => match Cursor::start(raw.get(), spec).filter(|_| decodes_all) {
                 Some(cursor) => Slots::Stream(cursor),
                 None => Slots::Unsplit,

@@ -1,6 +1,5 @@
 //! The method table: wire name -> handler, built from one or more services.
 
-use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
@@ -9,7 +8,6 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::pin::Pin;
 use std::sync::OnceLock;
 
-use serde::de::Deserializer as _;
 use serde::Serialize;
 use serde_json::value::RawValue;
 
@@ -103,9 +101,6 @@ pub struct Router {
     keys: Vec<NameKey>,
     /// Name -> position in `methods`, for larger tables.
     index: HashMap<Box<str>, usize, BuildHasherDefault<NameHasher>>,
-    /// Whether some name has a backslash, which a raw JSON name would
-    /// have escaped: then a raw name is not looked up as it is.
-    escaped_names: bool,
     catalog: Catalog,
     discover_off: bool,
     /// The `rpc.discover` answer, built on first use.
@@ -236,7 +231,6 @@ impl Router {
     fn push(&mut self, name: Box<str>, method: Method) {
         self.index.insert(name.clone(), self.methods.len());
         self.keys.push(NameKey::of(&name));
-        self.escaped_names |= name.contains('\\');
         self.methods.push((name, method));
     }
 
@@ -293,7 +287,7 @@ impl Router {
 
     /// The method called `name`, if registered.
     #[inline(always)]
-    fn find(&self, name: &str) -> Option<&Method> {
+    pub(crate) fn find(&self, name: &str) -> Option<&Method> {
         if self.methods.len() > SMALL_TABLE {
             return self.find_hashed(name);
         }
@@ -311,35 +305,6 @@ impl Router {
     #[inline(never)]
     fn find_hashed(&self, name: &str) -> Option<&Method> {
         self.index.get(name).map(|&at| &self.methods[at].1)
-    }
-
-    /// A request's `method` member (raw JSON): its name, unescaped, and
-    /// the method of that name if there is one; `None` when it is not a
-    /// string. A name without escapes is the text between the quotes
-    /// (`raw` is valid JSON), looked up as it is.
-    #[inline]
-    pub(crate) fn resolve<'a>(&self, raw: &'a RawValue) -> Option<(Cow<'a, str>, Option<&Method>)> {
-        if let Some(inner) = raw.get().strip_prefix('"').and_then(|rest| rest.strip_suffix('"')) {
-            // With no backslash in any name, a name found has none either,
-            // so it is what the member says; one not found is looked at
-            // for a backslash only then.
-            if !self.escaped_names {
-                let method = self.find(inner);
-                if method.is_some() || !inner.bytes().any(|byte| byte == b'\\') {
-                    return Some((Cow::Borrowed(inner), method));
-                }
-            }
-        }
-        self.resolve_escaped(raw)
-    }
-
-    /// [`Router::resolve`] of a name with escapes (or when a registered
-    /// name has a backslash), or of a member that is not a string.
-    #[inline(never)]
-    fn resolve_escaped<'a>(&self, raw: &'a RawValue) -> Option<(Cow<'a, str>, Option<&Method>)> {
-        let name = decode_str(raw)?;
-        let method = self.find(&name);
-        Some((name, method))
     }
 
     /// Whether a name with no method is still answered: `rpc.discover`,
@@ -365,7 +330,7 @@ impl Router {
     }
 
     /// [`Router::call_into`] of the method `name` already looked up (see
-    /// [`Router::resolve`]).
+    /// [`Router::find`]).
     #[inline]
     pub(crate) fn call_found(
         &self,
@@ -470,22 +435,6 @@ fn call_outcome(
         MethodOutcome::Ready(Err(err)) => Err(err),
         MethodOutcome::Pending(future) => Ok(Some(future)),
     }
-}
-
-/// A JSON string (raw), unescaped; `None` if `raw` is not a string.
-pub(crate) fn decode_str(raw: &RawValue) -> Option<Cow<'_, str>> {
-    // `raw` is valid JSON, so a string without a backslash is exactly the
-    // text between its quotes (no parser needed).
-    let text = raw.get();
-    if let Some(inner) = text.strip_prefix('"').and_then(|rest| rest.strip_suffix('"')) {
-        // A plain loop: names are short, and `str::contains` set up a
-        // char searcher for it (~40 instructions a call).
-        if !inner.bytes().any(|byte| byte == b'\\') {
-            return Some(Cow::Borrowed(inner));
-        }
-    }
-    let mut de = serde_json::Deserializer::from_str(raw.get());
-    de.deserialize_str(crate::dispatch::params::CowStr).ok()
 }
 
 /// Whether the caller of `cx` meets what method `name` requires; the
@@ -697,6 +646,15 @@ mod tests {
         router
     }
 
+    /// The answer of an engine serving `router` to a request whose
+    /// `method` member is `member` (raw JSON).
+    fn answer(engine: &crate::dispatch::engine::Engine, member: &str) -> String {
+        let message = format!(r#"{{"jsonrpc":"2.0","method":{member},"id":1}}"#);
+        let mut out = Vec::new();
+        assert!(engine.process(message.as_bytes(), &Context::new(), &mut out).is_none());
+        String::from_utf8(out).unwrap()
+    }
+
     #[test]
     fn small_and_large_tables_find_each_name_raw_or_escaped() {
         let long = |i: usize| format!("subscribe_{i:02}_and_more");
@@ -710,23 +668,22 @@ mod tests {
             let router = router_of(&names);
             for name in &names {
                 assert_eq!(router.spec(name).map(|spec| spec.name), Some(name.as_str()));
+            }
+            let engine = crate::dispatch::engine::Engine::new(router, crate::dispatch::engine::Limits::default());
+            for name in &names {
                 let quoted = serde_json::to_string(name).unwrap();
                 let escaped = format!("\"\\u{:04x}{}", u32::from(name.as_bytes()[0]), &quoted[2..]);
-                for raw in [quoted, escaped] {
-                    let raw = RawValue::from_string(raw).unwrap();
-                    let (resolved, method) = router.resolve(&raw).unwrap();
-                    assert_eq!(
-                        (&*resolved, method.map(|method| method.spec.name)),
-                        (name.as_str(), Some(name.as_str()))
-                    );
+                for member in [&quoted, &escaped] {
+                    let expected = format!(r#"{{"jsonrpc":"2.0","result":{quoted},"id":1}}"#);
+                    assert_eq!(answer(&engine, member), expected, "{member}");
                 }
             }
             for unknown in ["", "x", "abcdefgi", "subscribe_00_and_mord", "tab\\nam", "\\u0078"] {
-                assert!(router.spec(unknown).is_none(), "{unknown}");
-                let raw = RawValue::from_string(serde_json::to_string(unknown).unwrap()).unwrap();
-                assert!(router.resolve(&raw).unwrap().1.is_none(), "{unknown}");
+                assert!(engine.router().spec(unknown).is_none(), "{unknown}");
+                let member = serde_json::to_string(unknown).unwrap();
+                assert!(answer(&engine, &member).contains("-32601"), "{unknown}");
             }
-            assert!(router.resolve(&RawValue::from_string("1".into()).unwrap()).is_none());
+            assert!(answer(&engine, "1").contains("-32600"));
         }
     }
 }

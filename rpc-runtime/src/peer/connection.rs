@@ -523,20 +523,21 @@ impl Connection {
             return self.route_batch(text).map_or(engine, |rest| rest.map(Cow::Owned));
         }
         let Ok(probe) = serde_json::from_str::<Message<'_>>(text) else { return engine };
-        if !self.take(&probe) {
+        if !self.take(&probe, text) {
             return engine;
         }
         None
     }
 
-    /// Takes `probe` off the stream if it is for the connection itself (a
-    /// response, or a claimed notification); `false` if it is for the engine.
-    fn take(&self, probe: &Message<'_>) -> bool {
+    /// Takes `probe` (decoded from `text`) off the stream if it is for the
+    /// connection itself (a response, or a claimed notification); `false`
+    /// if it is for the engine.
+    fn take(&self, probe: &Message<'_>, text: &str) -> bool {
         if probe.is_response() {
             self.deliver(probe.id, probe.result, probe.error);
             return true;
         }
-        let Some(method) = probe.method_name().filter(|_| probe.id.is_none()) else { return false };
+        let Some(method) = probe.method_name(text).filter(|_| probe.id.is_none()) else { return false };
         let cancel = self.shared.options.cancellation.method();
         let claimed = Some(&*method) == cancel || self.shared.subscribed.claims(&method);
         if claimed && self.engine.router().spec(&method).is_none() {
@@ -557,7 +558,8 @@ impl Connection {
         let mut rest = Vec::new();
         let mut delivered = false;
         for entry in entries {
-            let taken = serde_json::from_str::<Message<'_>>(entry.get()).is_ok_and(|probe| self.take(&probe));
+            let taken =
+                serde_json::from_str::<Message<'_>>(entry.get()).is_ok_and(|probe| self.take(&probe, entry.get()));
             if taken {
                 delivered = true;
             } else {

@@ -5,7 +5,7 @@ use crate::common;
 
 use common::{result, serve_in_process, Wire};
 use rpc_runtime::{rpc, ErrorObject, Server};
-use serde_json::Value;
+use serde_json::{json, Value};
 
 #[rpc]
 trait Numbers {
@@ -174,6 +174,27 @@ async fn an_endless_header_line_is_skipped_naming_the_limit() {
     let body = req("subtract", "[5,3]", 2);
     conn.send_raw(format!("{padding}Content-Length: {}\r\n\r\n{body}", body.len()).as_bytes()).await;
     assert_eq!(conn.recv().await, result("2", "2"), "junk before a frame is passed over");
+}
+
+/// A `method` or `jsonrpc` member with an escaped lone surrogate is no
+/// string a method can have: the request is invalid (-32600, its id echoed,
+/// the reason in `data`), never a parse error, and the server goes on.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_method_or_version_with_a_lone_surrogate_is_an_invalid_request() {
+    for wire in Wire::BOTH {
+        let (mut conn, _task) = serve_in_process(server(), wire);
+        for request in [
+            r#"{"jsonrpc":"2.0","method":"count\ud800","params":[1],"id":7}"#,
+            r#"{"jsonrpc":"2.\udc00","method":"count","params":[1],"id":7}"#,
+        ] {
+            let got: Value = serde_json::from_str(&conn.call(request.to_owned()).await).unwrap();
+            assert_eq!((&got["error"]["code"], &got["id"]), (&json!(-32600), &json!(7)), "{wire:?}: {got}");
+            let data = got["error"]["data"].as_str().unwrap_or_default();
+            assert!(data.starts_with("not a request object: ") && data.contains("escape"), "{got}");
+        }
+        let got = conn.call(r#"{"jsonrpc":"2.0","method":"count","params":[1],"id":8}"#.to_owned()).await;
+        assert_eq!(got, result("1", "8"), "{wire:?}");
+    }
 }
 
 /// Found by the `engine` fuzz target: JSON's grammar allows an escaped lone
