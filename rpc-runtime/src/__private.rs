@@ -9,7 +9,7 @@ pub use crate::catalog::support::{
 pub use crate::catalog::{Catalog, ErrorInfo, MethodInfo, ParamInfo, RpcError, ServiceInfo, ToolInfo};
 pub use crate::dispatch::context::Context;
 pub use crate::dispatch::params::Params;
-pub use crate::dispatch::router::{IntoMethodResult, MethodFuture, MethodOutcome, MethodResult, Router};
+pub use crate::dispatch::router::{IntoMethodResult, MethodFuture, MethodResult, Router};
 pub use crate::peer::client::support::{
     batch_call, batch_notification, decoder, encode_param, AppError, ClientCore, ResultTypes, ViaServerError,
 };
