@@ -511,29 +511,46 @@ impl Engine {
     /// claimed notification (`claims` says which method names the
     /// connection takes; `None` when it takes none), so that the common
     /// case (a request) costs no separate look at the message.
+    ///
+    /// `responses`: whether the connection has made calls, so that
+    /// responses are to be expected. When not, the message is decoded as
+    /// a request (four members, not six); one without a `method` is then
+    /// decoded again with a response's members, so a stray response is
+    /// still taken off the stream, never answered.
     pub(crate) fn process_incoming<'m>(
         &self,
         message: &'m [u8],
         cx: &Context,
         out: &mut Vec<u8>,
         claims: Option<&dyn Fn(&str) -> bool>,
+        responses: bool,
     ) -> Incoming<'m> {
         let Ok(text) = std::str::from_utf8(without_bom(message)) else { return Incoming::Other };
         if text.bytes().find(|b| !b.is_ascii_whitespace()) == Some(b'[') {
             return Incoming::Other;
         }
-        let Ok(envelope) = serde_json::from_str::<Message<'m>>(text) else { return Incoming::Other };
-        if envelope.is_response() {
-            return Incoming::Response { id: envelope.id, result: envelope.result, error: envelope.error };
-        }
-        if let (Some(claims), None) = (claims, envelope.id) {
-            if let Some(method) = envelope.method_name(text) {
+        let request = if responses {
+            let Ok(message) = serde_json::from_str::<Message<'m>>(text) else { return Incoming::Other };
+            if message.is_response() {
+                return Incoming::Response { id: message.id, result: message.result, error: message.error };
+            }
+            message.into_request(text)
+        } else {
+            let Ok(mut request) = serde_json::from_str::<Envelope<'m>>(text) else { return Incoming::Other };
+            if request.method.is_none() {
+                return self.process_incoming(message, cx, out, claims, true);
+            }
+            request.text = text;
+            request
+        };
+        if let (Some(claims), None) = (claims, request.id) {
+            if let Some(method) = request.method.and_then(|member| method_name(member, text)) {
                 if claims(&method) && self.router.spec(&method).is_none() {
-                    return Incoming::Claimed { method, params: envelope.params };
+                    return Incoming::Claimed { method, params: request.params };
                 }
             }
         }
-        Incoming::Handled(self.dispatch_single(&envelope.into_request(text), cx, out))
+        Incoming::Handled(self.dispatch_single(&request, cx, out))
     }
 
     fn process_single(&self, text: &str, cx: &Context, out: &mut Vec<u8>) -> Option<PendingResponse> {

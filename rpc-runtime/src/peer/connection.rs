@@ -293,7 +293,7 @@ impl Connection {
         let claims = (cancel.is_some() || shared.subscribed.watching()).then_some(&claim as &dyn Fn(&str) -> bool);
         let buffer = sink.buffer();
         let mark = buffer.len();
-        let pending = match self.engine.process_incoming(message, &self.cx, buffer, claims) {
+        let pending = match self.engine.process_incoming(message, &self.cx, buffer, claims, shared.made_calls()) {
             // First: the usual outcome (answered, nothing left to run)
             // then moves nothing out of the engine's result.
             Incoming::Handled(None) => None,

@@ -565,6 +565,12 @@ impl Shared {
 
     /// Whether calls of ours are waiting for answers, or subscriptions are
     /// open either way.
+    /// Whether this connection ever made a call (ids start at 1), so that
+    /// responses may come in.
+    fn made_calls(&self) -> bool {
+        self.next_id.load(Ordering::Relaxed) > 1
+    }
+
     fn has_pending_calls(&self) -> bool {
         !lock(&self.calls).pending.is_empty() || !self.serving.is_empty() || !self.subscribed.is_empty()
     }

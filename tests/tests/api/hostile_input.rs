@@ -176,6 +176,27 @@ async fn an_endless_header_line_is_skipped_naming_the_limit() {
     assert_eq!(conn.recv().await, result("2", "2"), "junk before a frame is passed over");
 }
 
+/// A server connection that never made a call reads a request's four
+/// members only; a message without `method` is read again as a response.
+/// So a stray response is still taken off the stream and never answered,
+/// while a message with neither `method` nor a response's members is an
+/// invalid request, whatever members it holds besides.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_stray_response_is_dropped_and_a_request_without_method_is_answered() {
+    for wire in Wire::BOTH {
+        let (mut conn, _task) = serve_in_process(server(), wire);
+        conn.send(r#"{"jsonrpc":"2.0","result":5,"id":99}"#).await;
+        conn.send(r#"{"jsonrpc":"2.0","error":{"code":-1,"message":"no"},"id":98}"#).await;
+        let got = conn.call(r#"{"jsonrpc":"2.0","params":[1],"id":7}"#).await;
+        assert_eq!(got, common::invalid_request_because("7", r#""method" is missing"#), "{wire:?}");
+        // A request with a response's members besides is still a request.
+        let got = conn.call(r#"{"jsonrpc":"2.0","method":"count","params":[2],"result":1,"id":8}"#).await;
+        assert_eq!(got, result("2", "8"), "{wire:?}");
+        conn.close().await;
+        assert!(conn.rest().await.is_empty(), "{wire:?}: nothing else was answered");
+    }
+}
+
 /// A `method` or `jsonrpc` member with an escaped lone surrogate is no
 /// string a method can have: the request is invalid (-32600, its id echoed,
 /// the reason in `data`), never a parse error, and the server goes on.
