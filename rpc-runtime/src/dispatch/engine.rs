@@ -257,6 +257,11 @@ impl<'a> Message<'a> {
 }
 
 /// What [`Engine::process_incoming`] made of a message.
+///
+/// With an explicit tag: the connection's check for the usual outcome
+/// (`Handled(None)`) is then two compares, not a decode of a niche in
+/// `Claimed`'s string and a jump table.
+#[repr(u8)]
 pub(crate) enum Incoming<'m> {
     /// A request or notification, handled as [`Engine::process`] does.
     Handled(Option<PendingResponse>),

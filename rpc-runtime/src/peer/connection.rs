@@ -174,7 +174,11 @@ impl Connection {
             // answers so far are written while we wait for input.
             self.answer_buffered(&mut source, &mut sink, &slots, permits);
             match self.wait(&mut source, &mut sink, &slots, permits, (&mut stop, &mut drained)).await {
-                Wait::Received(received) => self.answer(received, &mut sink, &slots, permits),
+                Wait::Received(received) => {
+                    let claim = |method: &str| self.claims(method);
+                    let claims = self.claiming().then_some(&claim as &dyn Fn(&str) -> bool);
+                    self.answer(received, &mut sink, &slots, permits, claims);
+                }
                 Wait::End(end) => break end,
             }
         };
@@ -186,17 +190,36 @@ impl Connection {
     /// connection is asked to stop, or a burst of answers is due to be
     /// written. Not `async`: a pipelined burst is answered in this one
     /// loop, its state in registers rather than in the connection's future.
+    ///
+    /// Which notifications the connection takes for itself is asked once
+    /// per burst: a subscription starts being watched before its call is
+    /// queued, and this task writes the call only between bursts, so no
+    /// item of it can be in a burst read before the watch began.
     fn answer_buffered<S: MessageSource, K: MessageSink>(
-        &mut self,
+        &self,
         source: &mut S,
         sink: &mut K,
         slots: &Arc<Semaphore>,
         permits: usize,
     ) {
+        let claim = |method: &str| self.claims(method);
+        let claims = self.claiming().then_some(&claim as &dyn Fn(&str) -> bool);
         while !self.shared.link.stop.is_raised() && sink.queued() < WRITE_BATCH_BYTES {
             let Some(received) = source.recv_ready() else { return };
-            self.answer(received, sink, slots, permits);
+            self.answer(received, sink, slots, permits, claims);
         }
+    }
+
+    /// Whether notifications `method` are the connection's own:
+    /// cancellations, and the items of subscriptions it made.
+    fn claims(&self, method: &str) -> bool {
+        Some(method) == self.cancel || self.shared.subscribed.claims(method)
+    }
+
+    /// Whether the connection may claim any notification at all (when not,
+    /// the engine need not ask [`Connection::claims`]).
+    fn claiming(&self) -> bool {
+        self.cancel.is_some() || self.shared.subscribed.watching()
     }
 
     /// Writes what is queued, and meanwhile takes what other tasks queue
@@ -282,21 +305,43 @@ impl Connection {
 
     /// Answers one received unit: what can be answered at once is written
     /// into the sink; `async` work is spawned and answers through the outbox.
+    /// `claims` says which notifications the connection takes for itself
+    /// (see [`Connection::claims`]).
     #[inline]
-    fn answer<K: MessageSink>(&mut self, received: Received<'_>, sink: &mut K, slots: &Arc<Semaphore>, permits: usize) {
+    fn answer<K: MessageSink>(
+        &self,
+        received: Received<'_>,
+        sink: &mut K,
+        slots: &Arc<Semaphore>,
+        permits: usize,
+        claims: Option<&dyn Fn(&str) -> bool>,
+    ) {
         let Received::Message(message) = received else { return self.refuse(received, sink) };
-        let shared = &*self.shared;
-        let cancel = self.cancel;
-        // Notifications this connection takes for itself: cancellations,
-        // and the items of subscriptions it made.
-        let claim = |method: &str| Some(method) == cancel || shared.subscribed.claims(method);
-        let claims = (cancel.is_some() || shared.subscribed.watching()).then_some(&claim as &dyn Fn(&str) -> bool);
         let buffer = sink.buffer();
         let mark = buffer.len();
         let pending = match self.engine.process_incoming(message, &self.cx, buffer, claims, shared.made_calls()) {
             // First: the usual outcome (answered, nothing left to run)
             // then moves nothing out of the engine's result.
             Incoming::Handled(None) => None,
+            Incoming::Handled(pending) => pending,
+            other => self.answer_other(other, message, buffer),
+        };
+        sink.commit(mark);
+        // Subscriptions answered just now start once their answers are
+        // queued, so that no item overtakes its subscription's id.
+        if pending.is_some() || self.shared.serving.has_starting() {
+            self.start_pending(pending, sink, slots, permits);
+        }
+    }
+
+    /// What the engine left to the connection: a response to one of its
+    /// calls, a notification it claims, or a message to route the general
+    /// way (a batch, say). Out of line: the usual outcome is then told
+    /// apart with one compare of the engine's result, not a jump table.
+    #[cold]
+    #[inline(never)]
+    fn answer_other(&self, incoming: Incoming<'_>, message: &[u8], buffer: &mut Vec<u8>) -> Option<PendingResponse> {
+        match incoming {
             Incoming::Handled(pending) => pending,
             Incoming::Response { id, result, error } => {
                 self.deliver(id, result, error);
@@ -310,12 +355,6 @@ impl Connection {
                 Some(message) => self.engine.process(&message, &self.cx, buffer),
                 None => None,
             },
-        };
-        sink.commit(mark);
-        // Subscriptions answered just now start once their answers are
-        // queued, so that no item overtakes its subscription's id.
-        if pending.is_some() || self.shared.serving.has_starting() {
-            self.start_pending(pending, sink, slots, permits);
         }
     }
 
@@ -348,7 +387,7 @@ impl Connection {
     /// reason as [`Connection::refuse`].
     #[inline(never)]
     fn start_pending<K: MessageSink>(
-        &mut self,
+        &self,
         pending: Option<PendingResponse>,
         sink: &mut K,
         slots: &Arc<Semaphore>,

@@ -62,7 +62,11 @@ impl<T> WriteDeadline<T> {
     fn watch<R>(&mut self, polled: Poll<io::Result<R>>, cx: &mut Context<'_>) -> Poll<io::Result<R>> {
         match polled {
             Poll::Ready(result) => {
-                self.stalled = None;
+                // Checked first: assigning would call the drop of the old
+                // value, out of line, on every write that goes through.
+                if self.stalled.is_some() {
+                    self.stalled = None;
+                }
                 Poll::Ready(result)
             }
             Poll::Pending => self.poll_stalled(cx),

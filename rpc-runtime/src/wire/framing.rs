@@ -225,15 +225,15 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
             return None;
         }
         loop {
-            let offset = memchr::memchr(b'\n', &self.buf[self.pos..])?;
-            let (start, end) = (self.pos, self.pos + offset);
+            let rest = &self.buf[self.pos..];
+            let offset = memchr::memchr(b'\n', rest)?;
             if offset > self.max_message_size {
                 return None; // left for next_borrowed to skip and report
             }
-            self.pos = end + 1;
-            let (start, end) = trim_range(&self.buf, start, end);
-            if start < end {
-                return Some(BorrowedFrame::Message(&self.buf[start..end]));
+            self.pos += offset + 1;
+            let line = trim_line(&rest[..offset]);
+            if !line.is_empty() {
+                return Some(BorrowedFrame::Message(line));
             }
         }
     }
@@ -525,6 +525,18 @@ fn trim_range(buf: &[u8], start: usize, end: usize) -> (usize, usize) {
     let head = line.iter().position(|b| !b.is_ascii_whitespace()).unwrap_or(line.len());
     let tail = line.iter().rposition(|b| !b.is_ascii_whitespace()).map_or(head, |i| i + 1);
     (start + head, start + tail)
+}
+
+/// `line` without leading and trailing ASCII whitespace, looking at its
+/// two end bytes first (as [`trim_range`] does).
+#[inline]
+fn trim_line(line: &[u8]) -> &[u8] {
+    if let (Some(first), Some(last)) = (line.first(), line.last()) {
+        if !first.is_ascii_whitespace() && !last.is_ascii_whitespace() {
+            return line;
+        }
+    }
+    trim_ascii(line)
 }
 
 fn trim_ascii(bytes: &[u8]) -> &[u8] {
