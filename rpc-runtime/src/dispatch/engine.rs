@@ -256,6 +256,16 @@ impl<'a> Message<'a> {
     }
 }
 
+/// What a connection takes off its incoming stream for itself, for
+/// [`Engine::process_incoming`].
+#[derive(Clone, Copy)]
+pub(crate) struct Takes<'c> {
+    /// Which notifications (by method name) it claims; `None` when none.
+    pub(crate) claims: Option<&'c dyn Fn(&str) -> bool>,
+    /// Whether responses may come: it made calls.
+    pub(crate) responses: bool,
+}
+
 /// What [`Engine::process_incoming`] made of a message.
 ///
 /// With an explicit tag: the connection's check for the usual outcome
@@ -511,30 +521,27 @@ impl Engine {
     }
 
     /// [`Engine::process`] for a connection that also receives responses
-    /// and notifications meant for itself: a single message is decoded
-    /// once, and either dispatched or handed back as a response or a
-    /// claimed notification (`claims` says which method names the
-    /// connection takes; `None` when it takes none), so that the common
-    /// case (a request) costs no separate look at the message.
+    /// and notifications meant for itself (`takes`): a single message is
+    /// decoded once, and either dispatched or handed back as a response or
+    /// a claimed notification, so that the common case (a request) costs
+    /// no separate look at the message.
     ///
-    /// `responses`: whether the connection has made calls, so that
-    /// responses are to be expected. When not, the message is decoded as
-    /// a request (four members, not six); one without a `method` is then
-    /// decoded again with a response's members, so a stray response is
-    /// still taken off the stream, never answered.
+    /// A connection that expects no responses (it made no call) has the
+    /// message decoded as a request (four members, not six); one without a
+    /// `method` is then decoded again with a response's members, so a
+    /// stray response is still taken off the stream, never answered.
     pub(crate) fn process_incoming<'m>(
         &self,
         message: &'m [u8],
         cx: &Context,
         out: &mut Vec<u8>,
-        claims: Option<&dyn Fn(&str) -> bool>,
-        responses: bool,
+        takes: &Takes<'_>,
     ) -> Incoming<'m> {
         let Ok(text) = std::str::from_utf8(without_bom(message)) else { return Incoming::Other };
         if text.bytes().find(|b| !b.is_ascii_whitespace()) == Some(b'[') {
             return Incoming::Other;
         }
-        let request = if responses {
+        let request = if takes.responses {
             let Ok(message) = serde_json::from_str::<Message<'m>>(text) else { return Incoming::Other };
             if message.is_response() {
                 return Incoming::Response { id: message.id, result: message.result, error: message.error };
@@ -543,12 +550,12 @@ impl Engine {
         } else {
             let Ok(mut request) = serde_json::from_str::<Envelope<'m>>(text) else { return Incoming::Other };
             if request.method.is_none() {
-                return self.process_incoming(message, cx, out, claims, true);
+                return self.process_incoming(message, cx, out, &Takes { responses: true, ..*takes });
             }
             request.text = text;
             request
         };
-        if let (Some(claims), None) = (claims, request.id) {
+        if let (Some(claims), None) = (takes.claims, request.id) {
             if let Some(method) = request.method.and_then(|member| method_name(member, text)) {
                 if claims(&method) && self.router.spec(&method).is_none() {
                     return Incoming::Claimed { method, params: request.params };

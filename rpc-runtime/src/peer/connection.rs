@@ -24,7 +24,7 @@ use super::client::ClientError;
 use super::transport::{MessageSink, MessageSource, Received};
 use super::{preview, subscription, Closed, Outgoing, Peer, PeerOptions, Shared};
 use crate::dispatch::context::Context;
-use crate::dispatch::engine::{write_error, Engine, Incoming, Message, PendingResponse};
+use crate::dispatch::engine::{write_error, Engine, Incoming, Message, PendingResponse, Takes};
 use crate::dispatch::signal::Signal;
 use crate::wire::{ErrorObject, INVALID_REQUEST, PARSE_ERROR};
 
@@ -176,8 +176,8 @@ impl Connection {
             match self.wait(&mut source, &mut sink, &slots, permits, (&mut stop, &mut drained)).await {
                 Wait::Received(received) => {
                     let claim = |method: &str| self.claims(method);
-                    let claims = self.claiming().then_some(&claim as &dyn Fn(&str) -> bool);
-                    self.answer(received, &mut sink, &slots, permits, claims);
+                    let takes = self.takes(&claim);
+                    self.answer(received, &mut sink, &slots, permits, &takes);
                 }
                 Wait::End(end) => break end,
             }
@@ -203,11 +203,18 @@ impl Connection {
         permits: usize,
     ) {
         let claim = |method: &str| self.claims(method);
-        let claims = self.claiming().then_some(&claim as &dyn Fn(&str) -> bool);
+        let takes = self.takes(&claim);
         while !self.shared.link.stop.is_raised() && sink.queued() < WRITE_BATCH_BYTES {
             let Some(received) = source.recv_ready() else { return };
-            self.answer(received, sink, slots, permits, claims);
+            self.answer(received, sink, slots, permits, &takes);
         }
+    }
+
+    /// What the connection takes off the stream for itself, for the engine
+    /// ([`Engine::process_incoming`]): the notifications `claim` says,
+    /// when it may claim any, and responses, once it made a call.
+    fn takes<'c>(&self, claim: &'c dyn Fn(&str) -> bool) -> Takes<'c> {
+        Takes { claims: self.claiming().then_some(claim), responses: self.shared.made_calls() }
     }
 
     /// Whether notifications `method` are the connection's own:
@@ -305,8 +312,8 @@ impl Connection {
 
     /// Answers one received unit: what can be answered at once is written
     /// into the sink; `async` work is spawned and answers through the outbox.
-    /// `claims` says which notifications the connection takes for itself
-    /// (see [`Connection::claims`]).
+    /// `takes` says what the connection takes for itself (see
+    /// [`Connection::takes`]).
     #[inline]
     fn answer<K: MessageSink>(
         &self,
@@ -314,12 +321,12 @@ impl Connection {
         sink: &mut K,
         slots: &Arc<Semaphore>,
         permits: usize,
-        claims: Option<&dyn Fn(&str) -> bool>,
+        takes: &Takes<'_>,
     ) {
         let Received::Message(message) = received else { return self.refuse(received, sink) };
         let buffer = sink.buffer();
         let mark = buffer.len();
-        let pending = match self.engine.process_incoming(message, &self.cx, buffer, claims, shared.made_calls()) {
+        let pending = match self.engine.process_incoming(message, &self.cx, buffer, takes) {
             // First: the usual outcome (answered, nothing left to run)
             // then moves nothing out of the engine's result.
             Incoming::Handled(None) => None,
