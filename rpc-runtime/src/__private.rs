@@ -44,6 +44,15 @@ pub trait SpecTable {
 
 use crate::catalog::SchemaFn;
 
+/// [`Params::decode`] for a method whose spec is not
+/// [`whole`](MethodSpec::whole), as `#[rpc]` generates it: without the test
+/// of whether `T` reads itself from an object (which only params taken
+/// whole need), so that `T` is not also instantiated against it. Taking
+/// params whole, it decodes them without refusing an array.
+pub fn decode_param<T: DeserializeOwned>(params: &Params<'_>, index: usize) -> Result<T, ErrorObject> {
+    params.decode_as(index, None)
+}
+
 /// A [`MethodSpec`], written positionally (keeps the expansion short).
 pub const fn spec(
     name: &'static str,

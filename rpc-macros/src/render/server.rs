@@ -120,6 +120,7 @@ fn handler(service: &Service, index: usize, method: &Method) -> TokenStream {
     let mut decode = Vec::new();
     let mut args = Vec::new();
     let mut position = 0usize;
+
     for (i, param) in method.params.iter().enumerate() {
         let var = format_ident!("__arg{}", i);
         let ty = &param.ty;
@@ -130,11 +131,15 @@ fn handler(service: &Service, index: usize, method: &Method) -> TokenStream {
         } else if param.sink.is_some() {
             // Made by the runtime once the params decoded (see below).
         } else {
+            // Only params taken whole ask whether their type reads itself
+            // from an object (see `__private::decode_param`).
             // Spanned so that a type that is not Deserialize is reported on
             // the user's parameter.
-            decode.push(quote_spanned! {ty.span()=>
-                let #var: #ty = __params.decode::<#ty>(#position)?;
-            });
+            let read = match method.whole_params {
+                true => quote_spanned!(ty.span()=> __params.decode::<#ty>(#position)),
+                false => quote_spanned!(ty.span()=> #private::decode_param::<#ty>(__params, #position)),
+            };
+            decode.push(quote_spanned!(ty.span()=> let #var: #ty = #read?;));
             position += 1;
         }
         args.push(var);

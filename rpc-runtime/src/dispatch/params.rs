@@ -9,6 +9,7 @@ use std::sync::atomic::Ordering::Relaxed;
 use serde::de::{DeserializeOwned, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::value::RawValue;
 
+use super::strict;
 use crate::spec::{MethodSpec, ParamSpec, ParamStructure};
 use crate::wire::words::{has_byte, word_at};
 use crate::wire::ErrorObject;
@@ -55,20 +56,6 @@ struct Cursor {
     next: AtomicUsize,
     /// An object (by name) rather than an array (by position).
     named: bool,
-}
-
-/// What [`Cursor::step`] found.
-enum Step<T> {
-    /// The parameter's value.
-    Value(T),
-    /// Every given param is read: this one is absent.
-    Absent,
-    /// The value at this offset failed to decode with this error; the
-    /// split path says whether another error comes first.
-    Failed(usize, serde_json::Error),
-    /// Anything else (out of order, a key other than expected, too many
-    /// params): the split path says what.
-    Split,
 }
 
 /// Most methods declare few parameters: up to this many are split without
@@ -220,77 +207,153 @@ impl<'a> Params<'a> {
     /// Decodes parameter `index` as `T`. An absent optional parameter decodes
     /// from `null` (so `Option<T>` yields `None`).
     pub fn decode<T: DeserializeOwned>(&self, index: usize) -> Result<T, ErrorObject> {
+        self.decode_as(index, Some(asks_for_object::<T>))
+    }
+
+    /// [`Params::decode`]; `probe` (for params taken whole) says whether
+    /// `T` reads itself from an object only. Everything but the decode of
+    /// the value itself is code of its own, not one copy per `T`.
+    #[inline(always)]
+    pub(crate) fn decode_as<T: DeserializeOwned>(
+        &self,
+        index: usize,
+        probe: Option<fn() -> bool>,
+    ) -> Result<T, ErrorObject> {
         // The one-walk read first: generated handlers take it on every call.
-        if let Slots::Stream(cursor) = &self.slots {
-            let text = self.raw.map_or("", RawValue::get);
-            return match cursor.step(text, self.spec, index) {
-                Step::Value(value) => Ok(value),
-                Step::Absent => self.absent(index),
-                Step::Failed(at, err) => self.split_after_failure(index, &text[at..], err),
-                Step::Split => self.split_then_decode(index),
-            };
-        }
-        let raw = match &self.slots {
-            Slots::Split(slots) => slots.get(index),
-            Slots::Whole => self.raw.map(RawValue::get),
-            Slots::Absent | Slots::Stream(_) => None,
-            Slots::Unsplit => return self.split_then_decode(index),
-        };
-        let param = &self.spec.params[index];
-        match raw {
-            // serde also reads a struct from an array of its fields, in
-            // order; the catalog describes such params as an object
-            // (`by-name`), so an array is refused as the catalog says.
-            Some(text) if self.spec.whole && text.starts_with('[') && asks_for_object::<T>() => {
-                Err(structure_error(self.spec, "an array"))
+        let detour = match &self.slots {
+            Slots::Stream(cursor) => {
+                let text = self.raw.map_or("", RawValue::get);
+                match cursor.locate(text, self.spec, index) {
+                    Located::At(at) => match decode_prefix::<T>(&text[at..]) {
+                        Ok((value, used)) if cursor.advance(text, self.spec, index, at + used) => return Ok(value),
+                        Ok(_) => Detour::Split,
+                        Err(err) => Detour::Failed(at, err),
+                    },
+                    Located::Absent => Detour::Absent,
+                    Located::Split => Detour::Split,
+                }
             }
-            Some(text) => decode_text(text).map_err(|err| decode_error(self.spec, param, &err)),
-            None => self.absent(index),
-        }
+            _ => Detour::Slot,
+        };
+        self.decode_off_stream(index, detour, probe)
     }
 }
 
-impl Params<'_> {
-    /// Parameter `index`, absent: `null` for an optional one, else -32602.
-    #[cold]
-    #[inline(never)]
-    fn absent<T: DeserializeOwned>(&self, index: usize) -> Result<T, ErrorObject> {
-        let param = &self.spec.params[index];
-        if !param.optional && !self.spec.whole {
-            return Err(missing_error(self.spec, param));
-        }
-        serde_json::from_str("null").map_err(|_| missing_error(self.spec, param))
-    }
+/// Where [`Cursor::locate`] found a parameter (small enough to be
+/// returned in registers).
+enum Located {
+    /// Its value starts at this offset.
+    At(usize),
+    /// Every given param is read: this one is absent.
+    Absent,
+    /// Not where the cursor is: the split path says what.
+    Split,
+}
 
-    /// Not read in one walk: split and decode as `parse` would have, for
-    /// the same value or error.
-    #[cold]
-    #[inline(never)]
-    fn split_then_decode<T: DeserializeOwned>(&self, index: usize) -> Result<T, ErrorObject> {
-        Params::split(self.raw, self.spec)?.decode(index)
-    }
+/// Why a parameter is not read on the one-walk path (see [`Cursor`]).
+enum Detour {
+    /// Every given param is read: this one is absent.
+    Absent,
+    /// Anything else (out of order, a key other than expected, too many
+    /// params): the split path says what.
+    Split,
+    /// The value at this offset failed to decode with this error; the
+    /// split path says whether another error comes first.
+    Failed(usize, serde_json::Error),
+    /// The params are not read in one walk: the value is in its slot.
+    Slot,
+}
 
-    /// Parameter `index`, whose value at the start of `rest` failed to
-    /// decode with `err`: the split path's error, which is `err` itself
-    /// unless the params have a problem of their own (such as too many)
-    /// or a `-0` to retry, without decoding the value a second time.
+/// What a parameter off the one-walk path is decoded from.
+enum Source<'a> {
+    /// Its text.
+    Text(&'a str),
+    /// Its text, which failed to decode with this error already.
+    Failed(&'a str, serde_json::Error),
+    /// `null`: the parameter is absent, and optional.
+    Null,
+}
+
+impl<'a> Params<'a> {
+    /// Parameter `index`, off the one-walk path: its value or error as
+    /// the split path gives it. The one function per `T` that every such
+    /// case shares; what to decode is [`Params::source`]'s to say, once
+    /// for every type.
     #[cold]
     #[inline(never)]
-    fn split_after_failure<T: DeserializeOwned>(
+    fn decode_off_stream<T: DeserializeOwned>(
         &self,
         index: usize,
-        rest: &str,
-        err: serde_json::Error,
+        detour: Detour,
+        probe: Option<fn() -> bool>,
     ) -> Result<T, ErrorObject> {
-        let split = Params::split(self.raw, self.spec)?;
-        match &split.slots {
-            Slots::Split(slots) => match slots.get(index) {
-                // The same value (not only the same text: the same place).
-                Some(text) if text.as_ptr() == rest.as_ptr() => decode_again_without_negative_zero(text, err)
-                    .map_err(|err| decode_error(self.spec, &self.spec.params[index], &err)),
-                _ => split.decode(index),
+        // Matched rather than `?` and closures, which would be code of
+        // their own for every `T`.
+        let (text, err) = match self.source(index, detour, probe) {
+            Ok(Source::Text(text)) => match strict::from_str(text) {
+                Ok(value) => return Ok(value),
+                Err(err) => (text, err),
             },
-            _ => split.decode(index),
+            Ok(Source::Failed(text, err)) => (text, err),
+            Ok(Source::Null) => {
+                return match strict::from_str("null") {
+                    Ok(value) => Ok(value),
+                    Err(_) => Err(missing_error(self.spec, &self.spec.params[index])),
+                }
+            }
+            Err(err) => return Err(err),
+        };
+        // JSON's `-0` is an integer zero, but serde_json reads it as the
+        // float `-0.0`, which integer types refuse: on failure, and only if
+        // the text has a `-0`, decode once more with each `-0` read as `0`
+        // (so a float parameter still gets `-0.0` the first time).
+        if let Some(again) = without_negative_zero(text) {
+            if let Ok(value) = strict::from_str(&again) {
+                return Ok(value);
+            }
+        }
+        Err(decode_error(self.spec, &self.spec.params[index], &err))
+    }
+
+    /// What parameter `index` is decoded from, off the one-walk path for
+    /// `detour`: found in its slot, or by splitting the params as
+    /// [`Params::parse`] would have (so that "too many params" comes
+    /// before a type error). Params taken whole that are an array, where
+    /// `probe` says the type reads itself from an object only, are refused.
+    fn source(&self, index: usize, detour: Detour, probe: Option<fn() -> bool>) -> Result<Source<'a>, ErrorObject> {
+        let text = match detour {
+            Detour::Absent => None,
+            Detour::Split => return Params::split(self.raw, self.spec)?.source(index, Detour::Slot, probe),
+            Detour::Failed(at, err) => {
+                let split = Params::split(self.raw, self.spec)?;
+                let rest = self.raw.map_or("", RawValue::get)[at..].as_ptr();
+                // The same value (not only the same text: the same place)
+                // failed already; it is not decoded a second time.
+                if let Slots::Split(slots) = &split.slots {
+                    if let Some(text) = slots.get(index).filter(|text| text.as_ptr() == rest) {
+                        return Ok(Source::Failed(text, err));
+                    }
+                }
+                return split.source(index, Detour::Slot, probe);
+            }
+            Detour::Slot => match &self.slots {
+                Slots::Split(slots) => slots.get(index),
+                Slots::Whole => self.raw.map(RawValue::get),
+                Slots::Absent | Slots::Stream(_) => None,
+                Slots::Unsplit => return Params::split(self.raw, self.spec)?.source(index, Detour::Slot, probe),
+            },
+        };
+        let param = &self.spec.params[index];
+        match text {
+            // serde also reads a struct from an array of its fields, in
+            // order; the catalog describes such params as an object
+            // (`by-name`), so an array is refused as the catalog says.
+            Some(text) if self.spec.whole && text.starts_with('[') && probe.is_some_and(|asks| asks()) => {
+                Err(structure_error(self.spec, "an array"))
+            }
+            Some(text) => Ok(Source::Text(text)),
+            None if !param.optional && !self.spec.whole => Err(missing_error(self.spec, param)),
+            None => Ok(Source::Null),
         }
     }
 }
@@ -314,37 +377,38 @@ impl Cursor {
         Some(Cursor { at: AtomicUsize::new(1), next: AtomicUsize::new(0), named })
     }
 
-    /// Reads parameter `index` of `text` if it is the next one.
-    #[inline]
-    fn step<T: DeserializeOwned>(&self, text: &str, spec: &MethodSpec, index: usize) -> Step<T> {
+    /// Where the value of parameter `index` starts in `text`, if it is the
+    /// next one. Inlined into every param's decode when optimizing (a call
+    /// cost an invalid param's answer some 25 instructions); unoptimized,
+    /// one copy is shared by them, as it is code of its own, not `T`'s.
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn locate(&self, text: &str, spec: &MethodSpec, index: usize) -> Located {
         if self.next.load(Relaxed) != index {
-            return Step::Split;
+            return Located::Split;
         }
         let bytes = text.as_bytes();
-        let mut at = skip_whitespace(bytes, self.at.load(Relaxed));
+        let at = skip_whitespace(bytes, self.at.load(Relaxed));
         if matches!(bytes.get(at), Some(b']' | b'}')) {
             // Fewer params given than declared: the rest are absent.
             self.next.store(index + 1, Relaxed);
-            return Step::Absent;
+            return Located::Absent;
         }
-        if self.named {
-            match key_end(bytes, at, spec.params[index].name) {
-                Some(end) => at = skip_whitespace(bytes, end),
-                None => return Step::Split,
-            }
+        if !self.named {
+            return Located::At(at);
         }
-        // As [`from_str`] decides, but not knowing yet where the value
-        // ends: an object is decoded strictly if an array follows anywhere.
-        let strict = match bytes.get(at) {
-            Some(b'[') => true,
-            Some(b'{') => memchr::memchr(b'[', &bytes[at..]).is_some(),
-            _ => false,
-        };
-        let (value, used) = match decode_prefix::<T>(&text[at..], strict) {
-            Ok(decoded) => decoded,
-            Err(err) => return Step::Failed(at, err),
-        };
-        at = skip_whitespace(bytes, at + used);
+        match key_end(bytes, at, spec.params[index].name) {
+            Some(end) => Located::At(skip_whitespace(bytes, end)),
+            None => Located::Split,
+        }
+    }
+
+    /// Moves past parameter `index`, whose value ends at `end`: false
+    /// when what follows sends the params the split way.
+    #[inline]
+    fn advance(&self, text: &str, spec: &MethodSpec, index: usize, end: usize) -> bool {
+        let bytes = text.as_bytes();
+        let mut at = skip_whitespace(bytes, end);
         let last = index + 1 == spec.params.len();
         match bytes.get(at) {
             Some(b',') if !last => at += 1,
@@ -352,11 +416,11 @@ impl Cursor {
             // Surplus positional params are ignored when allowed; surplus
             // names may repeat one already read, which the split refuses.
             Some(b',') if spec.allow_extra && !self.named => {}
-            _ => return Step::Split,
+            _ => return false,
         }
         self.at.store(at, Relaxed);
         self.next.store(index + 1, Relaxed);
-        Step::Value(value)
+        true
     }
 }
 
@@ -386,10 +450,11 @@ fn skip_whitespace(bytes: &[u8], mut at: usize) -> usize {
 
 /// Decodes the value at the start of `text` (leading whitespace allowed)
 /// and says how many bytes it took; what follows is left for the caller.
+/// Through [`strict`], as every param is: see [`strict::from_str`].
 #[inline(always)]
-fn decode_prefix<T: DeserializeOwned>(text: &str, strict: bool) -> Result<(T, usize), serde_json::Error> {
+fn decode_prefix<T: DeserializeOwned>(text: &str) -> Result<(T, usize), serde_json::Error> {
     let mut de = serde_json::Deserializer::from_str(text);
-    let value = if strict { T::deserialize(super::strict::Strict(&mut de))? } else { T::deserialize(&mut de)? };
+    let value = T::deserialize(strict::Strict(&mut de))?;
     Ok((value, de.into_iter::<IgnoredAny>().byte_offset()))
 }
 
@@ -491,45 +556,6 @@ impl<'de> Deserializer<'de> for ShapeProbe<'_> {
         _: V,
     ) -> Result<V::Value, Self::Error> {
         self.stop()
-    }
-}
-
-/// Decodes one parameter's JSON text. JSON's `-0` is an integer zero, but
-/// serde_json reads it as the float `-0.0`, which integer types refuse: on
-/// failure, and only if the text has a `-0`, decode once more with each
-/// `-0` read as `0` (so a float parameter still gets `-0.0` the first time).
-#[inline]
-fn decode_text<T: DeserializeOwned>(text: &str) -> Result<T, serde_json::Error> {
-    from_str(text).or_else(|err| decode_again_without_negative_zero(text, err))
-}
-
-/// [`decode_text`]'s second try, out of the way of the first (which the
-/// compiler then inlines into every parameter's decode).
-#[cold]
-#[inline(never)]
-fn decode_again_without_negative_zero<T: DeserializeOwned>(
-    text: &str,
-    err: serde_json::Error,
-) -> Result<T, serde_json::Error> {
-    match without_negative_zero(text) {
-        Some(text) => from_str(&text).map_err(|_| err),
-        None => Err(err),
-    }
-}
-
-/// serde reads a struct from an array of its fields too, where the catalog
-/// says `type: object`: text with an array anywhere is decoded through
-/// [`strict`](super::strict), which refuses that at any depth. Text without
-/// a `[` has no array to refuse and takes serde_json's own path. A scalar
-/// (a number, string, boolean or null: most params), told by its first
-/// byte, holds no array and is not searched at all.
-#[inline(always)]
-fn from_str<T: DeserializeOwned>(text: &str) -> Result<T, serde_json::Error> {
-    let scalar = matches!(text.as_bytes().first(), Some(b'0'..=b'9' | b'-' | b'"' | b't' | b'f' | b'n'));
-    if !scalar && text.as_bytes().contains(&b'[') {
-        super::strict::from_str(text)
-    } else {
-        serde_json::from_str(text)
     }
 }
 
@@ -949,6 +975,13 @@ mod tests {
         assert_eq!(without_negative_zero("[-0, -0 ,{\"a\":-0}]").as_deref(), Some("[ 0,  0 ,{\"a\": 0}]"));
         for kept in ["-0.0", "-0e1", "-0E+2", "-1", "-10", "\"-0\"", "[\"a\\\"-0\"]", "0"] {
             assert_eq!(without_negative_zero(kept), None, "{kept}");
+        }
+        /// Decodes `text` as the one param of a method, split first.
+        fn decode_text<T: DeserializeOwned>(text: &str) -> Result<T, ErrorObject> {
+            static PARAMS: [ParamSpec; 1] = [ParamSpec::new("p", "T")];
+            static SPEC: MethodSpec = MethodSpec::new("m", &PARAMS);
+            let raw = RawValue::from_string(format!("[{text}]")).unwrap();
+            Params::parse(Some(&raw), &SPEC)?.decode(0)
         }
         assert_eq!(decode_text::<i64>("-0").unwrap(), 0);
         assert_eq!(decode_text::<u8>("-0").unwrap(), 0);

@@ -20,6 +20,9 @@ use std::fmt;
 use serde::de::{DeserializeSeed, Deserializer, EnumAccess, Error as _, MapAccess, SeqAccess, VariantAccess, Visitor};
 
 /// Decodes `text` as `T`, refusing an array wherever `T` asks for a struct.
+/// Every param is decoded through [`Strict`], so that each param type's
+/// `Deserialize` is instantiated once: text without an array reads exactly
+/// as with `serde_json::from_str`, as only a sequence is ever refused.
 pub(crate) fn from_str<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, serde_json::Error> {
     let mut de = serde_json::Deserializer::from_str(text);
     let value = T::deserialize(Strict(&mut de))?;
@@ -144,6 +147,7 @@ macro_rules! forward_visit {
 impl<'de, V: Visitor<'de>> Visitor<'de> for Wrap<V> {
     type Value = V::Value;
 
+    #[inline]
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         self.0.expecting(f)
     }
