@@ -2,7 +2,8 @@
 # Every ratio BENCHMARKS.md reports, measured in one run on one machine, as
 # Markdown on stdout (progress on stderr). From bench/, after
 # `cargo build --release --bins`; needs valgrind, taskset and nats-server
-# on PATH. Takes about 30 minutes; nothing else should run meanwhile.
+# on PATH (and perf for the last section). Takes about 30 minutes; nothing else
+# should run meanwhile.
 #   ./measure_all.sh > /tmp/ratios.md
 #   QUICK=1 (one short pass of each), FROM=N (start at section N, from 1),
 #   ONLY=1,3 (just those sections)
@@ -47,3 +48,4 @@ if section "Subscriptions"; then
   target/release/subscriptions --items "${items:-1000000}" --runs "${runs:-5}" 2>/dev/null
 fi
 if section "Compile time of a 50-method trait"; then compile/run.sh "${runs:-3}" 2>/dev/null; fi
+if section "In process, CPU time per call (perf stat, alternating)"; then RUNS=${runs:-7} ./inprocess_cpu.sh; fi
