@@ -41,7 +41,7 @@ impl<T: ?Sized> std::fmt::Debug for SchemaOf<T> {
 
 impl<T: JsonSchema + ?Sized> SchemaOf<T> {
     /// The schema function of `T`.
-    pub const FN: SchemaFn = schema_of::<T>;
+    pub const FN: SchemaFn = SchemaGenerator::subschema_for::<T>;
 }
 
 /// Chosen when the type does not implement [`JsonSchema`].
