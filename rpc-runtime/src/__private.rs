@@ -209,14 +209,16 @@ pub fn ready_result_into<R: IntoMethodResult>(out: &mut Vec<u8>, value: R) -> Di
     }
 }
 
+/// `Box`, under a name of its own: generated code that named `Box` through
+/// this module, in the user's span, would be an unnecessary qualification.
+pub type Boxed<T> = Box<T>;
+
 /// The future of an `async` method, for a direct handler: the generated
-/// block that awaits the method and encodes its output, boxed.
-#[inline]
-pub fn pending_into<F>(future: F) -> Direct
-where
-    F: Future<Output = MethodResult> + Send + 'static,
-{
-    Ok(Some(Box::pin(future)))
+/// block that awaits the method and encodes its output, boxed by the
+/// generated code. Not generic (nor `#[inline]`): the only code per block
+/// is its own `Box::new`, not this function and a `Box::pin` as well.
+pub fn pending_into(future: Box<dyn Future<Output = MethodResult> + Send>) -> Direct {
+    Ok(Some(Box::into_pin(future)))
 }
 
 /// The encoded output of an `async` method returning `T`.
@@ -230,6 +232,39 @@ pub fn encode_output<T: Serialize>(value: T) -> MethodResult {
 pub fn result_output<R: IntoMethodResult>(value: R) -> MethodResult {
     value.into_method_result()
 }
+
+/// Instances of the generated code's per-type functions for the commonest
+/// param and result types (JSON's scalars, strings and values, and their
+/// `Option`),
+/// made here. An unoptimized build shares the generic instances of the
+/// crates it depends on (rustc's `share-generics`, on by default at
+/// `opt-level` 0), so a crate whose methods take and return these types
+/// compiles no copy of its own of them, nor of the serde code under them:
+/// only those of its own types. Optimized builds do not share instances,
+/// and leave these out.
+macro_rules! common_instances {
+    (decode: $($param:ty),*; encode: $($result:ty),*) => {
+        #[cfg(debug_assertions)]
+        #[used]
+        #[allow(clippy::type_complexity)]
+        static DECODE_PARAM: ($(fn(&'static Params<'static>, usize) -> Result<$param, ErrorObject>,)*) =
+            ($(decode_param::<$param>,)*);
+        #[cfg(debug_assertions)]
+        #[used]
+        #[allow(clippy::type_complexity)]
+        static READY_INTO: ($(fn(&'static mut Vec<u8>, $result) -> Direct,)*) = ($(ready_into::<$result>,)*);
+        #[cfg(debug_assertions)]
+        #[used]
+        #[allow(clippy::type_complexity)]
+        static ENCODE_OUTPUT: ($(fn($result) -> MethodResult,)*) = ($(encode_output::<$result>,)*);
+    };
+}
+
+common_instances!(
+    decode: bool, i32, i64, u32, u64, f64, String, serde_json::Value,
+        Option<bool>, Option<i64>, Option<u64>, Option<f64>, Option<String>;
+    encode: (), bool, i32, i64, u32, u64, f64, String, serde_json::Value, Option<String>
+);
 
 /// A generated method: a plain function of the service, so that the
 /// only generic code per method is its own body. It borrows the params:
