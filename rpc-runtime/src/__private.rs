@@ -235,9 +235,8 @@ pub fn result_output<R: IntoMethodResult>(value: R) -> MethodResult {
 
 /// Instances of the generated code's per-type functions for the commonest
 /// param and result types (JSON's scalars, strings and values, and their
-/// `Option`),
-/// made here. An unoptimized build shares the generic instances of the
-/// crates it depends on (rustc's `share-generics`, on by default at
+/// `Option`), made here. An unoptimized build shares the generic instances
+/// of the crates it depends on (rustc's `share-generics`, on by default at
 /// `opt-level` 0), so a crate whose methods take and return these types
 /// compiles no copy of its own of them, nor of the serde code under them:
 /// only those of its own types. Optimized builds do not share instances,
