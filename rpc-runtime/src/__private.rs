@@ -43,6 +43,7 @@ pub trait SpecTable {
 }
 
 use crate::catalog::SchemaFn;
+use crate::dispatch::router::DirectHandler;
 
 /// [`Params::decode`] for a method whose spec is not
 /// [`whole`](MethodSpec::whole), as `#[rpc]` generates it: without the test
@@ -187,26 +188,37 @@ pub const fn param_info(description: &'static str, schema: SchemaFn) -> ParamInf
 /// into the response buffer, or the future of an `async` method.
 pub type Direct = Result<Option<MethodFuture>, ErrorObject>;
 
-/// Writes the result of a plain method returning `T` into `out`.
+/// Writes the result of a plain method returning `T` into `out`. Matched
+/// rather than mapped, as every generic function here is: a closure or
+/// `Result::map` would be code of its own per type, in a codegen unit of
+/// its own module in the user's crate.
 #[inline]
 pub fn ready_into<T: Serialize>(out: &mut Vec<u8>, value: T) -> Direct {
-    crate::dispatch::router::encode_into(out, &value).map(|()| None)
+    match crate::dispatch::router::encode_into(out, &value) {
+        Ok(()) => Ok(None),
+        Err(err) => Err(err),
+    }
 }
 
 /// Writes the result of a plain method returning `Result<T, E>` into `out`.
 #[inline]
 pub fn ready_result_into<R: IntoMethodResult>(out: &mut Vec<u8>, value: R) -> Direct {
-    crate::dispatch::router::sealed::EncodeInto::encode_into(value, out).map(|()| None)
+    match crate::dispatch::router::sealed::EncodeInto::encode_into(value, out) {
+        Ok(()) => Ok(None),
+        Err(err) => Err(err),
+    }
 }
 
+/// `Box`, under a name of its own: generated code that named `Box` through
+/// this module, in the user's span, would be an unnecessary qualification.
+pub type Boxed<T> = Box<T>;
+
 /// The future of an `async` method, for a direct handler: the generated
-/// block that awaits the method and encodes its output, boxed.
-#[inline]
-pub fn pending_into<F>(future: F) -> Direct
-where
-    F: Future<Output = MethodResult> + Send + 'static,
-{
-    Ok(Some(Box::pin(future)))
+/// block that awaits the method and encodes its output, boxed by the
+/// generated code. Not generic (nor `#[inline]`): the only code per block
+/// is its own `Box::new`, not this function and a `Box::pin` as well.
+pub fn pending_into(future: Box<dyn Future<Output = MethodResult> + Send>) -> Direct {
+    Ok(Some(Box::into_pin(future)))
 }
 
 /// The encoded output of an `async` method returning `T`.
@@ -220,6 +232,38 @@ pub fn encode_output<T: Serialize>(value: T) -> MethodResult {
 pub fn result_output<R: IntoMethodResult>(value: R) -> MethodResult {
     value.into_method_result()
 }
+
+/// Instances of the generated code's per-type functions for the commonest
+/// param and result types (JSON's scalars, strings and values, and their
+/// `Option`), made here. An unoptimized build shares the generic instances
+/// of the crates it depends on (rustc's `share-generics`, on by default at
+/// `opt-level` 0), so a crate whose methods take and return these types
+/// compiles no copy of its own of them, nor of the serde code under them:
+/// only those of its own types. Optimized builds do not share instances,
+/// and leave these out.
+macro_rules! common_instances {
+    (decode: $($param:ty),*; encode: $($result:ty),*) => {
+        #[cfg(debug_assertions)]
+        #[used]
+        #[allow(clippy::type_complexity)]
+        static DECODE_PARAM: ($(fn(&'static Params<'static>, usize) -> Result<$param, ErrorObject>,)*) =
+            ($(decode_param::<$param>,)*);
+        #[cfg(debug_assertions)]
+        #[used]
+        #[allow(clippy::type_complexity)]
+        static READY_INTO: ($(fn(&'static mut Vec<u8>, $result) -> Direct,)*) = ($(ready_into::<$result>,)*);
+        #[cfg(debug_assertions)]
+        #[used]
+        #[allow(clippy::type_complexity)]
+        static ENCODE_OUTPUT: ($(fn($result) -> MethodResult,)*) = ($(encode_output::<$result>,)*);
+    };
+}
+
+common_instances!(
+    decode: bool, i32, i64, u32, u64, f64, String, serde_json::Value,
+        Option<bool>, Option<i64>, Option<u64>, Option<f64>, Option<String>;
+    encode: (), bool, i32, i64, u32, u64, f64, String, serde_json::Value, Option<String>
+);
 
 /// A generated method: a plain function of the service, so that the
 /// only generic code per method is its own body. It borrows the params:
@@ -238,12 +282,17 @@ pub fn register_methods<S: Send + Sync + 'static>(
     aliases: &[usize],
 ) {
     let service = Arc::new(service);
-    let (methods, rest) = specs.split_at(handlers.len());
-    for (spec, &handler) in methods.iter().zip(handlers) {
-        register_method(router, spec, &service, handler);
+    // Indexed: slice iterators and `Zip` over these types would be code
+    // of their own, in codegen units of their own, in the user's crate.
+    let mut at = 0;
+    while at < handlers.len() {
+        register_method(router, &specs[at], &service, handlers[at]);
+        at += 1;
     }
-    for (spec, &method) in rest.iter().zip(aliases) {
-        register_method(router, spec, &service, handlers[method]);
+    let mut alias = 0;
+    while alias < aliases.len() {
+        register_method(router, &specs[at + alias], &service, handlers[aliases[alias]]);
+        alias += 1;
     }
 }
 
@@ -256,16 +305,13 @@ fn register_method<S: Send + Sync + 'static>(
     handler: MethodFn<S>,
 ) {
     let service = Arc::clone(service);
-    register_direct(router, spec, move |params, cx, out| handler(&service, params, cx, out));
+    register_direct(router, spec, Box::new(move |params, cx, out| handler(&service, params, cx, out)));
 }
 
 /// Registers a generated method whose ready results are encoded straight
 /// into the response buffer; names within one trait are unique (checked
 /// at compile time), so this cannot fail.
-pub fn register_direct<F>(router: &mut Router, spec: &'static MethodSpec, handler: F)
-where
-    F: Fn(&Params<'_>, &Context, &mut Vec<u8>) -> Direct + Send + Sync + 'static,
-{
+fn register_direct(router: &mut Router, spec: &'static MethodSpec, handler: Box<DirectHandler>) {
     if let Err(err) = router.register_direct(spec, handler) {
         unreachable!("#[rpc] checked method names at compile time: {err}");
     }

@@ -155,14 +155,15 @@ fn handler(service: &Service, index: usize, method: &Method) -> TokenStream {
         (false, Output::Result(_)) => quote!(#private::ready_result_into(__out, #call)),
         (false, _) => quote!(#private::ready_into(__out, #call)),
         // One future per method: the method's own, awaited and encoded
-        // in the block that holds the service.
+        // in the block that holds the service, boxed where it is made (so
+        // that `pending_into` is not generic).
         (true, Output::Result(_)) => quote! {{
             let __this = ::core::clone::Clone::clone(__this);
-            #private::pending_into(async move { #private::result_output(#call.await) })
+            #private::pending_into(#private::Boxed::new(async move { #private::result_output(#call.await) }))
         }},
         (true, _) => quote! {{
             let __this = ::core::clone::Clone::clone(__this);
-            #private::pending_into(async move { #private::encode_output(#call.await) })
+            #private::pending_into(#private::Boxed::new(async move { #private::encode_output(#call.await) }))
         }},
     };
     let outcome = match method.params.iter().position(|param| param.sink.is_some()) {

@@ -278,9 +278,12 @@ impl<'a> Params<'a> {
     /// Parameter `index`, off the one-walk path: its value or error as
     /// the split path gives it. The one function per `T` that every such
     /// case shares; what to decode is [`Params::source`]'s to say, once
-    /// for every type.
+    /// for every type. Unoptimized, inlined into its caller: as a function
+    /// of its own it would be the only code of this module instantiated in
+    /// the crate that decodes a `T`, a codegen unit of its own there.
     #[cold]
-    #[inline(never)]
+    #[cfg_attr(not(debug_assertions), inline(never))]
+    #[cfg_attr(debug_assertions, inline(always))]
     fn decode_off_stream<T: DeserializeOwned>(
         &self,
         index: usize,
@@ -380,8 +383,9 @@ impl Cursor {
     /// Where the value of parameter `index` starts in `text`, if it is the
     /// next one. Inlined into every param's decode when optimizing (a call
     /// cost an invalid param's answer some 25 instructions); unoptimized,
-    /// one copy is shared by them, as it is code of its own, not `T`'s.
-    #[cfg_attr(debug_assertions, inline)]
+    /// one copy in this crate is shared by them, as it is code of its own,
+    /// not `T`'s (an `#[inline]` copy would be a codegen unit of its own in
+    /// the crate that instantiates the decode).
     #[cfg_attr(not(debug_assertions), inline(always))]
     fn locate(&self, text: &str, spec: &MethodSpec, index: usize) -> Located {
         if self.next.load(Relaxed) != index {
@@ -404,8 +408,9 @@ impl Cursor {
     }
 
     /// Moves past parameter `index`, whose value ends at `end`: false
-    /// when what follows sends the params the split way.
-    #[inline]
+    /// when what follows sends the params the split way. Unoptimized, not
+    /// `#[inline]`, as [`Cursor::locate`] is not.
+    #[cfg_attr(not(debug_assertions), inline)]
     fn advance(&self, text: &str, spec: &MethodSpec, index: usize, end: usize) -> bool {
         let bytes = text.as_bytes();
         let mut at = skip_whitespace(bytes, end);

@@ -212,11 +212,14 @@ impl Router {
 
     /// Like [`Router::register`], for generated handlers that encode a ready
     /// result straight into the response buffer.
-    pub(crate) fn register_direct<F>(&mut self, spec: &'static MethodSpec, handler: F) -> Result<(), DuplicateMethod>
-    where
-        F: Fn(&Params<'_>, &Context, &mut Vec<u8>) -> Result<Option<MethodFuture>, ErrorObject> + Send + Sync + 'static,
-    {
-        self.insert(spec, AnyHandler::Direct(Box::new(handler)))
+    /// Boxed by the caller, so that this is not code of its own for every
+    /// handler type in the crate that registers it.
+    pub(crate) fn register_direct(
+        &mut self,
+        spec: &'static MethodSpec,
+        handler: Box<DirectHandler>,
+    ) -> Result<(), DuplicateMethod> {
+        self.insert(spec, AnyHandler::Direct(handler))
     }
 
     fn insert(&mut self, spec: &'static MethodSpec, handler: AnyHandler) -> Result<(), DuplicateMethod> {
@@ -521,24 +524,40 @@ pub(crate) fn panicked(method: &str, panic: &(dyn std::any::Any + Send)) -> Erro
     ErrorObject::internal_error(format!("Internal error: method `{method}` panicked"))
 }
 
-/// Serializes a method's return value.
+/// Serializes a method's return value. Inlined, and matched rather than
+/// mapped: what generated code instantiates stays in its caller's code,
+/// not in a codegen unit of this module (nor of `Result`'s) per crate.
+#[inline(always)]
 pub fn encode<T: Serialize>(value: &T) -> MethodResult {
-    serde_json::value::to_raw_value(value).map_err(encode_failed)
+    match serde_json::value::to_raw_value(value) {
+        Ok(raw) => Ok(raw),
+        Err(err) => Err(encode_failed(err)),
+    }
 }
 
 /// Serializes a method's return value straight into a response buffer;
-/// on failure the buffer is left as it was.
+/// on failure the buffer is left as it was. Inlined and matched, as
+/// [`encode`] is.
+#[inline(always)]
 pub(crate) fn encode_into<T: Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) -> Result<(), ErrorObject> {
     let start = out.len();
-    serde_json::to_writer(&mut *out, value).map_err(|err| {
-        out.truncate(start);
-        encode_failed(err)
-    })
+    match serde_json::to_writer(&mut *out, value) {
+        Ok(()) => Ok(()),
+        Err(err) => Err(encode_failed_into(out, start, err)),
+    }
 }
 
 #[cold]
 fn encode_failed(err: serde_json::Error) -> ErrorObject {
     ErrorObject::internal_error(format!("Internal error: the result failed to serialize: {err}"))
+}
+
+/// [`encode_failed`], with `out` cut back to `start`: what it was before
+/// the result's partial encoding.
+#[cold]
+fn encode_failed_into(out: &mut Vec<u8>, start: usize, err: serde_json::Error) -> ErrorObject {
+    out.truncate(start);
+    encode_failed(err)
 }
 
 /// A method return type that is a `Result<T, E>` with `E` convertible into

@@ -17,7 +17,12 @@
 
 use std::fmt;
 
-use serde::de::{DeserializeSeed, Deserializer, EnumAccess, Error as _, MapAccess, SeqAccess, VariantAccess, Visitor};
+use std::marker::PhantomData;
+
+use serde::de::{
+    Deserialize, DeserializeSeed, Deserializer, EnumAccess, Error as _, Expected, MapAccess, SeqAccess, VariantAccess,
+    Visitor,
+};
 
 /// Decodes `text` as `T`, refusing an array wherever `T` asks for a struct.
 /// Every param is decoded through [`Strict`], so that each param type's
@@ -41,12 +46,17 @@ struct NoSeq<V> {
     visitor: V,
 }
 
-/// What a visitor expects (for a derived struct, "struct Point"), as text.
-struct Expecting<'v, V>(&'v V);
+/// The seed of a `T` read through [`Strict`], for the `MapAccess` and
+/// `SeqAccess` calls that take no seed: what `PhantomData<T>` would do,
+/// but code of this module (`PhantomData`'s would be code of `core`'s, a
+/// codegen unit of its own in the crate that decodes a `T`).
+struct Seed<T>(PhantomData<T>);
 
-impl<'de, V: Visitor<'de>> fmt::Display for Expecting<'_, V> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.0.expecting(f)
+impl<'de, T: Deserialize<'de>> DeserializeSeed<'de> for Seed<T> {
+    type Value = T;
+    #[inline]
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<T, D::Error> {
+        T::deserialize(Strict(deserializer))
     }
 }
 
@@ -213,7 +223,10 @@ impl<'de, V: Visitor<'de>> Visitor<'de> for NoSeq<V> {
     }
     #[cold]
     fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<Self::Value, A::Error> {
-        Err(A::Error::custom(format_args!("invalid type: array, expected an object ({})", Expecting(&self.visitor))))
+        // What the visitor expects (for a derived struct, "struct Point"),
+        // through serde's `dyn Expected`: nothing here is formatted per `V`.
+        let expected: &dyn Expected = &self.visitor;
+        Err(A::Error::custom(format_args!("invalid type: array, expected an object ({expected})")))
     }
     #[inline]
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
@@ -274,6 +287,10 @@ impl<'de, A: SeqAccess<'de>> SeqAccess<'de> for Strict<A> {
         self.0.next_element_seed(Wrap(seed))
     }
     #[inline]
+    fn next_element<T: Deserialize<'de>>(&mut self) -> Result<Option<T>, A::Error> {
+        self.0.next_element_seed(Seed(PhantomData))
+    }
+    #[inline]
     fn size_hint(&self) -> Option<usize> {
         self.0.size_hint()
     }
@@ -288,6 +305,14 @@ impl<'de, A: MapAccess<'de>> MapAccess<'de> for Strict<A> {
     #[inline]
     fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, A::Error> {
         self.0.next_value_seed(Wrap(seed))
+    }
+    #[inline]
+    fn next_key<K: Deserialize<'de>>(&mut self) -> Result<Option<K>, A::Error> {
+        self.0.next_key_seed(Seed(PhantomData))
+    }
+    #[inline]
+    fn next_value<V: Deserialize<'de>>(&mut self) -> Result<V, A::Error> {
+        self.0.next_value_seed(Seed(PhantomData))
     }
     #[inline]
     fn size_hint(&self) -> Option<usize> {

@@ -960,12 +960,15 @@ pub static UNSUBSCRIBE_PARAMS: [crate::spec::ParamSpec; 1] =
 /// subscribe calls answer with, unsigned integers: anything else is
 /// -32602, as the catalog's schema says.
 pub fn register_unsubscribe(router: &mut crate::dispatch::router::Router, spec: &'static MethodSpec) {
-    let registered = router.register_direct(spec, move |params, cx, out| {
-        let id: u64 = params.decode(0)?;
-        let closed = cx.peer().is_some_and(|peer| peer.shared.serving.unsubscribe(id, spec.name));
-        out.extend_from_slice(if closed { b"true" } else { b"false" });
-        Ok(None)
-    });
+    let registered = router.register_direct(
+        spec,
+        Box::new(move |params, cx, out| {
+            let id: u64 = params.decode(0)?;
+            let closed = cx.peer().is_some_and(|peer| peer.shared.serving.unsubscribe(id, spec.name));
+            out.extend_from_slice(if closed { b"true" } else { b"false" });
+            Ok(None)
+        }),
+    );
     if let Err(err) = registered {
         // Several subscriptions of one trait may share an unsubscribe
         // method; #[rpc] registers it once, so this cannot happen.
