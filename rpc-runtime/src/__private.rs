@@ -221,42 +221,50 @@ pub fn result_output<R: IntoMethodResult>(value: R) -> MethodResult {
     value.into_method_result()
 }
 
-/// A generated method: a plain function of the service, so that the
-/// only generic code per method is its own body. It borrows the params:
-/// taken by value, the split params (about 130 bytes) were copied once
-/// more on the way in, on every call.
-pub type MethodFn<S> = fn(&Arc<S>, &Params<'_>, &Context, &mut Vec<u8>) -> Direct;
+/// The generated methods of a service: one plain function of the service
+/// that serves method `index` (its position in the spec table), so that
+/// the code generated per method is an arm of one item, not an item of its
+/// own. It borrows the params: taken by value, the split params (about 130
+/// bytes) were copied once more on the way in, on every call.
+pub type MethodFn<S> = fn(&Arc<S>, usize, &Params<'_>, &Context, &mut Vec<u8>) -> Direct;
 
-/// Registers every method of a generated service: `handlers[i]` serves
-/// `specs[i]`, and the alias specs that follow them (`#[rpc(alias = "...")]`)
-/// serve `handlers[aliases[k]]`. Cannot fail (see [`register_direct`]).
+/// Registers every method of a generated service: `handler` with index
+/// `i < count` serves `specs[i]`, and the alias specs that follow them
+/// (`#[rpc(alias = "...")]`) serve index `aliases[k]`. Indexed loops, not
+/// slice iterators: nothing of `core` instantiated per service. Cannot
+/// fail (see [`register_direct`]).
 pub fn register_methods<S: Send + Sync + 'static>(
     router: &mut Router,
     specs: &'static [MethodSpec],
     service: S,
-    handlers: &[MethodFn<S>],
+    handler: MethodFn<S>,
+    count: usize,
     aliases: &[usize],
 ) {
     let service = Arc::new(service);
-    let (methods, rest) = specs.split_at(handlers.len());
-    for (spec, &handler) in methods.iter().zip(handlers) {
-        register_method(router, spec, &service, handler);
+    let mut at = 0;
+    while at < count {
+        register_method(router, &specs[at], &service, handler, at);
+        at += 1;
     }
-    for (spec, &method) in rest.iter().zip(aliases) {
-        register_method(router, spec, &service, handlers[method]);
+    let mut alias = 0;
+    while alias < aliases.len() {
+        register_method(router, &specs[count + alias], &service, handler, aliases[alias]);
+        alias += 1;
     }
 }
 
-/// Registers a generated method of `service`; the wrapper around
-/// `handler` is one type per service, not one per method.
+/// Registers method `index` of `service`; the wrapper around `handler` is
+/// one type per service, not one per method.
 fn register_method<S: Send + Sync + 'static>(
     router: &mut Router,
     spec: &'static MethodSpec,
     service: &Arc<S>,
     handler: MethodFn<S>,
+    index: usize,
 ) {
     let service = Arc::clone(service);
-    register_direct(router, spec, move |params, cx, out| handler(&service, params, cx, out));
+    register_direct(router, spec, move |params, cx, out| handler(&service, index, params, cx, out));
 }
 
 /// Registers a generated method whose ready results are encoded straight
