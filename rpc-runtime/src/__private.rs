@@ -265,47 +265,52 @@ common_instances!(
     encode: (), bool, i32, i64, u32, u64, f64, String, serde_json::Value, Option<String>
 );
 
-/// A generated method: a plain function of the service, so that the
-/// only generic code per method is its own body. It borrows the params:
-/// taken by value, the split params (about 130 bytes) were copied once
-/// more on the way in, on every call.
-pub type MethodFn<S> = fn(&Arc<S>, &Params<'_>, &Context, &mut Vec<u8>) -> Direct;
+/// The generated methods of a service: one plain function of the service
+/// that serves method `index` (its position in the spec table), so that
+/// the code generated per method is an arm of one item, not an item of its
+/// own. It borrows the params: taken by value, the split params (about 130
+/// bytes) were copied once more on the way in, on every call.
+pub type MethodFn<S> = fn(&Arc<S>, usize, &Params<'_>, &Context, &mut Vec<u8>) -> Direct;
 
-/// Registers every method of a generated service: `handlers[i]` serves
-/// `specs[i]`, and the alias specs that follow them (`#[rpc(alias = "...")]`)
-/// serve `handlers[aliases[k]]`. Cannot fail (see [`register_direct`]).
+/// Registers every method of a generated service: `handler` with index
+/// `i < count` serves `specs[i]`, and the alias specs that follow them
+/// (`#[rpc(alias = "...")]`) serve index `aliases[k]`. Indexed loops, not
+/// slice iterators: nothing of `core` instantiated per service. Cannot
+/// fail (see [`register_direct`]).
 pub fn register_methods<S: Send + Sync + 'static>(
     router: &mut Router,
     specs: &'static [MethodSpec],
     service: S,
-    handlers: &[MethodFn<S>],
+    handler: MethodFn<S>,
+    count: usize,
     aliases: &[usize],
 ) {
     let service = Arc::new(service);
     // Indexed: slice iterators and `Zip` over these types would be code
     // of their own, in codegen units of their own, in the user's crate.
     let mut at = 0;
-    while at < handlers.len() {
-        register_method(router, &specs[at], &service, handlers[at]);
+    while at < count {
+        register_method(router, &specs[at], &service, handler, at);
         at += 1;
     }
     let mut alias = 0;
     while alias < aliases.len() {
-        register_method(router, &specs[at + alias], &service, handlers[aliases[alias]]);
+        register_method(router, &specs[count + alias], &service, handler, aliases[alias]);
         alias += 1;
     }
 }
 
-/// Registers a generated method of `service`; the wrapper around
-/// `handler` is one type per service, not one per method.
+/// Registers method `index` of `service`; the wrapper around `handler` is
+/// one type per service, not one per method.
 fn register_method<S: Send + Sync + 'static>(
     router: &mut Router,
     spec: &'static MethodSpec,
     service: &Arc<S>,
     handler: MethodFn<S>,
+    index: usize,
 ) {
     let service = Arc::clone(service);
-    register_direct(router, spec, Box::new(move |params, cx, out| handler(&service, params, cx, out)));
+    register_direct(router, spec, Box::new(move |params, cx, out| handler(&service, index, params, cx, out)));
 }
 
 /// Registers a generated method whose ready results are encoded straight
