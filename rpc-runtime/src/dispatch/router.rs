@@ -402,6 +402,14 @@ fn call_method(
             }
             AnyHandler::Outcome(handler) => call_outcome(handler, method.spec, params, notification, cx, out),
         };
+        // The usual outcome is told by the tag and the future's data
+        // pointer alone. Copying the whole `Option<MethodFuture>` out read
+        // both of its words in one load, right after the handler had
+        // written only the first: a store that cannot be forwarded, about
+        // 7% of the time of a call without params.
+        if matches!(&ready, Ok(None)) {
+            return None;
+        }
         ready.unwrap_or_else(|error| {
             failed = Some(error);
             None
