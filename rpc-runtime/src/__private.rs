@@ -233,9 +233,9 @@ pub fn result_output<R: IntoMethodResult>(value: R) -> MethodResult {
     value.into_method_result()
 }
 
-/// Instances of the generated code's per-type functions for the commonest
-/// param and result types (JSON's scalars, strings and values, and their
-/// `Option`), made here. An unoptimized build shares the generic instances
+/// Instances of the generated code's per-type functions (and of the
+/// catalog's schema functions) for the commonest param and result types
+/// (JSON's scalars, strings and values, and their `Option`), made here. An unoptimized build shares the generic instances
 /// of the crates it depends on (rustc's `share-generics`, on by default at
 /// `opt-level` 0), so a crate whose methods take and return these types
 /// compiles no copy of its own of them, nor of the serde code under them:
@@ -256,6 +256,9 @@ macro_rules! common_instances {
         #[used]
         #[allow(clippy::type_complexity)]
         static ENCODE_OUTPUT: ($(fn($result) -> MethodResult,)*) = ($(encode_output::<$result>,)*);
+        #[cfg(debug_assertions)]
+        #[used]
+        static SCHEMAS: &[SchemaFn] = &[$(SchemaOf::<$param>::FN,)* $(SchemaOf::<$result>::FN,)*];
     };
 }
 

@@ -24,8 +24,9 @@ pub fn unknown_schema_of<T: ?Sized>(_: &mut SchemaGenerator) -> Schema {
     schema
 }
 
-/// Picks, where `#[rpc]` names a param or result type, [`schema_of`] when
-/// the type implements [`JsonSchema`] and [`unknown_schema_of`] otherwise:
+/// Picks, where `#[rpc]` names a param or result type, schemars'
+/// `SchemaGenerator::subschema_for` (what [`schema_of`] calls) when the
+/// type implements [`JsonSchema`] and [`unknown_schema_of`] otherwise:
 /// `SchemaOf::<T>::FN` is the inherent constant when `T: JsonSchema`, else
 /// [`NoJsonSchema::FN`] (an inherent item whose bounds do not hold is
 /// skipped; the generated code names a concrete `T`). A constant, so the
@@ -43,29 +44,6 @@ impl<T: JsonSchema + ?Sized> SchemaOf<T> {
     /// The schema function of `T`.
     pub const FN: SchemaFn = SchemaGenerator::subschema_for::<T>;
 }
-
-/// The schema functions of the commonest param and result types, made
-/// here: an unoptimized build shares its dependencies' generic instances
-/// (see `__private`'s instances of the same types), so a crate whose
-/// methods take and return these compiles no copy of its own of them.
-#[cfg(debug_assertions)]
-#[used]
-static COMMON_SCHEMAS: [SchemaFn; 14] = [
-    SchemaOf::<()>::FN,
-    SchemaOf::<bool>::FN,
-    SchemaOf::<i32>::FN,
-    SchemaOf::<i64>::FN,
-    SchemaOf::<u32>::FN,
-    SchemaOf::<u64>::FN,
-    SchemaOf::<f64>::FN,
-    SchemaOf::<String>::FN,
-    SchemaOf::<serde_json::Value>::FN,
-    SchemaOf::<Option<bool>>::FN,
-    SchemaOf::<Option<i64>>::FN,
-    SchemaOf::<Option<u64>>::FN,
-    SchemaOf::<Option<f64>>::FN,
-    SchemaOf::<Option<String>>::FN,
-];
 
 /// Chosen when the type does not implement [`JsonSchema`].
 pub trait NoJsonSchema {
