@@ -328,8 +328,19 @@ impl<'a> Params<'a> {
             Detour::Absent => None,
             Detour::Split => return Params::split(self.raw, self.spec)?.source(index, Detour::Slot, probe),
             Detour::Failed(at, err) => {
+                let raw = self.raw.map_or("", RawValue::get);
+                let rest = raw[at..].as_ptr();
+                // By position, the split could only put "too many params"
+                // first: the elements are counted, and the failed one's
+                // text kept, without building the slots (which, with the
+                // params built around them, cost about as much as the walk
+                // again: some 250 instructions of an invalid param's answer).
+                if raw.starts_with('[') {
+                    if let Some(text) = positional_slot(raw, self.spec, index)?.filter(|text| text.as_ptr() == rest) {
+                        return Ok(Source::Failed(text, err));
+                    }
+                }
                 let split = Params::split(self.raw, self.spec)?;
-                let rest = self.raw.map_or("", RawValue::get)[at..].as_ptr();
                 // The same value (not only the same text: the same place)
                 // failed already; it is not decoded a second time.
                 if let Slots::Split(slots) = &split.slots {
@@ -689,14 +700,49 @@ fn split_positional<'a>(raw: &'a RawValue, spec: &'static MethodSpec) -> Result<
             *slots.slot(index) = Some(element);
         }
     })
-    .ok_or_else(|| ErrorObject::invalid_params("malformed params: expected an array"))?;
-    if given > declared && !spec.allow_extra {
-        return Err(ErrorObject::invalid_params(format!(
-            "too many params: method `{}` takes at most {declared}, got {given}",
-            spec.name
-        )));
-    }
+    .ok_or_else(malformed_array)?;
+    check_count(spec, given)?;
     Ok(slots)
+}
+
+/// The text of element `index` of positional params `text` (`None` when
+/// there are fewer), with [`split_positional`]'s errors: what the split
+/// would say of that parameter, without the slots of the others.
+fn positional_slot<'a>(text: &'a str, spec: &'static MethodSpec, index: usize) -> Result<Option<&'a str>, ErrorObject> {
+    let mut found = None;
+    let given = for_each_element(text, |at, element| {
+        if at == index {
+            found = Some(element);
+        }
+    })
+    .ok_or_else(malformed_array)?;
+    check_count(spec, given)?;
+    Ok(found)
+}
+
+#[cold]
+fn malformed_array() -> ErrorObject {
+    ErrorObject::invalid_params("malformed params: expected an array")
+}
+
+/// "Too many params" when `given` positional params are more than `spec`
+/// declares and it does not allow extra ones.
+#[inline(always)]
+fn check_count(spec: &MethodSpec, given: usize) -> Result<(), ErrorObject> {
+    let declared = spec.params.len();
+    if given > declared && !spec.allow_extra {
+        return Err(too_many(spec, given));
+    }
+    Ok(())
+}
+
+#[cold]
+fn too_many(spec: &MethodSpec, given: usize) -> ErrorObject {
+    ErrorObject::invalid_params(format!(
+        "too many params: method `{}` takes at most {}, got {given}",
+        spec.name,
+        spec.params.len()
+    ))
 }
 
 /// Calls `each(index, text)` for every element of a JSON array and returns
