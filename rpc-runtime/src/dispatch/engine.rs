@@ -734,32 +734,68 @@ impl Engine {
         let start = out.len();
         out.extend_from_slice(RESULT_HEAD);
         let mut quiet = None;
-        let called = if plain {
-            self.router.call_found(method, found, envelope.params, id.is_none(), cx, out)
+        let mut called = None;
+        let written = if plain {
+            self.router.call_found(method, found, envelope.params, id.is_none(), cx, out, &mut called)
         } else {
-            let (called, silenced_by) = self.call_tracked_or_layered(method, envelope.params, id, cx, out);
+            let (layered, silenced_by) = self.call_tracked_or_layered(method, envelope.params, id, cx, out);
             quiet = silenced_by;
-            called
+            called = layered;
+            matches!(called, Some(Called::Written))
         };
         #[cfg(feature = "metrics")]
-        metered.ready(called.as_ref());
-        match (called, id) {
-            (Some(Called::Written), Some(id)) => write_response_tail(out, id),
-            (None, id) => {
-                out.truncate(start);
-                not_found(out, id, &span);
+        metered.ready(if written { Some(&Called::Written) } else { called.as_ref() });
+        // The usual outcome finished here; the others out of line, so
+        // that this path does not keep an error's or a future's words.
+        if written {
+            match id {
+                Some(id) => write_response_tail(out, id),
+                None => out.truncate(start),
             }
-            (Some(Called::Failed(err)), id) => {
-                out.truncate(start);
+            return Dispatched::Written;
+        }
+        out.truncate(start);
+        drop(entered);
+        Unwritten {
+            method,
+            id,
+            span,
+            quiet,
+            #[cfg(feature = "metrics")]
+            metered,
+        }
+        .finish(called, out)
+    }
+}
+
+/// A call whose answer was not written in place, as [`Engine::dispatch`]
+/// hands it on: what is needed to say why, or to wait for its future.
+struct Unwritten<'a> {
+    method: &'a str,
+    id: Option<&'a str>,
+    span: tracing::Span,
+    quiet: Quiet,
+    #[cfg(feature = "metrics")]
+    metered: super::metrics::Metered<'a>,
+}
+
+impl Unwritten<'_> {
+    /// Answers `called` (no method, a failure) into `out`, or hands its
+    /// future on.
+    #[inline(never)]
+    fn finish(self, called: Option<Called>, out: &mut Vec<u8>) -> Dispatched {
+        let Unwritten { method, id, span, quiet, .. } = self;
+        match called {
+            None => not_found(out, id, &span),
+            Some(Called::Failed(err)) => {
+                let _entered = span.enter();
                 failed(out, id, &err, &span, method);
             }
-            (Some(Called::Written), None) => out.truncate(start),
-            (Some(Called::Pending(future)), id) => {
-                out.truncate(start);
-                drop(entered);
+            Some(Called::Written) => {}
+            Some(Called::Pending(future)) => {
                 let future = super::span::instrument(future, span, method);
                 #[cfg(feature = "metrics")]
-                let future = metered.pending(future);
+                let future = self.metered.pending(future);
                 return Dispatched::Pending { id: id.map(Into::into), method: method.into(), future, quiet };
             }
         }

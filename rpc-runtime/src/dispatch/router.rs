@@ -329,12 +329,23 @@ impl Router {
         cx: &Context,
         out: &mut Vec<u8>,
     ) -> Option<Called> {
-        self.call_found(name, self.find(name), params, notification, cx, out)
+        let Some(method) = self.find(name) else {
+            return self.call_unlisted(name, params, out);
+        };
+        Some(match call_method(method, name, params, notification, cx, out) {
+            Ok(()) => Called::Written,
+            Err(called) => called,
+        })
     }
 
     /// [`Router::call_into`] of the method `name` already looked up (see
-    /// [`Router::find`]).
+    /// [`Router::find`]), for the engine's own path: true when the result
+    /// was written into `out`; otherwise what became of the call is left
+    /// in `unwritten` (`None`: no such method). The usual outcome is then a
+    /// flag: an outcome carrying an error's or a future's words, merged
+    /// with it, was stored to the stack and read back on every call.
     #[inline]
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn call_found(
         &self,
         name: &str,
@@ -343,11 +354,19 @@ impl Router {
         notification: bool,
         cx: &Context,
         out: &mut Vec<u8>,
-    ) -> Option<Called> {
+        unwritten: &mut Option<Called>,
+    ) -> bool {
         let Some(method) = method else {
-            return self.call_unlisted(name, params, out);
+            *unwritten = self.call_unlisted(name, params, out);
+            return matches!(unwritten, Some(Called::Written));
         };
-        Some(call_method(method, name, params, notification, cx, out))
+        match call_method(method, name, params, notification, cx, out) {
+            Ok(()) => true,
+            Err(called) => {
+                *unwritten = Some(called);
+                false
+            }
+        }
     }
 
     /// [`Router::call_into`] of a name with no method: `rpc.discover`,
@@ -372,7 +391,8 @@ impl Router {
 }
 
 /// Calls `method` (named `name`), appending a ready result's JSON to
-/// `out` (left as it was on failure); see [`Router::call_into`].
+/// `out` (left as it was on failure); see [`Router::call_into`]. `Ok`
+/// when the result was written; the error is never `Called::Written`.
 #[inline]
 fn call_method(
     method: &Method,
@@ -381,10 +401,10 @@ fn call_method(
     notification: bool,
     cx: &Context,
     out: &mut Vec<u8>,
-) -> Called {
+) -> Result<(), Called> {
     if let Some(requirement) = &method.spec.requires {
         if let Err(refused) = check_requirement(name, requirement, notification, cx) {
-            return Called::Failed(refused);
+            return Err(Called::Failed(refused));
         }
     }
     let start = out.len();
@@ -416,13 +436,13 @@ fn call_method(
         })
     }));
     let called = match (outcome, failed) {
-        (Ok(None), None) => return Called::Written,
+        (Ok(None), None) => return Ok(()),
         (Ok(Some(future)), None) => Called::Pending(future),
         (_, Some(error)) => Called::Failed(error),
         (Err(panic), None) => Called::Failed(panicked(name, &*panic)),
     };
     out.truncate(start);
-    called
+    Err(called)
 }
 
 /// Calls a handler added with [`Router::register`]: its params are split
