@@ -645,10 +645,15 @@ fn decode_error(spec: &MethodSpec, param: &ParamSpec, err: &serde_json::Error) -
     message.push_str(spec.name);
     message.push_str("`: ");
     let reason = message.len();
-    let _ = write!(message, "{err}");
     // serde_json appends " at line 1 column 7", which points into the
-    // parameter's own slice and would only confuse a caller. It is cut by
-    // its length, known from the numbers (no search for it), when there.
+    // parameter's own slice and would only confuse a caller. The
+    // formatting stops where it starts (its numbers, formatted only to be
+    // cut, were about 150 instructions of an invalid param's answer)...
+    if write!(UpToPosition(&mut message), "{err}").is_err() {
+        return with_expected(message, reason, param);
+    }
+    // ...or, should serde_json write it otherwise, it is cut by its
+    // length, known from the numbers (no search for it), when there.
     let position = match err.line() {
         0 => None,
         line => Some(" at line ".len() + decimal_len(line) + " column ".len() + decimal_len(err.column())),
@@ -663,11 +668,34 @@ fn decode_error(spec: &MethodSpec, param: &ParamSpec, err: &serde_json::Error) -
             }
         }
     }
-    // serde usually says what it expected; add the declared type otherwise.
+    with_expected(message, reason, param)
+}
+
+/// The -32602 error of `message`, whose reason (from `reason` on) gets
+/// the declared type of `param` when it does not say what was expected
+/// (serde usually does).
+fn with_expected(mut message: String, reason: usize, param: &ParamSpec) -> ErrorObject {
     if !says_expected(&message.as_bytes()[reason..]) {
-        let _ = write!(message, " (expected {})", param.ty);
+        message.push_str(" (expected ");
+        message.push_str(param.ty);
+        message.push(')');
     }
     ErrorObject::invalid_params(message)
+}
+
+/// Appends to a message what serde_json's `Display` of an error writes,
+/// and stops the formatting (with an error) at the piece that starts the
+/// position, `" at line "`.
+struct UpToPosition<'m>(&'m mut String);
+
+impl fmt::Write for UpToPosition<'_> {
+    fn write_str(&mut self, piece: &str) -> fmt::Result {
+        if piece == " at line " {
+            return Err(fmt::Error);
+        }
+        self.0.push_str(piece);
+        Ok(())
+    }
 }
 
 /// How many decimal digits `n` has.
