@@ -7,12 +7,21 @@
 //!
 //! ```text
 //! cargo run --release --bin load -- [--connections 16] [--depth 32] [--seconds 5] [--targets ours,handwritten]
+//! cargo run --release --bin load -- --rounds 11 --seconds 3 --targets ours,handwritten
 //! cargo run --release --bin load -- --targets ours-nats,handwritten-nats
 //! cargo run --release --bin load -- --targets ours-http,hyper-http,jsonrpsee-http [--batch 10]
 //! cargo run --release --bin load -- --targets ours-http,ours-h2c,jsonrpsee-h2c [--batch 10]
 //! cargo run --release --bin load -- --targets ours-ws,ours,jsonrpsee-ws
 //! cargo run --release --bin load -- --targets ours-https,ours-http,hyper-http [--batch 10]
 //! ```
+//!
+//! `--rounds N` starts every target's server once and measures them in
+//! turn, N times (`--seconds` each, the order reversed every other round),
+//! and adds each CPU ratio's median over the rounds and its range: the
+//! server CPU of targets measured one after the other moved by more than
+//! the gap between them on this VM. Run under `taskset -c 1` with
+//! `LOAD_SERVER_WRAPPER="taskset -c 0"`, so that the load and the server
+//! do not share a core.
 //!
 //! The NATS targets need `nats-server` on `PATH`: this process starts one
 //! on a free loopback port; the server under test subscribes to a subject
@@ -323,6 +332,10 @@ struct Options {
     seconds: f64,
     targets: Vec<Target>,
     ws_client: WsClient,
+    /// With more than one, every target is measured this many times, in
+    /// turn (the order reversed every round), `seconds` each, from servers
+    /// started once; the CPU ratios are then the median of the rounds'.
+    rounds: usize,
 }
 
 fn parse_options(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
@@ -333,6 +346,7 @@ fn parse_options(mut args: impl Iterator<Item = String>) -> Result<Options, Stri
         seconds: 5.0,
         targets: Target::DEFAULT.to_vec(),
         ws_client: WsClient::Raw,
+        rounds: 1,
     };
     while let Some(arg) = args.next() {
         let mut value = || args.next().ok_or_else(|| format!("{arg} needs a value"));
@@ -348,6 +362,7 @@ fn parse_options(mut args: impl Iterator<Item = String>) -> Result<Options, Stri
                 }
             }
             "--seconds" => options.seconds = value()?.parse().map_err(|e| format!("--seconds: {e}"))?,
+            "--rounds" => options.rounds = value()?.parse().map_err(|e| format!("--rounds: {e}"))?,
             "--targets" => {
                 options.targets = value()?
                     .split(',')
@@ -376,12 +391,108 @@ fn main() {
         }
     };
     let broker = options.targets.iter().any(|t| t.transport() == Transport::Nats).then(Broker::start);
+    if options.rounds > 1 {
+        let (results, rounds) = measure_rounds(&options, broker.as_ref());
+        report(&results, &options);
+        report_rounds(&results, &rounds);
+        return;
+    }
     let mut results = Vec::new();
     for &target in &options.targets {
         eprintln!("load: measuring {} for {:.1}s ...", target.name(), options.seconds);
         results.push((target, measure(target, &options, broker.as_ref())));
     }
     report(&results, &options);
+}
+
+/// `--rounds N`: every target's server started once, then each measured
+/// in turn, N times (the order reversed every other round, so that no
+/// target always follows the same one): targets measured minutes apart
+/// on this VM differed by more than the gap between them. Returns each
+/// target's rounds summed, and every round's measurements.
+fn measure_rounds(options: &Options, broker: Option<&Broker>) -> (Vec<(Target, Measurement)>, Vec<Vec<Measurement>>) {
+    let servers: Vec<ServerProcess> = options
+        .targets
+        .iter()
+        .map(|&target| start_server(target, broker.filter(|_| target.transport() == Transport::Nats)))
+        .collect();
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("tokio runtime");
+    let mut rounds = Vec::with_capacity(options.rounds);
+    for round in 0..options.rounds {
+        eprintln!("load: round {} of {} ...", round + 1, options.rounds);
+        let mut order: Vec<usize> = (0..servers.len()).collect();
+        if round % 2 == 1 {
+            order.reverse();
+        }
+        let mut measured: Vec<Option<Measurement>> = (0..servers.len()).map(|_| None).collect();
+        for at in order {
+            let (target, server) = (options.targets[at], &servers[at]);
+            runtime.block_on(run_load(target.transport(), server.addr, options, Duration::from_millis(200)));
+            let cpu_before = server.cpu_time();
+            let started = Instant::now();
+            let latencies = runtime.block_on(run_load(
+                target.transport(),
+                server.addr,
+                options,
+                Duration::from_secs_f64(options.seconds),
+            ));
+            let (elapsed, server_cpu) = (started.elapsed(), server.cpu_time().saturating_sub(cpu_before));
+            measured[at] = Some(Measurement { requests: latencies.len() as u64, elapsed, server_cpu, latencies });
+        }
+        rounds.push(measured.into_iter().map(|m| m.expect("every target measured")).collect::<Vec<_>>());
+    }
+    let totals = options
+        .targets
+        .iter()
+        .enumerate()
+        .map(|(at, &target)| {
+            let mut latencies: Vec<Duration> =
+                rounds.iter().flat_map(|round: &Vec<Measurement>| round[at].latencies.iter().copied()).collect();
+            latencies.sort_unstable();
+            let total = Measurement {
+                requests: rounds.iter().map(|round| round[at].requests).sum(),
+                elapsed: rounds.iter().map(|round| round[at].elapsed).sum(),
+                server_cpu: rounds.iter().map(|round| round[at].server_cpu).sum(),
+                latencies,
+            };
+            (target, total)
+        })
+        .collect();
+    (totals, rounds)
+}
+
+/// The server CPU per request of each target against its baseline, round
+/// by round: the median and the range of the rounds' ratios.
+fn report_rounds(results: &[(Target, Measurement)], rounds: &[Vec<Measurement>]) {
+    let at = |wanted: Target| results.iter().position(|(t, _)| *t == wanted);
+    let mut pairs: Vec<(usize, usize)> = Vec::new();
+    for (i, (target, _)) in results.iter().enumerate().filter(|(_, (t, _))| !t.is_baseline()) {
+        if let Some(base) = results.iter().position(|(t, _)| t.is_baseline() && t.transport() == target.transport()) {
+            pairs.push((i, base));
+        }
+    }
+    for (target, against) in COMPARISONS {
+        if let (Some(i), Some(base)) = (at(target), at(against)) {
+            pairs.push((i, base));
+        }
+    }
+    for (i, base) in pairs {
+        let mut ratios: Vec<f64> = rounds
+            .iter()
+            .map(|round| round[i].cpu_per_request().as_secs_f64() / round[base].cpu_per_request().as_secs_f64())
+            .collect();
+        ratios.sort_by(f64::total_cmp);
+        println!();
+        println!(
+            "{} / {}: server CPU/request, median of {} rounds {:.2}x (range {:.2}x-{:.2}x)",
+            results[i].0.name(),
+            results[base].0.name(),
+            ratios.len(),
+            ratios[ratios.len() / 2],
+            ratios[0],
+            ratios[ratios.len() - 1]
+        );
+    }
 }
 
 /// Child mode: serve on an ephemeral loopback port (or, for a NATS
