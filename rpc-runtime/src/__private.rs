@@ -275,16 +275,28 @@ common_instances!(
 /// bytes) were copied once more on the way in, on every call.
 pub type MethodFn<S> = fn(&Arc<S>, usize, &Params<'_>, &Context, &mut Vec<u8>) -> Direct;
 
+/// What serves a generated service's methods: its `__rpc_call::<S>`, a
+/// function item (no size, called directly), or any [`MethodFn`].
+pub trait Handles<S>:
+    Fn(&Arc<S>, usize, &Params<'_>, &Context, &mut Vec<u8>) -> Direct + Copy + Send + Sync + 'static
+{
+}
+
+impl<S, F> Handles<S> for F where
+    F: Fn(&Arc<S>, usize, &Params<'_>, &Context, &mut Vec<u8>) -> Direct + Copy + Send + Sync + 'static
+{
+}
+
 /// Registers every method of a generated service: `handler` with index
 /// `i < count` serves `specs[i]`, and the alias specs that follow them
 /// (`#[rpc(alias = "...")]`) serve index `aliases[k]`. Indexed loops, not
 /// slice iterators: nothing of `core` instantiated per service. Cannot
 /// fail (see [`register_direct`]).
-pub fn register_methods<S: Send + Sync + 'static>(
+pub fn register_methods<S: Send + Sync + 'static, H: Handles<S>>(
     router: &mut Router,
     specs: &'static [MethodSpec],
     service: S,
-    handler: MethodFn<S>,
+    handler: H,
     count: usize,
     aliases: &[usize],
 ) {
@@ -305,11 +317,11 @@ pub fn register_methods<S: Send + Sync + 'static>(
 
 /// Registers method `index` of `service`; the wrapper around `handler` is
 /// one type per service, not one per method.
-fn register_method<S: Send + Sync + 'static>(
+fn register_method<S: Send + Sync + 'static, H: Handles<S>>(
     router: &mut Router,
     spec: &'static MethodSpec,
     service: &Arc<S>,
-    handler: MethodFn<S>,
+    handler: H,
     index: usize,
 ) {
     let service = Arc::clone(service);
