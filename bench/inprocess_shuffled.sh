@@ -6,8 +6,8 @@
 # turns in one process, RUNS runs per case). Prints, per case, the median
 # over the layouts of each layout's median and their range. The time of
 # the smallest calls moved with the layout by more than the gaps being
-# measured (the same source linked once measured 1.07x, and 1.11x-1.17x
-# in other orders); this says what a call costs whatever the layout.
+# measured (zero params, one source: 1.07x in the usual link, 1.07x-1.17x
+# over 8 orders); this says what a call costs whatever the layout.
 # Run from bench/ after `cargo build --release --bins`; leaves
 # target/release/profile linked as usual again.
 # SEEDS=8 RUNS=3 CASES=positional,... N=2000000 CORE=1

@@ -268,15 +268,13 @@ common_instances!(
     encode: (), bool, i32, i64, u32, u64, f64, String, serde_json::Value, Option<String>
 );
 
-/// The generated methods of a service: one plain function of the service
-/// that serves method `index` (its position in the spec table), so that
-/// the code generated per method is an arm of one item, not an item of its
-/// own. It borrows the params: taken by value, the split params (about 130
-/// bytes) were copied once more on the way in, on every call.
-pub type MethodFn<S> = fn(&Arc<S>, usize, &Params<'_>, &Context, &mut Vec<u8>) -> Direct;
-
-/// What serves a generated service's methods: its `__rpc_call::<S>`, a
-/// function item (no size, called directly), or any [`MethodFn`].
+/// What serves a generated service's methods: its `__rpc_call::<S>`, one
+/// function of the service that serves method `index` (its position in the
+/// spec table), so that the code generated per method is an arm of one
+/// item, not an item of its own. Passed as the function item (no size,
+/// called directly). It borrows the params: taken by value, the split
+/// params (about 130 bytes) were copied once more on the way in, on every
+/// call.
 pub trait Handles<S>:
     Fn(&Arc<S>, usize, &Params<'_>, &Context, &mut Vec<u8>) -> Direct + Copy + Send + Sync + 'static
 {

@@ -426,18 +426,8 @@ fn measure_rounds(options: &Options, broker: Option<&Broker>) -> (Vec<(Target, M
         }
         let mut measured: Vec<Option<Measurement>> = (0..servers.len()).map(|_| None).collect();
         for at in order {
-            let (target, server) = (options.targets[at], &servers[at]);
-            runtime.block_on(run_load(target.transport(), server.addr, options, Duration::from_millis(200)));
-            let cpu_before = server.cpu_time();
-            let started = Instant::now();
-            let latencies = runtime.block_on(run_load(
-                target.transport(),
-                server.addr,
-                options,
-                Duration::from_secs_f64(options.seconds),
-            ));
-            let (elapsed, server_cpu) = (started.elapsed(), server.cpu_time().saturating_sub(cpu_before));
-            measured[at] = Some(Measurement { requests: latencies.len() as u64, elapsed, server_cpu, latencies });
+            let warm_up = Duration::from_millis(200);
+            measured[at] = Some(measure_window(&runtime, options.targets[at], &servers[at], options, warm_up));
         }
         rounds.push(measured.into_iter().map(|m| m.expect("every target measured")).collect::<Vec<_>>());
     }
@@ -464,19 +454,7 @@ fn measure_rounds(options: &Options, broker: Option<&Broker>) -> (Vec<(Target, M
 /// The server CPU per request of each target against its baseline, round
 /// by round: the median and the range of the rounds' ratios.
 fn report_rounds(results: &[(Target, Measurement)], rounds: &[Vec<Measurement>]) {
-    let at = |wanted: Target| results.iter().position(|(t, _)| *t == wanted);
-    let mut pairs: Vec<(usize, usize)> = Vec::new();
-    for (i, (target, _)) in results.iter().enumerate().filter(|(_, (t, _))| !t.is_baseline()) {
-        if let Some(base) = results.iter().position(|(t, _)| t.is_baseline() && t.transport() == target.transport()) {
-            pairs.push((i, base));
-        }
-    }
-    for (target, against) in COMPARISONS {
-        if let (Some(i), Some(base)) = (at(target), at(against)) {
-            pairs.push((i, base));
-        }
-    }
-    for (i, base) in pairs {
+    for (i, base) in compared(results) {
         let mut ratios: Vec<f64> = rounds
             .iter()
             .map(|round| round[i].cpu_per_request().as_secs_f64() / round[base].cpu_per_request().as_secs_f64())
@@ -608,15 +586,26 @@ fn start_server(target: Target, broker: Option<&Broker>) -> ServerProcess {
 fn measure(target: Target, options: &Options, broker: Option<&Broker>) -> Measurement {
     let server = start_server(target, broker.filter(|_| target.transport() == Transport::Nats));
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("tokio runtime");
-    // Warm up (connections, allocator, caches), then measure.
-    runtime.block_on(run_load(target.transport(), server.addr, options, Duration::from_millis(500)));
+    let mut measurement = measure_window(&runtime, target, &server, options, Duration::from_millis(500));
+    measurement.latencies.sort_unstable();
+    measurement
+}
+
+/// Loads `server` for `warm_up` (connections, allocator, caches), then
+/// for `options.seconds`, measured (latencies unsorted).
+fn measure_window(
+    runtime: &tokio::runtime::Runtime,
+    target: Target,
+    server: &ServerProcess,
+    options: &Options,
+    warm_up: Duration,
+) -> Measurement {
+    runtime.block_on(run_load(target.transport(), server.addr, options, warm_up));
     let cpu_before = server.cpu_time();
     let started = Instant::now();
-    let mut latencies =
+    let latencies =
         runtime.block_on(run_load(target.transport(), server.addr, options, Duration::from_secs_f64(options.seconds)));
-    let elapsed = started.elapsed();
-    let server_cpu = server.cpu_time().saturating_sub(cpu_before);
-    latencies.sort_unstable();
+    let (elapsed, server_cpu) = (started.elapsed(), server.cpu_time().saturating_sub(cpu_before));
     Measurement { requests: latencies.len() as u64, elapsed, server_cpu, latencies }
 }
 
@@ -1023,20 +1012,28 @@ fn report(results: &[(Target, Measurement)], options: &Options) {
             m.cpu_per_request().as_secs_f64() * 1e6
         );
     }
-    for (target, m) in results.iter().filter(|(t, _)| !t.is_baseline()) {
-        let Some((base_target, base)) =
-            results.iter().find(|(t, _)| t.is_baseline() && t.transport() == target.transport())
-        else {
-            continue;
-        };
-        print_ratio(*target, m, *base_target, base);
+    for (i, base) in compared(results) {
+        print_ratio(results[i].0, &results[i].1, results[base].0, &results[base].1);
     }
-    for (target, against) in COMPARISONS {
-        let find = |wanted: Target| results.iter().find(|(t, _)| *t == wanted).map(|(_, m)| m);
-        if let (Some(m), Some(base)) = (find(target), find(against)) {
-            print_ratio(target, m, against, base);
+}
+
+/// The pairs of results the report compares, as (target, against)
+/// positions: each target with the baseline of its transport, then
+/// [`COMPARISONS`].
+fn compared(results: &[(Target, Measurement)]) -> Vec<(usize, usize)> {
+    let at = |wanted: Target| results.iter().position(|(t, _)| *t == wanted);
+    let mut pairs = Vec::new();
+    for (i, (target, _)) in results.iter().enumerate().filter(|(_, (t, _))| !t.is_baseline()) {
+        if let Some(base) = results.iter().position(|(t, _)| t.is_baseline() && t.transport() == target.transport()) {
+            pairs.push((i, base));
         }
     }
+    for (target, against) in COMPARISONS {
+        if let (Some(i), Some(base)) = (at(target), at(against)) {
+            pairs.push((i, base));
+        }
+    }
+    pairs
 }
 
 fn print_ratio(target: Target, m: &Measurement, base_target: Target, base: &Measurement) {

@@ -329,13 +329,11 @@ impl Router {
         cx: &Context,
         out: &mut Vec<u8>,
     ) -> Option<Called> {
-        let Some(method) = self.find(name) else {
-            return self.call_unlisted(name, params, out);
-        };
-        Some(match call_method(method, name, params, notification, cx, out) {
-            Ok(()) => Called::Written,
-            Err(called) => called,
-        })
+        let mut unwritten = None;
+        match self.call_found(name, self.find(name), params, notification, cx, out, &mut unwritten) {
+            true => Some(Called::Written),
+            false => unwritten,
+        }
     }
 
     /// [`Router::call_into`] of the method `name` already looked up (see
