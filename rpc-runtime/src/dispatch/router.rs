@@ -56,6 +56,15 @@ enum AnyHandler {
     Direct(Box<DirectHandler>),
 }
 
+/// A method in a [`Router`]'s table: its name, the name's [`NameKey`] (a
+/// table of up to [`SMALL_TABLE`] methods is searched by these) and the
+/// method.
+struct Entry {
+    key: NameKey,
+    name: Box<str>,
+    method: Method,
+}
+
 /// A registered method: its spec and its handler.
 pub(crate) struct Method {
     spec: &'static MethodSpec,
@@ -95,10 +104,7 @@ impl std::error::Error for DuplicateMethod {}
 #[derive(Default)]
 pub struct Router {
     /// The methods, in the order they were added, with their names.
-    methods: Vec<(Box<str>, Method)>,
-    /// Each method's [`NameKey`], in the same order: a table of up to
-    /// [`SMALL_TABLE`] methods is searched by these.
-    keys: Vec<NameKey>,
+    methods: Vec<Entry>,
     /// Name -> position in `methods`, for larger tables.
     index: HashMap<Box<str>, usize, BuildHasherDefault<NameHasher>>,
     catalog: Catalog,
@@ -233,17 +239,16 @@ impl Router {
     /// Adds a method whose name is not taken.
     fn push(&mut self, name: Box<str>, method: Method) {
         self.index.insert(name.clone(), self.methods.len());
-        self.keys.push(NameKey::of(&name));
-        self.methods.push((name, method));
+        self.methods.push(Entry { key: NameKey::of(&name), name, method });
     }
 
     /// Moves every method of `other` into `self`. Fails, leaving `self`
     /// unchanged, if any name is already taken.
     pub fn merge(&mut self, other: Router) -> Result<(), DuplicateMethod> {
-        if let Some((name, _)) = other.methods.iter().find(|(name, _)| self.index.contains_key(name)) {
-            return Err(DuplicateMethod(name.to_string()));
+        if let Some(entry) = other.methods.iter().find(|entry| self.index.contains_key(&entry.name)) {
+            return Err(DuplicateMethod(entry.name.to_string()));
         }
-        for (name, method) in other.methods {
+        for Entry { name, method, .. } in other.methods {
             self.push(name, method);
         }
         self.catalog.merge(other.catalog);
@@ -278,7 +283,7 @@ impl Router {
 
     /// The wire names of all methods, sorted.
     pub fn method_names(&self) -> Vec<&str> {
-        let mut names: Vec<&str> = self.methods.iter().map(|(name, _)| &**name).collect();
+        let mut names: Vec<&str> = self.methods.iter().map(|entry| &*entry.name).collect();
         names.sort_unstable();
         names
     }
@@ -295,19 +300,19 @@ impl Router {
             return self.find_hashed(name);
         }
         let key = NameKey::of(name);
-        let at = if name.len() <= 8 {
-            self.keys.iter().position(|candidate| *candidate == key)?
+        let mut entries = self.methods.iter();
+        let found = if name.len() <= 8 {
+            entries.find(|entry| entry.key == key)
         } else {
-            let mut candidates = self.keys.iter().zip(&self.methods);
-            candidates.position(|(candidate, (candidate_name, _))| *candidate == key && **candidate_name == *name)?
+            entries.find(|entry| entry.key == key && *entry.name == *name)
         };
-        self.methods.get(at).map(|(_, method)| method)
+        found.map(|entry| &entry.method)
     }
 
     /// [`Router::find`] in a table past [`SMALL_TABLE`] methods.
     #[inline(never)]
     fn find_hashed(&self, name: &str) -> Option<&Method> {
-        self.index.get(name).map(|&at| &self.methods[at].1)
+        self.index.get(name).map(|&at| &self.methods[at].method)
     }
 
     /// Whether a name with no method is still answered: `rpc.discover`,
