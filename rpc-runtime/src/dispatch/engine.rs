@@ -19,6 +19,8 @@ use crate::dispatch::context::Context;
 use crate::dispatch::dialect::{Dialect, SharedDialect};
 use crate::dispatch::inflight;
 use crate::dispatch::middleware::{MethodCall, MethodResponse, MethodService, Stack};
+#[cfg(not(feature = "metrics"))]
+use crate::dispatch::router::call_method;
 use crate::dispatch::router::{panicked, Called, MethodFuture, MethodResult, Router};
 use crate::dispatch::signal::Signal;
 use crate::wire::error::{ErrorObject, INVALID_REQUEST};
@@ -677,7 +679,74 @@ impl Engine {
 
     /// Runs one request, appending its response (if any) to `out`. The
     /// envelope is borrowed: moved, its six members were copied on each call.
+    ///
+    /// The usual request (a valid id or none, `"2.0"`, a method name
+    /// without escapes that is in the table, params absent or structured)
+    /// to an engine with nothing around its calls (no layers, dialect,
+    /// cancellation or metrics) and with `DEBUG` tracing off is served
+    /// here, by a function small enough to keep its values in registers:
+    /// it does what [`Engine::dispatch_general`] does for such a request,
+    /// with the features that would only have been checked left out
+    /// (their span would have been empty). Everything else, and any
+    /// request that does not qualify, goes there.
+    #[cfg(not(feature = "metrics"))]
     fn dispatch(&self, envelope: &Envelope<'_>, cx: &Context, out: &mut Vec<u8>) -> Dispatched {
+        let id = match envelope.id {
+            None => None,
+            Some(raw) if is_valid_id(raw) => Some(raw.get()),
+            Some(_) => return self.dispatch_general(envelope, cx, out),
+        };
+        let (Some(Version(true)), Some(MethodMember::Plain(method))) = (envelope.jsonrpc, envelope.method) else {
+            return self.dispatch_general(envelope, cx, out);
+        };
+        let structured =
+            envelope.params.is_none_or(|params| matches!(params.get().as_bytes().first(), Some(b'[' | b'{')));
+        let bare = self.layers.is_none() && self.dialect.is_none();
+        if !(structured && bare) || cx.tracks(id) || super::span::enabled() {
+            return self.dispatch_general(envelope, cx, out);
+        }
+        let Some(found) = self.router.find(method) else {
+            if self.router.serves_unlisted(method) {
+                return self.dispatch_general(envelope, cx, out);
+            }
+            not_found(out, id, &tracing::Span::none());
+            return Dispatched::Written;
+        };
+        let start = out.len();
+        out.extend_from_slice(RESULT_HEAD);
+        match call_method(found, method, envelope.params, id.is_none(), cx, out) {
+            Ok(()) => {
+                match id {
+                    Some(id) => write_response_tail(out, id),
+                    None => out.truncate(start),
+                }
+                Dispatched::Written
+            }
+            Err(called) => {
+                out.truncate(start);
+                let unwritten = Unwritten { method, id, span: tracing::Span::none(), quiet: None };
+                unwritten.finish(Some(called), out)
+            }
+        }
+    }
+
+    /// [`Engine::dispatch`] with metrics: every request is counted, the
+    /// usual one too.
+    #[cfg(feature = "metrics")]
+    fn dispatch(&self, envelope: &Envelope<'_>, cx: &Context, out: &mut Vec<u8>) -> Dispatched {
+        self.dispatch_general(envelope, cx, out)
+    }
+
+    /// [`Engine::dispatch`] of any request: checks and answers every
+    /// malformed one, and runs the call through what is around it.
+    ///
+    /// Cold to the optimizer (not to a server with tracing on): without
+    /// it, each of the fast path's branches here counted as an even
+    /// chance, the fast path's own call as rare, and the call's unwinding
+    /// boundary was left out of line.
+    #[cfg_attr(not(feature = "metrics"), cold, inline(never))]
+    #[cfg_attr(feature = "metrics", inline)]
+    fn dispatch_general(&self, envelope: &Envelope<'_>, cx: &Context, out: &mut Vec<u8>) -> Dispatched {
         // An id of the wrong type cannot be echoed: the answer carries null.
         let id = match envelope.id {
             None => None,
@@ -1210,12 +1279,100 @@ impl Future for CatchUnwind {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dispatch::params::Params;
+    use crate::dispatch::router::MethodOutcome;
+    use crate::spec::{MethodSpec, ParamSpec};
 
     #[test]
     fn method_not_found_is_written_as_write_error_writes_it() {
         let mut written = Vec::new();
         write_error(&mut written, "7", &ErrorObject::method_not_found());
         assert_eq!(written, [METHOD_NOT_FOUND_HEAD, b"7}"].concat());
+    }
+
+    static ADD_PARAMS: [ParamSpec; 2] = [ParamSpec::new("a", "i64"), ParamSpec::new("b", "i64")];
+    static ADD: MethodSpec = MethodSpec::new("add", &ADD_PARAMS);
+    static BOOM: MethodSpec = MethodSpec::new("boom", &[]);
+    static FAIL: MethodSpec = MethodSpec::new("fail", &[]);
+    static LATER: MethodSpec = MethodSpec::new("later", &[]);
+    static OLD: MethodSpec = MethodSpec::new("old", &ADD_PARAMS);
+
+    /// Methods of every kind and outcome: a direct handler that writes,
+    /// fails, panics or waits, and one added with `Router::register`.
+    fn every_outcome() -> Engine {
+        let mut router = Router::new();
+        let add = |params: &Params<'_>, _: &Context, out: &mut Vec<u8>| {
+            let (a, b): (i64, i64) = (params.decode(0)?, params.decode(1)?);
+            out.extend_from_slice(a.wrapping_add(b).to_string().as_bytes());
+            Ok(None)
+        };
+        router.register_direct(&ADD, Box::new(add)).unwrap();
+        router.register_direct(&BOOM, Box::new(|_, _, _| panic!("boom"))).unwrap();
+        let fail = |_: &Params<'_>, _: &Context, _: &mut Vec<u8>| Err(ErrorObject::new(-32001, "refused"));
+        router.register_direct(&FAIL, Box::new(fail)).unwrap();
+        let later = |_: &Params<'_>, _: &Context, _: &mut Vec<u8>| {
+            let future: MethodFuture = Box::pin(async { crate::dispatch::router::encode(&"done") });
+            Ok(Some(future))
+        };
+        router.register_direct(&LATER, Box::new(later)).unwrap();
+        router
+            .register(&OLD, |params, _| {
+                let (a, b): (i64, i64) = (params.decode(0)?, params.decode(1)?);
+                Ok(MethodOutcome::Ready(crate::dispatch::router::encode(&(a - b))))
+            })
+            .unwrap();
+        Engine::new(router, Limits::default())
+    }
+
+    fn answer(engine: &Engine, message: &str) -> Vec<u8> {
+        let mut out = Vec::new();
+        match engine.process(message.as_bytes(), &Context::default(), &mut out) {
+            Some(pending) => tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(pending.run()),
+            None => out,
+        }
+    }
+
+    /// The fast path (tracing off) answers every request byte for byte
+    /// as the general one does (taken when a subscriber wants `DEBUG`).
+    #[test]
+    fn the_fast_path_answers_as_the_general_one() {
+        let engine = every_outcome();
+        // No other test of this crate installs a subscriber.
+        assert!(!super::super::span::enabled());
+        let messages = [
+            r#"{"jsonrpc":"2.0","method":"add","params":[1,2],"id":1}"#,
+            r#"{"jsonrpc":"2.0","method":"add","params":{"a":1,"b":2},"id":"x"}"#,
+            r#"{"jsonrpc":"2.0","method":"add","params":[1,2]}"#,
+            r#"{"jsonrpc":"2.0","method":"add","params":[1],"id":null}"#,
+            r#"{"jsonrpc":"2.0","method":"add","params":[1,"2"],"id":2}"#,
+            r#"{"jsonrpc":"2.0","method":"add","params":7,"id":3}"#,
+            r#"{"jsonrpc":"2.0","method":"add","params":[1,2],"id":4}"#,
+            r#"{"jsonrpc":"2.0","method":"boom","id":5}"#,
+            r#"{"jsonrpc":"2.0","method":"fail","id":6}"#,
+            r#"{"jsonrpc":"2.0","method":"fail"}"#,
+            r#"{"jsonrpc":"2.0","method":"later","id":7}"#,
+            r#"{"jsonrpc":"2.0","method":"old","params":[5,2],"id":8}"#,
+            r#"{"jsonrpc":"2.0","method":"nope","id":9}"#,
+            r#"{"jsonrpc":"2.0","method":"nope"}"#,
+            r#"{"jsonrpc":"2.0","method":"rpc.discover","id":10}"#,
+            r#"{"jsonrpc":"1.0","method":"add","params":[1,2],"id":11}"#,
+            r#"{"method":"add","params":[1,2],"id":12}"#,
+            r#"{"jsonrpc":"2.0","method":"add","params":[1,2],"id":[13]}"#,
+            r#"{"jsonrpc":"2.0","method":1,"id":14}"#,
+            r#"[{"jsonrpc":"2.0","method":"add","params":[1,2],"id":15},{"jsonrpc":"2.0","method":"later","id":16}]"#,
+        ];
+        let fast: Vec<Vec<u8>> = messages.iter().map(|message| answer(&engine, message)).collect();
+        let subscriber =
+            tracing_subscriber::fmt().with_max_level(tracing::Level::DEBUG).with_writer(std::io::sink).finish();
+        let general: Vec<Vec<u8>> = tracing::subscriber::with_default(subscriber, || {
+            assert!(super::super::span::enabled());
+            messages.iter().map(|message| answer(&engine, message)).collect()
+        });
+        for ((message, fast), general) in messages.iter().zip(&fast).zip(&general) {
+            assert_eq!(String::from_utf8_lossy(fast), String::from_utf8_lossy(general), "{message}");
+        }
+        assert_eq!(fast[0], br#"{"jsonrpc":"2.0","result":3,"id":1}"#);
+        assert!(fast[2].is_empty() && fast[9].is_empty() && fast[13].is_empty());
     }
 
     #[test]

@@ -396,8 +396,8 @@ impl Router {
 /// Calls `method` (named `name`), appending a ready result's JSON to
 /// `out` (left as it was on failure); see [`Router::call_into`]. `Ok`
 /// when the result was written; the error is never `Called::Written`.
-#[inline]
-fn call_method(
+#[inline(always)]
+pub(crate) fn call_method(
     method: &Method,
     name: &str,
     params: Option<&RawValue>,
@@ -414,35 +414,27 @@ fn call_method(
     // The unwinding boundary carries the future of an `async` method out,
     // and an error through `failed`: a small value, where the whole
     // `Called` was moved through it and out again.
-    let mut failed = None;
-    let outcome = catch_unwind(AssertUnwindSafe(|| {
-        let ready = match &method.handler {
-            // Generated handlers decode every declared param, in order.
-            AnyHandler::Direct(handler) => {
-                // Built where it stays (a `Result` of it was moved twice).
-                let mut params = Params::unsplit(params, method.spec, true, notification);
-                params.split_if_needed().and_then(|()| handler(&params, cx, &mut *out))
-            }
-            AnyHandler::Outcome(handler) => call_outcome(handler, method.spec, params, notification, cx, out),
-        };
-        // The usual outcome is told by the tag and the future's data
-        // pointer alone. Copying the whole `Option<MethodFuture>` out read
-        // both of its words in one load, right after the handler had
-        // written only the first: a store that cannot be forwarded, about
-        // 7% of the time of a call without params.
-        if matches!(&ready, Ok(None)) {
-            return None;
+    // Each kind of handler behind an unwinding boundary of its own, whose
+    // closure holds the call alone: the optimizer inlines it.
+    let outcome = match &method.handler {
+        // Generated handlers decode every declared param, in order.
+        AnyHandler::Direct(handler) => {
+            // Built where it stays (a `Result` of it was moved twice).
+            let mut params = Params::unsplit(params, method.spec, true, notification);
+            catch_unwind(AssertUnwindSafe(|| {
+                params.split_if_needed()?;
+                handler(&params, cx, &mut *out)
+            }))
         }
-        ready.unwrap_or_else(|error| {
-            failed = Some(error);
-            None
-        })
-    }));
-    let called = match (outcome, failed) {
-        (Ok(None), None) => return Ok(()),
-        (Ok(Some(future)), None) => Called::Pending(future),
-        (_, Some(error)) => Called::Failed(error),
-        (Err(panic), None) => Called::Failed(panicked(name, &*panic)),
+        AnyHandler::Outcome(handler) => {
+            catch_unwind(AssertUnwindSafe(|| call_outcome(handler, method.spec, params, notification, cx, out)))
+        }
+    };
+    let called = match outcome {
+        Ok(Ok(None)) => return Ok(()),
+        Ok(Ok(Some(future))) => Called::Pending(future),
+        Ok(Err(error)) => Called::Failed(error),
+        Err(panic) => Called::Failed(panicked(name, &*panic)),
     };
     out.truncate(start);
     Err(called)

@@ -49,6 +49,14 @@ pub(crate) fn call(method: &str, id: Option<&str>, cx: &Context) -> Span {
     )
 }
 
+/// Whether a call's span may be enabled: `false` when no subscriber takes
+/// `DEBUG`, and [`call`] would make an empty span.
+#[cfg_attr(feature = "metrics", allow(dead_code))]
+#[inline]
+pub(crate) fn enabled() -> bool {
+    tracing::level_enabled!(tracing::Level::DEBUG)
+}
+
 /// The span of a batch of `len` entries, inside the current span.
 #[inline]
 pub(crate) fn batch(len: usize, cx: &Context) -> Span {
