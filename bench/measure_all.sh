@@ -2,7 +2,7 @@
 # Every ratio BENCHMARKS.md reports, measured in one run on one machine, as
 # Markdown on stdout (progress on stderr). From bench/, after
 # `cargo build --release --bins`; needs valgrind, taskset and nats-server
-# on PATH (and perf for section 16). Takes about 35 minutes; nothing else
+# on PATH (and perf for section 16). Takes about 40 minutes; nothing else
 # should run meanwhile.
 #   ./measure_all.sh > /tmp/ratios.md
 #   QUICK=1 (one short pass of each), FROM=N (start at section N, from 1),
@@ -56,4 +56,7 @@ if section "Compile time of a 50-method trait"; then compile/run.sh "${runs:-3}"
 if section "In process, CPU time per call (perf stat, alternating)"; then RUNS=${runs:-7} ./inprocess_cpu.sh; fi
 if section "In process, time per call, ours and the floor taking turns in one process"; then
   RUNS=${runs:-7} ./inprocess_pair.sh
+fi
+if section "In process, time per call over code layouts (lld --shuffle-sections)"; then
+  SEEDS=${runs:-7} RUNS=3 ./inprocess_shuffled.sh 2>/dev/null
 fi
