@@ -1346,7 +1346,7 @@ mod tests {
             r#"{"jsonrpc":"2.0","method":"add","params":[1],"id":null}"#,
             r#"{"jsonrpc":"2.0","method":"add","params":[1,"2"],"id":2}"#,
             r#"{"jsonrpc":"2.0","method":"add","params":7,"id":3}"#,
-            r#"{"jsonrpc":"2.0","method":"add","params":[1,2],"id":4}"#,
+            r#"{"jsonrpc":"2.0","method":"\u0061dd","params":[1,2],"id":4}"#,
             r#"{"jsonrpc":"2.0","method":"boom","id":5}"#,
             r#"{"jsonrpc":"2.0","method":"fail","id":6}"#,
             r#"{"jsonrpc":"2.0","method":"fail"}"#,
@@ -1372,6 +1372,7 @@ mod tests {
             assert_eq!(String::from_utf8_lossy(fast), String::from_utf8_lossy(general), "{message}");
         }
         assert_eq!(fast[0], br#"{"jsonrpc":"2.0","result":3,"id":1}"#);
+        assert_eq!(fast[6], br#"{"jsonrpc":"2.0","result":3,"id":4}"#, "an escaped name is read");
         assert!(fast[2].is_empty() && fast[9].is_empty() && fast[13].is_empty());
     }
 

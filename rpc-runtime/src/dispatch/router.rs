@@ -56,13 +56,18 @@ enum AnyHandler {
     Direct(Box<DirectHandler>),
 }
 
-/// A method in a [`Router`]'s table: its name, the name's [`NameKey`] (a
-/// table of up to [`SMALL_TABLE`] methods is searched by these) and the
-/// method.
+/// A method in a [`Router`]'s table, with its name's [`NameKey`] (a table
+/// of up to [`SMALL_TABLE`] methods is searched by these).
 struct Entry {
     key: NameKey,
-    name: Box<str>,
     method: Method,
+}
+
+impl Entry {
+    /// The method's wire name (its spec's: an alias has a spec of its own).
+    fn name(&self) -> &'static str {
+        self.method.spec.name
+    }
 }
 
 /// A registered method: its spec and its handler.
@@ -103,10 +108,10 @@ impl std::error::Error for DuplicateMethod {}
 /// with [`Router::set_discover`].
 #[derive(Default)]
 pub struct Router {
-    /// The methods, in the order they were added, with their names.
+    /// The methods, in the order they were added.
     methods: Vec<Entry>,
     /// Name -> position in `methods`, for larger tables.
-    index: HashMap<Box<str>, usize, BuildHasherDefault<NameHasher>>,
+    index: HashMap<&'static str, usize, BuildHasherDefault<NameHasher>>,
     catalog: Catalog,
     discover_off: bool,
     /// The `rpc.discover` answer, built on first use.
@@ -232,24 +237,24 @@ impl Router {
         if self.index.contains_key(spec.name) {
             return Err(DuplicateMethod(spec.name.to_owned()));
         }
-        self.push(spec.name.into(), Method { spec, handler });
+        self.push(Method { spec, handler });
         Ok(())
     }
 
     /// Adds a method whose name is not taken.
-    fn push(&mut self, name: Box<str>, method: Method) {
-        self.index.insert(name.clone(), self.methods.len());
-        self.methods.push(Entry { key: NameKey::of(&name), name, method });
+    fn push(&mut self, method: Method) {
+        self.index.insert(method.spec.name, self.methods.len());
+        self.methods.push(Entry { key: NameKey::of(method.spec.name), method });
     }
 
     /// Moves every method of `other` into `self`. Fails, leaving `self`
     /// unchanged, if any name is already taken.
     pub fn merge(&mut self, other: Router) -> Result<(), DuplicateMethod> {
-        if let Some(entry) = other.methods.iter().find(|entry| self.index.contains_key(&entry.name)) {
-            return Err(DuplicateMethod(entry.name.to_string()));
+        if let Some(entry) = other.methods.iter().find(|entry| self.index.contains_key(entry.name())) {
+            return Err(DuplicateMethod(entry.name().to_owned()));
         }
-        for Entry { name, method, .. } in other.methods {
-            self.push(name, method);
+        for Entry { method, .. } in other.methods {
+            self.push(method);
         }
         self.catalog.merge(other.catalog);
         self.document = OnceLock::new();
@@ -283,7 +288,7 @@ impl Router {
 
     /// The wire names of all methods, sorted.
     pub fn method_names(&self) -> Vec<&str> {
-        let mut names: Vec<&str> = self.methods.iter().map(|entry| &*entry.name).collect();
+        let mut names: Vec<&str> = self.methods.iter().map(Entry::name).collect();
         names.sort_unstable();
         names
     }
@@ -304,7 +309,7 @@ impl Router {
         let found = if name.len() <= 8 {
             entries.find(|entry| entry.key == key)
         } else {
-            entries.find(|entry| entry.key == key && *entry.name == *name)
+            entries.find(|entry| entry.key == key && entry.name() == name)
         };
         found.map(|entry| &entry.method)
     }
