@@ -1,3 +1,8 @@
+//! The demo and the conformance fixture: tests and outside checks drive
+//! every example of the JSON-RPC 2.0 specification and every transport
+//! flag below through it, so each method and flag is a contract. To learn
+//! one concept at a time, see `examples/README.md`.
+//!
 //! The conformance example: every method of the JSON-RPC 2.0
 //! specification's examples, plus a few that exercise the engine.
 //!

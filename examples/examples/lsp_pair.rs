@@ -9,6 +9,7 @@
 //!
 //! Prints, in order, what each side saw.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use rpc_runtime::schemars::JsonSchema;
@@ -123,14 +124,14 @@ impl LanguageServer for Arc<Server_> {
 /// The editor: records what the server pushed.
 #[derive(Clone, Default)]
 struct Editor {
-    seen: Arc<Mutex<Vec<String>>>,
+    seen: Arc<AtomicUsize>,
     diagnostics: Arc<tokio::sync::Notify>,
 }
 
 impl Editor {
     fn record(&self, event: String) {
         println!("editor <- {event}");
-        self.seen.lock().unwrap_or_else(|e| e.into_inner()).push(event);
+        self.seen.fetch_add(1, Ordering::Relaxed);
     }
 }
 
@@ -156,32 +157,26 @@ impl LanguageClient for Editor {
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
     let _log = examples::init_logging();
-    let framing = match parse_framing() {
-        Ok(framing) => framing,
+    let framing = match std::env::args().skip(1).collect::<Vec<_>>().as_slice() {
+        [] => Ok(Framing::ContentLength),
+        [flag, value] if flag == "--framing" => value.parse(),
+        _ => Err("usage: lsp_pair [--framing ndjson|content-length]".to_owned()),
+    };
+    let ran = match framing {
+        Ok(framing) => run(framing).await,
         Err(message) => {
             eprintln!("{message}");
             return std::process::ExitCode::from(2);
         }
     };
-    match run(framing).await {
-        Ok(()) => std::process::ExitCode::SUCCESS,
-        Err(message) => {
-            eprintln!("lsp_pair: {message}");
-            std::process::ExitCode::FAILURE
-        }
+    if let Err(err) = ran {
+        eprintln!("lsp_pair: {err}");
+        return std::process::ExitCode::FAILURE;
     }
+    std::process::ExitCode::SUCCESS
 }
 
-fn parse_framing() -> Result<Framing, String> {
-    let mut args = std::env::args().skip(1);
-    match (args.next().as_deref(), args.next()) {
-        (None, _) => Ok(Framing::ContentLength),
-        (Some("--framing"), Some(value)) => value.parse(),
-        _ => Err("usage: lsp_pair [--framing ndjson|content-length]".to_owned()),
-    }
-}
-
-async fn run(framing: Framing) -> Result<(), String> {
+async fn run(framing: Framing) -> Result<(), Box<dyn std::error::Error>> {
     let editor = Editor::default();
     let server = Server::new(Arc::new(Server_::default()).into_rpc()).cancellation(Cancellation::Lsp);
     // The editor's end: serves `LanguageClient`, calls `LanguageServer`.
@@ -190,40 +185,29 @@ async fn run(framing: Framing) -> Result<(), String> {
         .cancellation(Cancellation::Lsp)
         .router(editor.clone().into_rpc())
         .connect(server)
-        .await
-        .map_err(|e| e.to_string())?;
+        .await?;
     let language = LanguageServerClient::new(peer);
 
-    let info = language.initialize("file:///project".to_owned()).await.map_err(|e| e.to_string())?;
+    let info = language.initialize("file:///project".to_owned()).await?;
     println!("editor -> initialize: {info:?}");
 
     let uri = "file:///project/main.rs".to_owned();
-    language
-        .did_open(uri.clone(), "fn main() {\n    // TODO: greet\n}\n".to_owned())
-        .await
-        .map_err(|e| e.to_string())?;
+    language.did_open(uri.clone(), "fn main() {\n    // TODO: greet\n}\n".to_owned()).await?;
     println!("editor -> textDocument/didOpen {uri}");
 
-    let hover = language.hover(uri.clone(), 1).await.map_err(|e| e.to_string())?;
+    let hover = language.hover(uri.clone(), 1).await?;
     println!("editor -> textDocument/hover: {hover:?}");
 
     // Two hovers in one JSON-RPC batch.
     let mut batch = language.batch();
     let first = batch.hover(uri.clone(), 0);
     let missing = batch.hover("file:///nowhere".to_owned(), 0);
-    batch.send().await.map_err(|e| e.to_string())?;
-    println!(
-        "editor -> batch: {:?} {:?}",
-        first.await.map_err(|e| e.to_string())?,
-        missing.await.map_err(|e| e.to_string())?
-    );
+    batch.send().await?;
+    println!("editor -> batch: {:?} {:?}", first.await?, missing.await?);
 
     // The didOpen notification is handled on its own task; its diagnostics
     // come when they come. Wait for them before saying goodbye.
     editor.diagnostics.notified().await;
-    println!(
-        "done: the editor saw {} messages from the server",
-        editor.seen.lock().unwrap_or_else(|e| e.into_inner()).len()
-    );
+    println!("done: the editor saw {} messages from the server", editor.seen.load(Ordering::Relaxed));
     Ok(())
 }

@@ -289,7 +289,7 @@ impl<S, F> Handles<S> for F where
 /// `i < count` serves `specs[i]`, and the alias specs that follow them
 /// (`#[rpc(alias = "...")]`) serve index `aliases[k]`. Indexed loops, not
 /// slice iterators: nothing of `core` instantiated per service. Cannot
-/// fail (see [`register_direct`]).
+/// fail (see `register_direct`).
 pub fn register_methods<S: Send + Sync + 'static, H: Handles<S>>(
     router: &mut Router,
     specs: &'static [MethodSpec],

@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 /// Each top-level module of `src/` and its layer, lowest first. Modules of
 /// one layer may not use each other either, except inside one folder.
 /// `__private`, what generated code reaches, sits above every layer: it
-/// may gather from all of them, and none of them may use it.
+/// may gather from all of them, and none of them may use it. `guide`
+/// holds documentation pages only, and nothing may use it.
 const LAYERS: &[(&str, u8)] = &[
     ("log", 0),
     ("wire", 1),
@@ -19,6 +20,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("transport", 5),
     ("mcp", 6),
     ("__private", 7),
+    ("guide", 8),
 ];
 
 fn layer(module: &str) -> Option<u8> {

@@ -1,8 +1,4 @@
-//! The method catalog: an [OpenRPC 1.3](https://spec.open-rpc.org/) document
-//! built from what `#[rpc]` knows about each trait, with JSON Schemas from
-//! [`schemars`].
-//!
-//! See [`Catalog`].
+#![doc = include_str!("../../docs/catalog.md")]
 
 use std::collections::HashMap;
 use std::sync::Arc;

@@ -1,10 +1,4 @@
-//! Dispatch: the engine (JSON-RPC 2.0 rules), the router (method name to
-//! handler), params decoding and the per-request context. Knows nothing of
-//! transports or of the calling side.
-//!
-//! A protocol built on JSON-RPC 2.0 plugs in here: a [`Dialect`] narrows
-//! what the engine accepts (ids, batches) and says how a request is
-//! cancelled ([`Cancellation`](crate::Cancellation)); MCP is one, defined with this public API.
+#![doc = include_str!("../../docs/dispatch.md")]
 
 pub(crate) mod context;
 pub(crate) mod dialect;

@@ -1,25 +1,4 @@
-//! Any router as a [Model Context Protocol](https://modelcontextprotocol.io)
-//! server: every method becomes a tool, described by the catalog `#[rpc]`
-//! already generates (name, doc comment, params schema, result schema), with
-//! no second definition of anything. See [`McpServer`].
-//!
-//! Both eras of MCP are spoken on one connection, chosen by how the client
-//! opens:
-//!
-//! - the `initialize` handshake (revisions 2024-11-05, 2025-03-26,
-//!   2025-06-18, 2025-11-25): version negotiation, `ping`,
-//!   `notifications/initialized`; requests before `initialize` are refused;
-//! - the 2026-07-28 revision: no handshake, every request names its
-//!   revision and the client's capabilities in `params._meta`;
-//!   `server/discover`; every result has a `resultType`.
-//!
-//! This module is the MCP "engine": the methods above as a [`Router`] plus
-//! MCP's narrowing of JSON-RPC (no `null` ids, batches only where the
-//! revision has them), run by the same [`Engine`] and connection as any
-//! other service. Where the handshake state lives is the transport's
-//! business: over stdio (or any connection) it is the connection's; an
-//! HTTP transport keeps one per `Mcp-Session-Id` and puts it in the
-//! request's [`Context`].
+#![doc = include_str!("../../docs/mcp.md")]
 
 mod call;
 #[cfg(feature = "http")]

@@ -1,8 +1,4 @@
-//! The peer: one connection, both directions. Incoming requests go to the
-//! engine, incoming responses to the outgoing call waiting for them;
-//! cancellation, timeouts and backpressure live here, over any message
-//! transport ([`MessageSource`] and [`MessageSink`]). The typed client and
-//! batches sit on top ([`Batch`], [`Subscription`](crate::Subscription)).
+#![doc = include_str!("../../docs/peer.md")]
 
 pub(crate) mod client;
 mod connection;

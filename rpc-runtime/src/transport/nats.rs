@@ -1,17 +1,4 @@
-//! NATS: a message-queue transport on the official `async-nats` client.
-//!
-//! - Server: a [`NatsListener`] serves a router on a subject in a queue
-//!   group, so that any number of processes share the calls (the broker
-//!   picks one member per message). Each message is one "request" of its
-//!   own, as over HTTP: it goes straight to the [`Engine`],
-//!   its answer is published on its reply subject, and the connection hook
-//!   runs for it with the message's headers. There is no connection to call
-//!   the client back on.
-//! - Client: a [`NatsConnect`] turns a subject into a
-//!   [`Peer`]: every outgoing message with an id is published with a reply
-//!   subject under a private inbox, and what comes back on the inbox is an
-//!   incoming message, so the whole peer (ids, timeouts, batches, typed
-//!   clients) is the one every other transport uses.
+#![doc = include_str!("../../docs/transport-nats.md")]
 
 /// The NATS client the transport runs on, re-exported so that the versions
 /// agree: connect with `async_nats::connect`; hooks read

@@ -1,46 +1,4 @@
-//! TLS (feature `tls`), with rustls through tokio-rustls (no OpenSSL; the
-//! `ring` crypto provider).
-//!
-//! - Servers: [`ServerTls`], a certificate chain and its private key (PEM,
-//!   from files or bytes), optionally asking clients for a certificate
-//!   ([`ServerTls::client_auth`]). Framed TCP serves it with a
-//!   [`TlsListener`]; with the `http` feature, `Http::tls` makes the
-//!   standalone HTTP listener serve HTTPS (and, with `ws`, WSS on the same
-//!   port; MCP's Streamable HTTP listener too).
-//! - Clients: [`ClientTls`], the CAs a client trusts ([`CaBundle`]) and
-//!   optionally its own certificate. [`Tcp::tls`](super::tcp::Tcp::tls)
-//!   connects to a [`TlsListener`]; `HttpConnect::tls` reaches `https://`
-//!   URLs, `WsConnect::tls` `wss://` ones.
-//! - Identity: a client's verified certificate chain is a
-//!   [`PeerCertificates`] part of the [`ConnectionInfo`] the connection
-//!   hook sees, and an extension of every request's [`Context`]
-//!   (`cx.extension::<PeerCertificates>()`).
-//!
-//! The handshake runs on the connection's own task (never in the accept
-//! loop) within a timeout (HTTP: `Http::header_timeout`; framed TCP:
-//! [`TlsListener::handshake_timeout`]); a connection counts against
-//! [`Server::max_connections`] from its accept on. A handshake that fails
-//! or times out (a plain-text request on the TLS port, a client that does
-//! not trust the certificate, one without a required certificate) closes
-//! the connection, with one debug line in the log, and costs nothing else.
-//!
-//! [`rustls`] is re-exported, so that its types (`ServerConfig`,
-//! `ClientConfig`, `RootCertStore`, `pki_types::CertificateDer`) are the
-//! ones this crate was built with: configurations of one's own go in
-//! through [`ServerTls::from_config`] and [`ClientTls::from_config`], and
-//! the `tls` feature follows rustls' minor versions.
-//!
-//! ```no_run
-//! # async fn run(router: rpc_runtime::Router) -> std::io::Result<()> {
-//! use rpc_runtime::Server;
-//! use rpc_runtime::transport::tls::{CaBundle, ClientAuth, ServerTls, TlsListener};
-//!
-//! let tls = ServerTls::from_pem_files("cert.pem", "key.pem")?
-//!     .client_auth(&CaBundle::from_pem_file("clients-ca.pem")?, ClientAuth::Required)?;
-//! let listener = TlsListener::bind("0.0.0.0:4443", tls).await?;
-//! Server::new(router).serve(listener).await
-//! # }
-//! ```
+#![doc = include_str!("../../docs/transport-tls.md")]
 
 use std::fmt;
 use std::io;

@@ -1,16 +1,4 @@
-//! WebSocket: one JSON-RPC message (or batch) per text frame. The server
-//! side is an upgrade of the HTTP service (same port, same checks, same
-//! connection hook); the client is `PeerBuilder::connect` with a `WsConnect`, optionally
-//! reconnecting. Both run the one peer: calls in both directions,
-//! notifications, cancellation.
-//!
-//! Both sides are built on tokio-tungstenite (the WebSocket crate axum and
-//! most of the tokio ecosystem use, tested against the Autobahn
-//! TestSuite): the server takes over hyper's upgraded connection in the
-//! server role, the client makes its own handshake. tungstenite frames,
-//! masks, checks UTF-8, answers pings and close frames, and enforces frame
-//! and message size limits; this module only turns its text messages into
-//! JSON-RPC messages and back, and bounds what a peer can make it hold.
+#![doc = include_str!("../../docs/transport-ws.md")]
 
 use std::collections::{HashSet, VecDeque};
 use std::future::{poll_fn, Future};

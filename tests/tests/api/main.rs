@@ -15,6 +15,7 @@ pub mod client;
 pub mod client_bounds;
 pub mod declarations;
 pub mod engine_rules;
+mod examples_run;
 pub mod hostile_input;
 pub mod macro_dispatch;
 pub mod peers;

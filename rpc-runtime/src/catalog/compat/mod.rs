@@ -1,41 +1,4 @@
-//! Versioning: what changed between two OpenRPC documents, judged for a
-//! caller of the old version talking to the new server.
-//!
-//! [`compare`] takes two documents (this crate's, or any OpenRPC 1.x
-//! document in the JSON Schema subset this crate emits) and returns a
-//! [`Report`]: one [`Change`] per difference, each [`Verdict::Breaking`],
-//! [`Verdict::Compatible`] or [`Verdict::Info`], naming the method and
-//! where relevant the param and the place in its schema, with a reason.
-//!
-//! The rules follow how this crate's server decodes params: by position
-//! (an array, in declaration order, trailing optional params may be left
-//! out, surplus ones refused) and by name (an object, unknown names
-//! refused), unless the method allows extra params
-//! (`"x-allow-extra-params": true`). Schemas are compared by direction: a
-//! param's schema may accept more values than before, a result's (and a
-//! subscription item's) may produce fewer. Names of components are not on
-//! the wire: `$ref`s are followed, and a component renamed with the same
-//! shape is no change.
-//!
-//! For a test that keeps the catalog in the repository and fails on a
-//! breaking change, see [`assert_compatible`].
-//!
-//! ```
-//! use rpc_runtime::catalog::compat::{compare, Verdict};
-//! use rpc_runtime::serde_json::json;
-//!
-//! let old = json!({"openrpc": "1.3.2", "info": {"title": "t", "version": "1"}, "methods": [
-//!     {"name": "add", "params": [{"name": "a", "required": true, "schema": {"type": "integer"}}],
-//!      "result": {"name": "result", "schema": {"type": "integer"}}}
-//! ]});
-//! let mut new = old.clone();
-//! new["methods"][0]["params"][0]["schema"] = json!({"type": "string"});
-//!
-//! let report = compare(&old, &new).unwrap();
-//! assert!(report.is_breaking());
-//! let change = &report.changes()[0];
-//! assert_eq!((change.verdict, change.method.as_str(), change.param.as_deref()), (Verdict::Breaking, "add", Some("a")));
-//! ```
+#![doc = include_str!("../../../docs/compat.md")]
 
 use std::fmt;
 

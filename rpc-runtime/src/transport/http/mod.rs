@@ -1,13 +1,4 @@
-//! HTTP: the settings ([`Http`]), the server as a `tower::Service`
-//! ([`HttpService`], mountable in axum next to other routes), a standalone
-//! listener ([`HttpListener`], for [`Server::serve`](crate::Server::serve)), and a
-//! request/response client that a [`Peer`](crate::Peer) (and so every
-//! generated client) runs over.
-//!
-//! HTTP is request/response only: each `POST` body is one message (or
-//! batch) for the engine, with no calls back to the client (use the
-//! WebSocket transport for that; with the `ws` feature the same service
-//! accepts WebSocket upgrades).
+#![doc = include_str!("../../../docs/transport-http.md")]
 
 mod client;
 mod serve;

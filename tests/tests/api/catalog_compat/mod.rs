@@ -21,7 +21,7 @@ fn catalogs() -> PathBuf {
 
 /// A real catalog by short name: `calculator` (the snapshot the
 /// `catalog_calculator` test keeps current), `notes`, `counter`
-/// (web_service), `language_server`, `language_client` (lsp_pair).
+/// (the former web_service example), `language_server`, `language_client` (lsp_pair).
 fn catalog(name: &str) -> Value {
     let path = match name {
         "calculator" => Path::new(env!("CARGO_MANIFEST_DIR")).join("snapshots").join("calculator.openrpc.json"),

@@ -1,0 +1,19 @@
+//! Guides: how to do things that span several modules. Each page is
+//! doc-tested; the API reference is in the modules themselves.
+//!
+//! - [`subscriptions`]: streaming items to a caller, on both sides: the
+//!   wire format, setup, unsubscribing, limits and slow readers, and a
+//!   filtering subscription that ends when its client leaves;
+//! - [`production`]: every timeout and its default, health checks, what
+//!   to put in front of a server, log levels and one span per call;
+//! - [`conformance`]: the JSON-RPC 2.0 rules the engine applies and how
+//!   params are decoded, exactly, with wire transcripts.
+
+#[doc = include_str!("../docs/subscriptions.md")]
+pub mod subscriptions {}
+
+#[doc = include_str!("../docs/production.md")]
+pub mod production {}
+
+#[doc = include_str!("../docs/conformance.md")]
+pub mod conformance {}
