@@ -6,9 +6,11 @@ use std::sync::{Mutex, PoisonError};
 
 /// The guard of the log writer: keep it alive until the program ends
 /// (dropping it writes out the lines still queued).
+#[cfg(feature = "logging")]
 pub type LogGuard = tracing_appender::non_blocking::WorkerGuard;
 
 /// Most log lines queued for stderr; beyond that, new lines are dropped.
+#[cfg(feature = "logging")]
 const QUEUED_LOG_LINES: usize = 16 * 1024;
 
 /// Sends logs to stderr (stdout carries only protocol messages). The level
@@ -22,6 +24,7 @@ const QUEUED_LOG_LINES: usize = 16 * 1024;
 /// that drops lines when full (tracing-appender's lossy non-blocking
 /// writer): a stderr that is slow, or a pipe nobody reads, then costs log
 /// lines instead of stalling the requests of every client.
+#[cfg(feature = "logging")]
 #[must_use = "dropping the guard stops the log writer"]
 pub fn init_logging() -> LogGuard {
     let level = std::env::var("RPC_LOG")

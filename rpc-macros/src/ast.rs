@@ -246,22 +246,26 @@ fn check_receiver(cx: &Ctxt, sig: &syn::Signature) {
             &sig.ident,
             format!("#[rpc] method `{}` needs a `&self` receiver: write `fn {}(&self, ...)`", sig.ident, sig.ident),
         ),
-        Some(receiver) if receiver.colon_token.is_some() => cx.error_spanned_by(
-            receiver,
-            format!(
-                "#[rpc] methods take a plain `&self` receiver, not `self: {}`: one shared service value serves all requests; write `&self`",
-                crate::render::type_name(&receiver.ty)
+        Some(receiver) => match &receiver.kind {
+            syn::ReceiverKind::Reference(_, _, None) => {}
+            syn::ReceiverKind::Reference(_, _, Some(_)) => cx.error_spanned_by(
+                receiver,
+                "#[rpc] methods take `&self`, not `&mut self`: requests run concurrently; write `&self` and keep mutable state behind a Mutex or an atomic",
             ),
-        ),
-        Some(receiver) if receiver.reference.is_none() => cx.error_spanned_by(
-            receiver,
-            "#[rpc] methods take `&self`, not `self`: one service value serves all requests concurrently, so a method cannot consume it; write `&self`",
-        ),
-        Some(receiver) if receiver.mutability.is_some() => cx.error_spanned_by(
-            receiver,
-            "#[rpc] methods take `&self`, not `&mut self`: requests run concurrently; write `&self` and keep mutable state behind a Mutex or an atomic",
-        ),
-        Some(_) => {}
+            syn::ReceiverKind::Value => cx.error_spanned_by(
+                receiver,
+                "#[rpc] methods take `&self`, not `self`: one service value serves all requests concurrently, so a method cannot consume it; write `&self`",
+            ),
+            syn::ReceiverKind::Typed(_, ty) => cx.error_spanned_by(
+                receiver,
+                format!(
+                    "#[rpc] methods take a plain `&self` receiver, not `self: {}`: one shared service value serves all requests; write `&self`",
+                    crate::render::type_name(ty)
+                ),
+            ),
+            // A receiver form newer than this macro.
+            _ => cx.error_spanned_by(receiver, "#[rpc] methods take a plain `&self` receiver; write `&self`"),
+        },
     }
 }
 
