@@ -15,8 +15,7 @@ pub fn workspace() -> PathBuf {
 
 /// Runs the calculator example with `args`, feeding it `stdin`; returns stdout.
 pub fn calculator(args: &[&str], stdin: &[u8]) -> Vec<u8> {
-    let mut child = Command::new(env!("CARGO"))
-        .args(["run", "--quiet", "-p", "examples", "--example", "calculator", "--"])
+    let mut child = Command::new(crate::client_support::example("calculator"))
         .args(args)
         .current_dir(workspace())
         .env("RPC_LOG", "error")

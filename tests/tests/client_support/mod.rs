@@ -15,8 +15,8 @@ use tokio::process::{Child, Command};
 ///
 /// The path comes from the test executable's own location
 /// (`<target>/<profile>/deps/<test>`), so it follows `CARGO_TARGET_DIR` and
-/// the profile. `cargo build --example NAME -p examples` is run once so that
-/// `cargo test -p tests` never runs a stale binary.
+/// the profile. `cargo build --workspace --example NAME` is run once so
+/// that `cargo test -p tests` never runs a stale binary.
 pub fn example(name: &str) -> PathBuf {
     static BUILT: Mutex<Option<HashMap<String, PathBuf>>> = Mutex::new(None);
     let mut built = BUILT.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
@@ -36,7 +36,15 @@ fn build_example(name: &str) -> PathBuf {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("../Cargo.toml");
     let mut build = std::process::Command::new(cargo);
-    build.args(["build", "--quiet", "--example", name, "-p", "examples", "--manifest-path"]).arg(&manifest);
+    // `--workspace`, so that features resolve as for `cargo test
+    // --workspace`, which has built the examples already: `-p examples`
+    // alone resolves another feature set (no dev-dependencies' tokio
+    // features, no `http2`) and rebuilt tokio, hyper and everything on
+    // them for the examples. The calculator built here therefore has the
+    // `http2` feature that `cargo run --example calculator` leaves out:
+    // it answers HTTP/1.1 through hyper's auto builder, which serves
+    // HTTP/1.1 as the HTTP/1-only one does.
+    build.args(["build", "--quiet", "--workspace", "--example", name, "--manifest-path"]).arg(&manifest);
     if let Some(target_dir) = profile_dir.parent() {
         build.arg("--target-dir").arg(target_dir);
     }
@@ -44,7 +52,7 @@ fn build_example(name: &str) -> PathBuf {
         build.arg("--release");
     }
     match build.status() {
-        Ok(status) => assert!(status.success(), "`cargo build --example {name} -p examples` failed"),
+        Ok(status) => assert!(status.success(), "`cargo build --workspace --example {name}` failed"),
         // No cargo (a test binary run by hand): use what is there.
         Err(err) if binary.exists() => eprintln!("could not run cargo ({err}); using {}", binary.display()),
         Err(err) => panic!("could not run cargo to build the {name} example: {err}"),
