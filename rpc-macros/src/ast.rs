@@ -14,6 +14,9 @@ pub struct Service {
     /// The trait as it will be emitted: `#[rpc]` attributes removed.
     pub item: ItemTrait,
     pub attrs: ServiceAttrs,
+    /// The trait's type parameters: every renderer takes the generics of
+    /// what it emits from here.
+    pub generics: Generics,
     pub methods: Vec<Method>,
     pub docs: Vec<String>,
 }
@@ -54,6 +57,9 @@ pub struct Method {
     /// (the trait's `subscription_notification`, or `subscription` after
     /// the namespace).
     pub item_notification: String,
+    /// `#[rpc(blocking)]`: a plain `fn` that runs on the blocking thread
+    /// pool instead of on the connection's reader; where it was written.
+    pub blocking: Option<Span>,
     /// The signature as written (for spans).
     pub sig: syn::Signature,
 }
@@ -68,7 +74,8 @@ pub struct Param {
     pub name_span: Span,
     /// `Option<T>`: may be omitted.
     pub optional: bool,
-    /// `Context`: injected by the runtime, not decoded.
+    /// The runtime's `Context` (see [`is_runtime_context`]): injected by
+    /// the runtime, not decoded.
     pub context: bool,
     /// `SubscriptionSink<T>` or `PendingSubscription<T>`: the item type `T`; the method is a
     /// subscription, and the sink is injected by the runtime, not decoded.
@@ -88,6 +95,48 @@ pub enum Output {
     Plain(Type),
     /// `Result<T, E>` (or a generic alias ending in `Result`).
     Result(Type),
+}
+
+/// The trait's generics, read once. Only type parameters are accepted
+/// (lifetime and const parameters are errors); each may have inline
+/// bounds and a default, and the trait a `where` clause.
+pub struct Generics {
+    /// The type parameters' names, in order.
+    pub params: Vec<syn::Ident>,
+    /// The generics as written: the type parameters with their inline
+    /// bounds and defaults, and the `where` clause.
+    pub written: syn::Generics,
+}
+
+impl Generics {
+    /// Whether the trait has type parameters.
+    pub fn is_generic(&self) -> bool {
+        !self.params.is_empty()
+    }
+
+    /// Whether `ty` names one of the type parameters (`H`, `Vec<H>`,
+    /// `H::Output`, `<H as Trait>::Output`): the generated code then needs
+    /// a bound on it, since it is checked once for every instantiation.
+    pub fn mentions(&self, ty: &Type) -> bool {
+        struct Finder<'a> {
+            params: &'a [syn::Ident],
+            found: bool,
+        }
+        impl<'ast> syn::visit::Visit<'ast> for Finder<'_> {
+            fn visit_path(&mut self, path: &'ast syn::Path) {
+                if path.leading_colon.is_none() && path.segments.first().is_some_and(|s| self.params.contains(&s.ident)) {
+                    self.found = true;
+                }
+                syn::visit::visit_path(self, path);
+            }
+        }
+        if self.params.is_empty() {
+            return false;
+        }
+        let mut finder = Finder { params: &self.params, found: false };
+        syn::visit::Visit::visit_type(&mut finder, ty);
+        finder.found
+    }
 }
 
 impl Method {
@@ -123,19 +172,7 @@ impl Service {
 /// Reads the trait into the model, recording every problem in `cx`; the
 /// model is built even then, so that the trait can still be emitted.
 pub fn parse_service(cx: &Ctxt, attrs: ServiceAttrs, mut item: ItemTrait) -> Service {
-    // Each rule: the user code it rejects is in the message.
-    if !item.generics.params.is_empty() {
-        cx.error_spanned_by(
-            &item.generics,
-            "#[rpc] traits cannot be generic: the dispatch, the client and the method catalog need concrete types; remove the generic parameters and use concrete types in the methods",
-        );
-    }
-    if let Some(where_clause) = &item.generics.where_clause {
-        cx.error_spanned_by(
-            where_clause,
-            "#[rpc] traits cannot have a `where` clause: the generated code adds its own bounds (`Send + Sync + 'static`); remove it",
-        );
-    }
+    let generics = parse_generics(cx, &item.generics);
     let mut methods = Vec::new();
     for trait_item in &mut item.items {
         match trait_item {
@@ -147,7 +184,33 @@ pub fn parse_service(cx: &Ctxt, attrs: ServiceAttrs, mut item: ItemTrait) -> Ser
         }
     }
     let docs = attr::doc_lines(&item.attrs);
-    Service { item, attrs, methods, docs }
+    Service { item, attrs, generics, methods, docs }
+}
+
+/// The trait's type parameters; rejects `trait T<'a>` and
+/// `trait T<const N: usize>`.
+fn parse_generics(cx: &Ctxt, generics: &syn::Generics) -> Generics {
+    let mut params = Vec::new();
+    for param in &generics.params {
+        match param {
+            syn::GenericParam::Type(param) => params.push(param.ident.clone()),
+            syn::GenericParam::Lifetime(param) => cx.error_spanned_by(
+                param,
+                format!(
+                    "#[rpc] traits cannot have lifetime parameters (`{}`): params and results are owned values decoded from each message, and a served service lives as long as its server; remove the lifetime and use owned types (`String` for `&'a str`)",
+                    param.lifetime
+                ),
+            ),
+            syn::GenericParam::Const(param) => cx.error_spanned_by(
+                param,
+                format!(
+                    "#[rpc] traits cannot have const parameters (`const {}`): the generated client, catalog and dispatch are generic over types only; make it a constant of the implementation, or a type parameter",
+                    param.ident
+                ),
+            ),
+        }
+    }
+    Generics { params, written: generics.clone() }
 }
 
 fn parse_method(cx: &Ctxt, service: &ServiceAttrs, method: &mut TraitItemFn) -> Method {
@@ -235,6 +298,7 @@ fn parse_method(cx: &Ctxt, service: &ServiceAttrs, method: &mut TraitItemFn) -> 
         unsubscribe,
         unsubscribe_malformed: attrs.unsubscribe_malformed,
         item_notification,
+        blocking: attrs.blocking,
         sig: sig.clone(),
     }
 }
@@ -303,7 +367,9 @@ fn parse_param(cx: &Ctxt, service: &ServiceAttrs, typed: &syn::PatType, attrs: a
     };
     let ty = (*typed.ty).clone();
     let (reference, impl_trait) = find_borrowed_or_generic(&ty, false);
-    if let Some(reference) = reference.as_ref().filter(|reference| last_segment_is(&reference.elem, "Context")) {
+    if let Some(reference) =
+        reference.as_ref().filter(|reference| is_runtime_context(&reference.elem, &service.crate_path))
+    {
         cx.error_spanned_by(
             reference,
             "take the `Context` by value, `cx: Context`: the runtime injects a fresh handle (a cheap clone) for each request",
@@ -360,7 +426,7 @@ fn parse_param(cx: &Ctxt, service: &ServiceAttrs, typed: &syn::PatType, attrs: a
     Some(Param {
         name_span,
         optional: last_segment_is(&ty, "Option"),
-        context: last_segment_is(&ty, "Context"),
+        context: is_runtime_context(&ty, &service.crate_path),
         sink,
         pending,
         ident,
@@ -435,6 +501,42 @@ fn complete_sink(ty: &mut Type) {
             last.arguments = syn::PathArguments::AngleBracketed(syn::parse_quote!(<()>));
         }
     }
+}
+
+/// Whether a parameter of type `ty` is the runtime's `Context`, which the
+/// runtime injects instead of decoding: a bare `Context`, or the runtime's
+/// own path to it (`rpc_runtime::Context`, `::rpc_runtime::Context`, or
+/// the trait's `crate = "..."` path followed by `Context`). Any other path
+/// is an ordinary param, however it ends: `model::Context`,
+/// `crate::Context`, `self::Context`.
+///
+/// A macro cannot resolve names, so a bare `Context` might still be a user
+/// type imported under that name: the generated code checks that it is
+/// the runtime's (`__private::InjectedContext`), and the build fails on
+/// the parameter with the fix (write the type's path) if it is not.
+fn is_runtime_context(ty: &Type, crate_path: &syn::Path) -> bool {
+    let path = match ty {
+        Type::Path(path) if path.qself.is_none() => &path.path,
+        Type::Group(group) => return is_runtime_context(&group.elem, crate_path),
+        Type::Paren(paren) => return is_runtime_context(&paren.elem, crate_path),
+        _ => return false,
+    };
+    if path.segments.iter().any(|segment| !segment.arguments.is_none()) {
+        return false;
+    }
+    let names: Vec<&syn::Ident> = path.segments.iter().map(|segment| &segment.ident).collect();
+    if names.last().is_none_or(|last| *last != "Context") {
+        return false;
+    }
+    let prefix = &names[..names.len() - 1];
+    if prefix.is_empty() {
+        return path.leading_colon.is_none();
+    }
+    let runtime: Vec<&syn::Ident> = crate_path.segments.iter().map(|segment| &segment.ident).collect();
+    let is = |names: &[&syn::Ident], expected: &[&str]| {
+        names.len() == expected.len() && names.iter().zip(expected).all(|(name, expected)| *name == expected)
+    };
+    is(prefix, &["rpc_runtime"]) || (!runtime.is_empty() && prefix == runtime.as_slice())
 }
 
 fn last_segment_is(ty: &Type, name: &str) -> bool {

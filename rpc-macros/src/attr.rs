@@ -47,8 +47,20 @@ const ALIAS: &str = "alias";
 const REQUIRES: &str = "requires";
 const MCP: &str = "mcp";
 const UNSUBSCRIBE: &str = "unsubscribe";
-pub(crate) const METHOD_KEYS: &[&str] =
-    &[NAME, ALIAS, NOTIFICATION, PARAM_STRUCTURE, WHOLE_PARAMS, ALLOW_EXTRA_PARAMS, ERROR, REQUIRES, MCP, UNSUBSCRIBE];
+const BLOCKING: &str = "blocking";
+pub(crate) const METHOD_KEYS: &[&str] = &[
+    NAME,
+    ALIAS,
+    NOTIFICATION,
+    PARAM_STRUCTURE,
+    WHOLE_PARAMS,
+    ALLOW_EXTRA_PARAMS,
+    ERROR,
+    REQUIRES,
+    MCP,
+    UNSUBSCRIBE,
+    BLOCKING,
+];
 
 // Keys inside `mcp(...)`.
 const HIDDEN: &str = "hidden";
@@ -142,6 +154,9 @@ pub struct MethodAttrs {
     /// `unsubscribe` was given with a value that is not a string (already
     /// an error; no second one for a subscription without it).
     pub unsubscribe_malformed: bool,
+    /// `blocking`: the plain `fn` runs on the blocking thread pool, where
+    /// it was written.
+    pub blocking: Option<Span>,
 }
 
 /// `mcp(hidden)` or `mcp(name = "...", title = "...", read_only,
@@ -281,6 +296,8 @@ pub fn take_method_attrs(cx: &Ctxt, attrs: &mut Vec<Attribute>) -> MethodAttrs {
                 out.unsubscribe_malformed = true;
                 out.unsubscribe = Some(string_value(&meta, UNSUBSCRIBE, "\"unsubscribe_ticks\"")?);
                 out.unsubscribe_malformed = false;
+            } else if meta.path.is_ident(BLOCKING) {
+                out.blocking = Some(flag(&meta, BLOCKING)?);
             } else {
                 return Err(unknown_key(&meta, "on an #[rpc] method", METHOD_KEYS));
             }

@@ -34,6 +34,7 @@ pub fn check(cx: &Ctxt, service: &Service) {
         subscription_is_async(cx, method);
         subscription_returns_nothing(cx, method);
         subscription_is_no_notification(cx, method);
+        blocking_is_for_plain_fns(cx, method);
     }
 }
 
@@ -480,4 +481,22 @@ fn subscription_is_no_notification(cx: &Ctxt, method: &Method) {
             "a subscription method cannot be a notification: its answer is the subscription id, which the client needs to read its items and unsubscribe",
         ));
     }
+}
+
+/// ```ignore
+/// #[rpc(blocking)]
+/// async fn index(&self) -> u64;   // already a task, which must not block
+/// #[rpc(blocking, unsubscribe = "unsubscribe_ticks")]
+/// async fn ticks(&self, sink: SubscriptionSink<u64>);   // likewise
+/// ```
+fn blocking_is_for_plain_fns(cx: &Ctxt, method: &Method) {
+    let Some(span) = method.blocking else { return };
+    let message = if takes_sink(method) {
+        "`blocking` has no effect on a subscription method: it is an `async fn` that runs as a task of its own; do its blocking work with `tokio::task::spawn_blocking` inside it"
+    } else if method.is_async {
+        "`blocking` is for a plain `fn`: an `async fn` already runs as a task of its own, which blocking work would stall; make the method a plain `fn` with `#[rpc(blocking)]`, or keep it `async` and await `tokio::task::spawn_blocking` inside it"
+    } else {
+        return;
+    };
+    cx.syn_error(syn::Error::new(span, message));
 }

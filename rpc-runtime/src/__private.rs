@@ -9,7 +9,7 @@ pub use crate::catalog::support::{
 pub use crate::catalog::{Catalog, ErrorInfo, MethodInfo, ParamInfo, RpcError, ServiceInfo, ToolInfo};
 pub use crate::dispatch::context::Context;
 pub use crate::dispatch::params::Params;
-pub use crate::dispatch::router::{IntoMethodResult, MethodFuture, MethodResult, Router};
+pub use crate::dispatch::router::{IntoErrorObject, IntoMethodResult, MethodFuture, MethodResult, Router};
 pub use crate::peer::client::support::{
     batch_call, batch_notification, decoder, encode_param, AppError, ClientCore, ResultTypes, ViaServerError,
 };
@@ -17,8 +17,8 @@ pub use crate::peer::client::FromErrorObject;
 pub use crate::peer::client::{Batch, BatchReply, Call, ClientError, Notify};
 pub use crate::peer::subscription::client::Subscribe;
 pub use crate::peer::subscription::server::{
-    pending_subscription, register_unsubscribe, subscription, subscription_end, PendingSubscription, SubscriptionSink,
-    UNSUBSCRIBE_PARAMS,
+    pending_subscription, register_unsubscribe, subscription, subscription_end, IntoSubscriptionEnd,
+    PendingSubscription, SubscriptionSink, UNSUBSCRIBE_PARAMS,
 };
 pub use crate::peer::Peer;
 pub use crate::spec::{MethodSpec, ParamSpec, ParamStructure};
@@ -231,6 +231,138 @@ pub fn encode_output<T: Serialize>(value: T) -> MethodResult {
 #[inline]
 pub fn result_output<R: IntoMethodResult>(value: R) -> MethodResult {
     value.into_method_result()
+}
+
+/// The outcome of a `#[rpc(blocking)]` method: `call` (the method's call
+/// and the encoding of its outcome, boxed by the generated code so that
+/// this is not generic) runs on the blocking thread pool.
+pub fn blocking(call: Box<dyn FnOnce() -> MethodResult + Send + 'static>) -> Direct {
+    Ok(Some(crate::dispatch::router::blocking_future(call)))
+}
+
+/// The runtime's [`Context`], which a method parameter written `Context`
+/// receives. Implemented for it alone: a macro cannot resolve names, so
+/// the generated code asks for this, and a user type imported as
+/// `Context` is a compile error on the parameter that says how to take it
+/// as an ordinary param instead.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not the runtime's `Context`, which an #[rpc] method parameter written `Context` receives",
+    label = "a parameter of type `Context` is injected by the runtime, not decoded from the request",
+    note = "to take a type of your own named `Context` as an ordinary param, write its path: `model::Context`, or `self::Context` for one imported into this module",
+    note = "to receive the runtime's context, import `rpc_runtime::Context` instead, or write that path"
+)]
+pub trait InjectedContext: Sized {
+    /// The context of the request being served.
+    fn injected(cx: &Context) -> Self;
+}
+
+impl InjectedContext for Context {
+    #[inline]
+    fn injected(cx: &Context) -> Self {
+        cx.clone()
+    }
+}
+
+// What the generated code of a generic `#[rpc]` trait asks of the types
+// that name its type parameters (`Vec<H>`, `Option<H>`): checked once for
+// every instantiation, that code may use only what its bounds promise.
+// Each trait is implemented for every type that has what it stands for
+// (its supertrait, so that the bound gives that too); it exists so that
+// an instantiation whose type lacks it is a compile error that says which
+// type, which side needs it, and why. `do_not_recommend` keeps rustc on
+// that message rather than on the blanket impl's own bound.
+
+/// A param type of a generic trait's method, which the server decodes.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is a param type of a generic #[rpc] trait as instantiated here, and the server decodes it: it must implement `Deserialize`",
+    label = "`into_rpc` needs `{Self}: Deserialize`",
+    note = "derive `serde::Deserialize` for it; or, if this instantiation is only called, use its client (`<Trait>Client`) without serving it"
+)]
+pub trait DecodedParam: DeserializeOwned {}
+
+#[diagnostic::do_not_recommend]
+impl<T: DeserializeOwned> DecodedParam for T {}
+
+/// A result or subscription item type of a generic trait's method, which
+/// the server encodes.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is a result or item type of a generic #[rpc] trait as instantiated here, and the server encodes it: it must implement `Serialize`",
+    label = "`into_rpc` needs `{Self}: Serialize`",
+    note = "derive `serde::Serialize` for it; or, if this instantiation is only called, use its client (`<Trait>Client`) without serving it"
+)]
+pub trait EncodedResult: Serialize {}
+
+#[diagnostic::do_not_recommend]
+impl<T: Serialize> EncodedResult for T {}
+
+/// A param type of a generic trait's method, which the client encodes.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is a param type of a generic #[rpc] trait as instantiated here, and its client encodes it: it must implement `Serialize`",
+    label = "the client needs `{Self}: Serialize`",
+    note = "derive `serde::Serialize` for it; or, if this instantiation is only served, use `into_rpc` without its client"
+)]
+pub trait EncodedParam: Serialize {}
+
+#[diagnostic::do_not_recommend]
+impl<T: Serialize> EncodedParam for T {}
+
+/// A result or subscription item type of a generic trait's method, which
+/// the client decodes.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is a result or item type of a generic #[rpc] trait as instantiated here, and its client decodes it: it must implement `Deserialize`",
+    label = "the client needs `{Self}: Deserialize`",
+    note = "derive `serde::Deserialize` for it; or, if this instantiation is only served, use `into_rpc` without its client"
+)]
+pub trait DecodedResult: DeserializeOwned {}
+
+#[diagnostic::do_not_recommend]
+impl<T: DeserializeOwned> DecodedResult for T {}
+
+/// A param, result or item type of a generic trait's method, which its
+/// catalog describes.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is a param, result or item type of a generic #[rpc] trait as instantiated here, and its catalog describes it: it must implement `JsonSchema`",
+    label = "the catalog needs `{Self}: JsonSchema`",
+    note = "derive `schemars::JsonSchema` for it (`rpc_runtime::schemars`); or turn the catalog off with `#[rpc(catalog = false)]`"
+)]
+pub trait DescribedType: schemars::JsonSchema {}
+
+#[diagnostic::do_not_recommend]
+impl<T: schemars::JsonSchema + ?Sized> DescribedType for T {}
+
+/// An error type of a generic trait's method, whose errors its catalog
+/// lists.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is an error type of a generic #[rpc] trait as instantiated here, and its catalog lists its errors: it must implement `RpcError`",
+    label = "the catalog needs `{Self}: RpcError`",
+    note = "add `#[derive(RpcError)]` to the error enum, implement `rpc_runtime::RpcError` for it (its `ERRORS` may be empty), or return `ErrorObject`; or turn the catalog off with `#[rpc(catalog = false)]`"
+)]
+pub trait DescribedError: RpcError {}
+
+#[diagnostic::do_not_recommend]
+impl<E: RpcError + ?Sized> DescribedError for E {}
+
+/// An error type of a generic trait's method, which its client reads:
+/// an [`ErrorObject`] stays the server's error (`ClientError::Server`), as
+/// for a trait that is not generic; a [`FromErrorObject`] type is read
+/// into `ClientError::App` when the object is one of its errors.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is an error type of a generic #[rpc] trait as instantiated here, and its client reads it from error objects: it must implement `FromErrorObject`",
+    label = "the client needs `{Self}: FromErrorObject`",
+    note = "add `#[derive(RpcError)]` to the error enum (it implements `FromErrorObject`), implement `rpc_runtime::peer::FromErrorObject`, or return `ErrorObject`"
+)]
+pub trait ClientErrorType: Sized {
+    /// How an error object becomes the client's error.
+    const CONVERT: fn(ErrorObject) -> ClientError<Self>;
+}
+
+impl ClientErrorType for ErrorObject {
+    const CONVERT: fn(ErrorObject) -> ClientError<Self> = ClientError::Server;
+}
+
+#[diagnostic::do_not_recommend]
+impl<E: FromErrorObject> ClientErrorType for E {
+    const CONVERT: fn(ErrorObject) -> ClientError<Self> = AppError::<E>::CONVERT;
 }
 
 /// Instances of the generated code's per-type functions (and of the

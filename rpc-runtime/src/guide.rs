@@ -7,7 +7,9 @@
 //! - [`production`]: every timeout and its default, health checks, what
 //!   to put in front of a server, log levels and one span per call;
 //! - [`conformance`]: the JSON-RPC 2.0 rules the engine applies and how
-//!   params are decoded, exactly, with wire transcripts.
+//!   params are decoded, exactly, with wire transcripts;
+//! - [`porting`]: from jsonrpsee, rmcp and tower-lsp, each construct and
+//!   what it becomes here, side by side.
 
 #[doc = include_str!("../docs/subscriptions.md")]
 pub mod subscriptions {}
@@ -17,3 +19,6 @@ pub mod production {}
 
 #[doc = include_str!("../docs/conformance.md")]
 pub mod conformance {}
+
+#[doc = include_str!("../docs/porting.md")]
+pub mod porting {}

@@ -12,6 +12,7 @@ use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{GenericArgument, PathArguments, Type};
 
+use super::generics::{self, Part};
 use crate::ast::{Method, Output, Service};
 
 /// The client and batch structs for `service`.
@@ -51,30 +52,80 @@ pub fn client(service: &Service) -> TokenStream {
     // Each method's name and params are read from the trait's spec table,
     // which is here when there is no catalog to hold it.
     let owner = super::server::spec_owner(service);
-    let table = if owner.as_ref() == Some(&client) {
+    let params = generics::params(service);
+    let table = if !service.attrs.catalog {
         let specs = super::server::specs(service);
         quote! {
             #specs
 
             #[automatically_derived]
-            impl __rpc::SpecTable for #client {
+            impl #params __rpc::SpecTable for #client #params {
                 const SPECS: &'static [__rpc::MethodSpec] = &__RPC_SPECS;
             }
         }
     } else {
         TokenStream::new()
     };
-    quote! {
-        #[doc = #client_doc]
-        #[derive(::core::clone::Clone, ::core::fmt::Debug)]
-        #vis struct #client {
-            __core: #private::ClientCore,
-        }
+    // A generic trait's client and batch are generic over its type
+    // parameters, which they only name (a marker field), and their methods
+    // exist for the instantiations whose types the client can send and read.
+    let generic = service.generics.is_generic();
+    let declared = generics::declared(service);
+    let bounds = generics::where_clause(service, Part::Client, &quote!(__rpc));
+    let (structs, marker) = if generic {
+        let marker = generics::marker(service);
+        let structs = quote! {
+            #[doc = #client_doc]
+            #vis struct #client #declared {
+                __core: #private::ClientCore,
+                __types: #marker,
+            }
 
-        #[doc = #batch_doc]
-        #vis struct #batch {
-            __batch: #private::Batch,
+            #[doc = #batch_doc]
+            #vis struct #batch #declared {
+                __batch: #private::Batch,
+                __types: #marker,
+            }
+        };
+        (structs, quote!(, __types: ::core::marker::PhantomData))
+    } else {
+        let structs = quote! {
+            #[doc = #client_doc]
+            #[derive(::core::clone::Clone, ::core::fmt::Debug)]
+            #vis struct #client {
+                __core: #private::ClientCore,
+            }
+
+            #[doc = #batch_doc]
+            #vis struct #batch {
+                __batch: #private::Batch,
+            }
+        };
+        (structs, TokenStream::new())
+    };
+    // What `derive` would write, without its bounds on the type parameters.
+    let generic_impls = if generic {
+        let name = client.to_string();
+        quote! {
+            #[automatically_derived]
+            impl #params ::core::clone::Clone for #client #params {
+                fn clone(&self) -> Self {
+                    #client { __core: ::core::clone::Clone::clone(&self.__core) #marker }
+                }
+            }
+
+            #[automatically_derived]
+            impl #params ::core::fmt::Debug for #client #params {
+                fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                    f.debug_struct(#name).field("__core", &self.__core).finish()
+                }
+            }
         }
+    } else {
+        TokenStream::new()
+    };
+    quote! {
+        #structs
 
         // One block for both impls, so that the selector traits are
         // imported once rather than in every method.
@@ -86,12 +137,14 @@ pub fn client(service: &Service) -> TokenStream {
         #table
         const __SPECS: &[__rpc::MethodSpec] = <#owner as __rpc::SpecTable>::SPECS;
 
+        #generic_impls
+
         #[automatically_derived]
         #[allow(clippy::all, deprecated)]
-        impl #client {
+        impl #params #client #params #bounds {
             /// A client that calls over `peer`.
             #vis fn #new(peer: #private::Peer) -> Self {
-                #client { __core: #private::ClientCore::new(peer) }
+                #client { __core: #private::ClientCore::new(peer) #marker }
             }
 
             /// The connection this client calls over.
@@ -102,19 +155,19 @@ pub fn client(service: &Service) -> TokenStream {
             /// The same client with `timeout` for each call, instead of the
             /// connection's default.
             #vis fn #with_timeout(&self, timeout: ::core::time::Duration) -> Self {
-                #client { __core: self.__core.with_timeout(timeout) }
+                #client { __core: self.__core.with_timeout(timeout) #marker }
             }
 
             /// Starts a batch: several calls sent as one JSON-RPC batch.
-            #vis fn #batch_fn(&self) -> #batch {
-                #batch { __batch: self.__core.batch() }
+            #vis fn #batch_fn(&self) -> #batch #params {
+                #batch { __batch: self.__core.batch() #marker }
             }
 
             #(#methods)*
         }
 
         #[automatically_derived]
-        impl ::core::convert::From<__rpc::Peer> for #client {
+        impl #params ::core::convert::From<__rpc::Peer> for #client #params #bounds {
             fn from(peer: __rpc::Peer) -> Self {
                 #client::#new(peer)
             }
@@ -122,7 +175,7 @@ pub fn client(service: &Service) -> TokenStream {
 
         #[automatically_derived]
         #[allow(clippy::all, deprecated)]
-        impl #batch {
+        impl #params #batch #params #bounds {
             /// Sends every queued call and notification as one batch
             /// message; returns once it is written.
             #vis async fn #send(self) -> ::core::result::Result<(), #private::ClientError> {
@@ -160,7 +213,7 @@ struct Types {
     convert: TokenStream,
 }
 
-fn types(method: &Method) -> Types {
+fn types(service: &Service, method: &Method) -> Types {
     let private = quote!(__rpc);
     // `ErrorObject` is no `FromErrorObject`: its errors stay server errors,
     // which is what `AppError` would pick, without the lookup.
@@ -170,23 +223,31 @@ fn types(method: &Method) -> Types {
         err: quote!(#private::ErrorObject),
         convert: quote!(#private::ClientError::Server),
     };
-    let app = |ok, ok_span, err: TokenStream| Types {
+    // An error type that names a type parameter is converted as its
+    // instantiation's bound says (`ClientErrorType`): the selection
+    // through `AppError` would be made once for all instantiations.
+    let app = |ok, ok_span, err: TokenStream, generic: bool| Types {
         ok,
         ok_span,
-        convert: quote!(#private::AppError::<#err>::CONVERT),
+        convert: match generic {
+            true => quote!(<#err as #private::ClientErrorType>::CONVERT),
+            false => quote!(#private::AppError::<#err>::CONVERT),
+        },
         err,
     };
+    let mentions = |ty: &Type| service.generics.mentions(ty);
     match &method.output {
         Output::Unit => server(quote!(()), Span::call_site()),
         Output::Plain(ty) => server(owned(ty), ty.span()),
         Output::Result(ty) => match result_args(ty) {
-            Some((ok, err)) => app(owned(ok), ok.span(), quote!(#err)),
+            Some((ok, err)) => app(owned(ok), ok.span(), quote!(#err), mentions(err)),
             // Spanned at the alias, so that an error about the success
             // type points there rather than at the attribute.
             None => app(
                 quote_spanned!(ty.span()=> <#ty as #private::ResultTypes>::Ok),
                 ty.span(),
                 quote!(<#ty as #private::ResultTypes>::Err),
+                mentions(ty),
             ),
         },
     }
@@ -203,7 +264,7 @@ fn decoder(ty: &TokenStream, span: Span) -> TokenStream {
 /// its owned form (`String`), since a decoded value cannot borrow. Borrows
 /// inside a tuple, array or generic type are replaced the same way:
 /// `(&'static str, i64)` decodes as `(String, i64)`.
-fn owned(ty: &Type) -> TokenStream {
+pub(super) fn owned(ty: &Type) -> TokenStream {
     struct Owned;
     impl syn::visit_mut::VisitMut for Owned {
         fn visit_type_mut(&mut self, ty: &mut Type) {
@@ -279,7 +340,7 @@ fn client_method(service: &Service, index: usize, method: &Method) -> TokenStrea
     if let Some(item) = method.item() {
         let decode_item = decoder(&owned(item), item.span());
         let item = owned(item);
-        let Types { err, convert, .. } = types(method);
+        let Types { err, convert, .. } = types(service, method);
         let notification = &method.item_notification;
         let unsubscribe = method.unsubscribe.as_ref().map_or("", |(name, _)| name.as_str());
         return quote! {
@@ -299,7 +360,7 @@ fn client_method(service: &Service, index: usize, method: &Method) -> TokenStrea
             }
         };
     }
-    let Types { ok, ok_span, err, convert } = types(method);
+    let Types { ok, ok_span, err, convert } = types(service, method);
     let decode = decoder(&ok, ok_span);
     quote! {
         #docs
@@ -332,7 +393,7 @@ fn batch_method(service: &Service, index: usize, method: &Method) -> TokenStream
             }
         };
     }
-    let Types { ok, ok_span, err, convert } = types(method);
+    let Types { ok, ok_span, err, convert } = types(service, method);
     let decode = decoder(&ok, ok_span);
     quote! {
         #docs

@@ -2,6 +2,7 @@
 
 mod catalog;
 mod client;
+mod generics;
 mod server;
 
 use proc_macro2::TokenStream;
@@ -52,10 +53,17 @@ fn catalog_fallback(service: &Service) -> TokenStream {
     let krate = &service.attrs.crate_path;
     let ident = catalog::catalog_ident(service);
     let vis = &service.item.vis;
+    let (declared, params) = (generics::declared(service), generics::params(service));
+    let fields = if service.generics.is_generic() {
+        let marker = generics::marker(service);
+        quote!((#marker))
+    } else {
+        TokenStream::new()
+    };
     quote! {
         #[doc(hidden)]
-        #vis struct #ident;
-        impl #ident {
+        #vis struct #ident #declared #fields;
+        impl #params #ident #params {
             #[doc(hidden)]
             pub fn catalog() -> #krate::__private::Catalog {
                 ::core::unimplemented!()

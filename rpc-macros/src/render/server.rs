@@ -5,13 +5,16 @@ use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::TraitItem;
 
+use super::generics::{self, Part};
 use crate::ast::{Method, Output, Service};
 use crate::attr::{Requires, Structure};
 
 /// `fn into_rpc(self) -> Router`, added to the trait.
 pub fn into_rpc(service: &Service) -> Vec<TraitItem> {
     let krate = &service.attrs.crate_path;
+    let private = quote!(#krate::__private);
     let trait_ident = &service.item.ident;
+    let type_params = generics::params(service);
     let arms = service.methods.iter().enumerate().map(|(index, method)| handler(service, index, method));
     let count = service.methods.len();
     // The method of each alias spec, in the order of the spec table.
@@ -37,10 +40,26 @@ pub fn into_rpc(service: &Service) -> Vec<TraitItem> {
     };
     let attach_catalog = if service.attrs.catalog {
         let catalog = super::catalog::catalog_ident(service);
-        quote!(__router.add_catalog(#catalog::catalog());)
+        let turbofish = (!type_params.is_empty()).then(|| quote!(::));
+        quote!(__router.add_catalog(#catalog #turbofish #type_params::catalog());)
     } else {
         TokenStream::new()
     };
+    // A generic trait: what the dispatch needs of its types, and the
+    // catalog's, since `into_rpc` attaches it.
+    let mut bounds = generics::predicates(service, Part::Server, &private);
+    let server_bounds = bounds.clone();
+    if service.attrs.catalog {
+        bounds.extend(generics::predicates(service, Part::Catalog, &private));
+    }
+    // The nested function cannot name the trait's parameters: it declares
+    // them again, with the trait's own bounds, `Self` being `__S` (not
+    // `S`, which may be a user's type or type parameter).
+    let service_param = format_ident!("__S");
+    let (nested_params, mut nested_bounds) = generics::nested_fn(service, &service_param);
+    nested_bounds.extend(server_bounds);
+    let nested_where = (!nested_bounds.is_empty()).then(|| quote!(where #(#nested_bounds),*));
+    let call_params = &service.generics.params;
     // Verbatim: parsing these tokens back into a syntax tree only to print
     // them again took about as long as the rest of the expansion.
     vec![TraitItem::Verbatim(quote! {
@@ -49,26 +68,29 @@ pub fn into_rpc(service: &Service) -> Vec<TraitItem> {
         fn into_rpc(self) -> #krate::__private::Router
         where
             Self: ::core::marker::Sized,
+            #(#bounds,)*
         {
             use #krate::__private as __rpc;
             #specs
             // Every method's handler is an arm of this one function: one
             // generic item to check, lower, encode and build, not one per
             // method (about 8% of what the macro adds to a build).
-            fn __rpc_call<S: #trait_ident>(
-                __this: &__rpc::Arc<S>,
+            fn __rpc_call<__S: #trait_ident #type_params #(, #nested_params)*>(
+                __this: &__rpc::Arc<__S>,
                 __index: usize,
                 __params: &__rpc::Params<'_>,
                 __cx: &__rpc::Context,
                 __out: &mut __rpc::Vec<u8>,
-            ) -> __rpc::Direct {
+            ) -> __rpc::Direct
+            #nested_where
+            {
                 match __index {
                     #(#arms)*
                     _ => ::core::unreachable!(),
                 }
             }
             let mut __router = __rpc::Router::new();
-            __rpc::register_methods(&mut __router, __specs, self, __rpc_call::<Self>, #count, &[#(#alias_methods),*]);
+            __rpc::register_methods(&mut __router, __specs, self, __rpc_call::<Self #(, #call_params)*>, #count, &[#(#alias_methods),*]);
             #(#unsubscribes)*
             #attach_catalog
             __router
@@ -79,11 +101,17 @@ pub fn into_rpc(service: &Service) -> Vec<TraitItem> {
 /// The generated type whose `const _` block holds the spec table and
 /// implements `SpecTable`: the catalog struct, else the client struct;
 /// `None` when there is neither (the table is then in `into_rpc`).
-pub fn spec_owner(service: &Service) -> Option<syn::Ident> {
+///
+/// The type as named where the trait's type parameters are not in scope
+/// (`<(), ()>` for them: the table does not depend on them).
+pub fn spec_owner(service: &Service) -> Option<TokenStream> {
+    let filled = generics::filled(service);
     if service.attrs.catalog {
-        Some(super::catalog::catalog_ident(service))
+        let owner = super::catalog::catalog_ident(service);
+        Some(quote!(#owner #filled))
     } else if !service.attrs.server_only {
-        Some(super::client::client_ident(service))
+        let owner = super::client::client_ident(service);
+        Some(quote!(#owner #filled))
     } else {
         None
     }
@@ -117,7 +145,7 @@ pub fn specs(service: &Service) -> TokenStream {
 }
 
 /// Method `index`'s handler: its arm in `__rpc_call`, a generic `fn` of the
-/// service type `S` (an item in `into_rpc`'s body cannot name its `Self`),
+/// service type `__S` (an item in `into_rpc`'s body cannot name its `Self`),
 /// which decodes the params, calls the method and encodes its outcome.
 fn handler(service: &Service, index: usize, method: &Method) -> TokenStream {
     let private = quote!(__rpc);
@@ -132,9 +160,9 @@ fn handler(service: &Service, index: usize, method: &Method) -> TokenStream {
         let var = format_ident!("__arg{}", i);
         let ty = &param.ty;
         if param.context {
-            // Spanned so that a user type that is merely named `Context`
-            // is reported on the parameter.
-            decode.push(quote_spanned!(ty.span()=> let #var: #ty = ::core::clone::Clone::clone(__cx);));
+            // Checked to be the runtime's: a user type imported as
+            // `Context` is reported on the parameter, with the fix.
+            decode.push(quote_spanned!(ty.span()=> let #var: #ty = <#ty as #private::InjectedContext>::injected(__cx);));
         } else if param.sink.is_some() {
             // Made by the runtime once the params decoded (see below).
         } else {
@@ -151,7 +179,8 @@ fn handler(service: &Service, index: usize, method: &Method) -> TokenStream {
         }
         args.push(var);
     }
-    let call = quote!(<S as #trait_ident>::#ident(&__this, #(#args),*));
+    let type_params = generics::params(service);
+    let call = quote!(<__S as #trait_ident #type_params>::#ident(&__this, #(#args),*));
     // Spanned so that a return type that is not Serialize (or an error type
     // that does not convert into an error object) is reported on it.
     let span = match &method.output {
@@ -159,6 +188,17 @@ fn handler(service: &Service, index: usize, method: &Method) -> TokenStream {
         Output::Unit => Span::call_site(),
     };
     let outcome = match (method.is_async, &method.output) {
+        // On the blocking pool: the call and the encoding of its outcome
+        // in a closure, boxed where it is made (so that `blocking` is not
+        // generic).
+        (false, Output::Result(_)) if method.blocking.is_some() => quote! {{
+            let __this = ::core::clone::Clone::clone(__this);
+            #private::blocking(#private::Boxed::new(move || #private::result_output(#call)))
+        }},
+        (false, _) if method.blocking.is_some() => quote! {{
+            let __this = ::core::clone::Clone::clone(__this);
+            #private::blocking(#private::Boxed::new(move || #private::encode_output(#call)))
+        }},
         (false, Output::Result(_)) => quote!(#private::ready_result_into(__out, #call)),
         (false, _) => quote!(#private::ready_into(__out, #call)),
         // One future per method: the method's own, awaited and encoded

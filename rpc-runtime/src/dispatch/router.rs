@@ -551,6 +551,36 @@ pub(crate) fn panicked(method: &str, panic: &(dyn std::any::Any + Send)) -> Erro
     ErrorObject::internal_error(format!("Internal error: method `{method}` panicked"))
 }
 
+/// The call of a `#[rpc(blocking)]` method with its decoded params, and the
+/// encoding of what it returns.
+pub(crate) type BlockingCall = Box<dyn FnOnce() -> MethodResult + Send + 'static>;
+
+/// The future of a `#[rpc(blocking)]` method: `call` runs on tokio's
+/// blocking thread pool, so that the connection's reader goes on with the
+/// next message meanwhile. The future is run as an `async fn` method's is
+/// (a task within the connection's limit of requests in flight, answered
+/// with -32800 if it was cancelled meanwhile); dropping it does not stop
+/// `call`, which cannot be interrupted. A panic in `call` resumes here, so
+/// that it is answered with -32603 as any method's panic is. Outside a
+/// tokio runtime (a future polled by hand), `call` runs where it is polled.
+pub(crate) fn blocking_future(call: BlockingCall) -> MethodFuture {
+    Box::pin(run_blocking(call))
+}
+
+async fn run_blocking(call: BlockingCall) -> MethodResult {
+    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+        return call();
+    };
+    match runtime.spawn_blocking(call).await {
+        Ok(result) => result,
+        Err(err) => match err.try_into_panic() {
+            Ok(panic) => std::panic::resume_unwind(panic),
+            // The runtime shut down before the call ran.
+            Err(_) => Err(ErrorObject::internal_error("Internal error: the request was aborted")),
+        },
+    }
+}
+
 /// Serializes a method's return value. Inlined, and matched rather than
 /// mapped: what generated code instantiates stays in its caller's code,
 /// not in a codegen unit of this module (nor of `Result`'s) per crate.
