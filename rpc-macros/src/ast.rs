@@ -124,7 +124,8 @@ impl Generics {
         }
         impl<'ast> syn::visit::Visit<'ast> for Finder<'_> {
             fn visit_path(&mut self, path: &'ast syn::Path) {
-                if path.leading_colon.is_none() && path.segments.first().is_some_and(|s| self.params.contains(&s.ident)) {
+                if path.leading_colon.is_none() && path.segments.first().is_some_and(|s| self.params.contains(&s.ident))
+                {
                     self.found = true;
                 }
                 syn::visit::visit_path(self, path);
@@ -204,8 +205,9 @@ fn parse_generics(cx: &Ctxt, generics: &syn::Generics) -> Generics {
             syn::GenericParam::Const(param) => cx.error_spanned_by(
                 param,
                 format!(
-                    "#[rpc] traits cannot have const parameters (`const {}`): the generated client, catalog and dispatch are generic over types only; make it a constant of the implementation, or a type parameter",
-                    param.ident
+                    "#[rpc] traits cannot have const parameters (`const {}: {}`): the generated client, catalog and dispatch are generic over types only; make it a constant of the implementation, or a type parameter",
+                    param.ident,
+                    crate::render::type_name(&param.ty)
                 ),
             ),
         }

@@ -46,7 +46,19 @@ use proc_macro::TokenStream;
 ///
 /// Methods take `&self` and return `T` or `Result<T, E>` with
 /// `E: Into<ErrorObject>`. Params decode by position (array) and by name
-/// (object); a parameter of type `Context` is injected, not decoded.
+/// (object); a parameter of the runtime's `Context` type, written
+/// `Context` (checked at compile time to be the runtime's) or
+/// `rpc_runtime::Context`, is injected, not decoded; any other path, such
+/// as `model::Context`, is an ordinary param.
+///
+/// The trait may be generic over types (`trait Chain<Number, Hash: Clone>
+/// where Hash: Debug`): then so are `FooClient<..>`, `FooBatch<..>` and
+/// `FooCatalog<..>`, and each instantiation is served, called and
+/// described on its own. The bounds the generated code needs of the types
+/// that name a type parameter (`Serialize`, `Deserialize`, `JsonSchema`,
+/// `Send + 'static` ...) are added on `into_rpc`, on the client's and on
+/// the catalog's impls, each side asking only what it uses. Lifetime and
+/// const parameters are errors.
 ///
 /// Every key below has a section with an example, compiled and run as a
 /// test, in `rpc_runtime::attributes` (a test of this crate fails when a
@@ -110,6 +122,10 @@ use proc_macro::TokenStream;
 ///   read_only, destructive = false, idempotent, open_world = false)`: the
 ///   method's MCP tool is left out, or gets that name (`[a-zA-Z0-9_-]`, at
 ///   most 64 characters, as model APIs accept), title and hints;
+/// - `blocking`: a plain `fn` that runs on tokio's blocking thread pool
+///   instead of inline on its connection's reader, which goes on reading
+///   and answering meanwhile; it is answered when it returns, as an
+///   `async fn` is (an error on an `async fn`);
 /// - `unsubscribe = "unsubscribe_ticks"`: on a subscription method (an
 ///   `async fn` taking a `sink: SubscriptionSink<Item>` parameter, injected like
 ///   `Context`, and returning `()` or `Result<(), E>`), the method that
@@ -124,7 +140,8 @@ use proc_macro::TokenStream;
 /// Options on a parameter: `name = "..."`; `///` doc comments on a
 /// parameter become its description in the catalog.
 ///
-/// Misuse (generic methods, `self` by value or `&mut self`, pattern params,
+/// Misuse (generic methods, lifetime or const parameters on the trait,
+/// `self` by value or `&mut self`, pattern params,
 /// duplicate names after renames, names starting with `rpc.`, a notification
 /// returning a value, unknown keys) is a compile error on the offending code;
 /// the trait is still emitted, so one mistake does not cascade.

@@ -248,7 +248,7 @@ pub fn blocking(call: Box<dyn FnOnce() -> MethodResult + Send + 'static>) -> Dir
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not the runtime's `Context`, which an #[rpc] method parameter written `Context` receives",
     label = "a parameter of type `Context` is injected by the runtime, not decoded from the request",
-    note = "to take a type of your own named `Context` as an ordinary param, write its path: `model::Context`, or `self::Context` for one imported into this module",
+    note = "to take `{Self}` as an ordinary param, decoded from the request, write its path: `{Self}`, or `self::Context` where it is imported",
     note = "to receive the runtime's context, import `rpc_runtime::Context` instead, or write that path"
 )]
 pub trait InjectedContext: Sized {

@@ -29,3 +29,15 @@ pub trait Documented {
         1
     }
 }
+
+/// A documented generic service: its client, batch and catalog are
+/// generic too, and documented likewise.
+#[rpc(namespace = "generic")]
+pub trait DocumentedGeneric<Item> {
+    /// Stores an item.
+    fn put(&self, item: Item) -> bool;
+
+    /// Reads every item, on the blocking pool.
+    #[rpc(blocking)]
+    fn all(&self) -> Vec<Item>;
+}

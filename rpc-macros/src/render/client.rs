@@ -28,13 +28,15 @@ pub fn client(service: &Service) -> TokenStream {
     let with_timeout = helper(service, "with_timeout");
     let batch_fn = helper(service, "batch");
     let send = helper(service, "send");
+    // One client per instantiation of a generic trait.
+    let turbofish = generics::turbofish_text(service);
     let client_doc = format!(
         " A typed client for [`{trait_ident}`]: one method per trait method, with the same params, returning\n \
          a future of `Result<T, ClientError<E>>` where `E` is the method's own error type. Params are\n \
          encoded when the method is called; the request is sent when the future is first polled.\n\n \
          Params are sent by name (an object), except for methods declared `param_structure = \"by-position\"`\n \
          (an array) and `whole_params` (the value itself). Notifications return once written.\n \
-         Build one over any connection: `{client}::{new}(peer)` (helpers whose name a trait method\n \
+         Build one over any connection: `{client}{turbofish}::{new}(peer)` (helpers whose name a trait method\n \
          already takes get an `rpc_` prefix)."
     );
     let batch_doc = format!(

@@ -162,7 +162,8 @@ fn handler(service: &Service, index: usize, method: &Method) -> TokenStream {
         if param.context {
             // Checked to be the runtime's: a user type imported as
             // `Context` is reported on the parameter, with the fix.
-            decode.push(quote_spanned!(ty.span()=> let #var: #ty = <#ty as #private::InjectedContext>::injected(__cx);));
+            decode
+                .push(quote_spanned!(ty.span()=> let #var: #ty = <#ty as #private::InjectedContext>::injected(__cx);));
         } else if param.sink.is_some() {
             // Made by the runtime once the params decoded (see below).
         } else {

@@ -12,8 +12,10 @@ use crate::dispatch::signal::Signal;
 
 /// Per-request context handed to every handler by the engine.
 ///
-/// A method receives it by declaring a parameter of type `Context`; the
-/// macro injects it instead of decoding it from the params. Through it a
+/// A method receives it by declaring a parameter of type `Context` (or
+/// `rpc_runtime::Context`); the macro injects it instead of decoding it
+/// from the params (see [the rule](crate::attributes#the-runtimes-context)
+/// that tells it from a type of your own named `Context`). Through it a
 /// handler reaches:
 ///
 /// - the connection its request came in on (`Context::peer`), to send

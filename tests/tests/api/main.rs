@@ -8,6 +8,7 @@ mod client_support;
 #[path = "../common/mod.rs"]
 mod common;
 
+pub mod blocking;
 pub mod catalog;
 pub mod catalog_calculator;
 pub mod catalog_compat;
@@ -27,3 +28,4 @@ pub mod properties;
 pub mod spec_examples;
 pub mod subscriptions;
 pub mod tower_layers;
+pub mod user_context;

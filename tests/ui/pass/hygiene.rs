@@ -2,7 +2,7 @@
 //! user items that shadow the prelude and common std names, and inside a
 //! `#![no_implicit_prelude]` module.
 
-#![allow(dead_code, non_camel_case_types, non_snake_case, unused_macros)]
+#![allow(dead_code, non_camel_case_types, non_snake_case, non_upper_case_globals, unused_macros)]
 
 mod shadowed {
     use ::rpc_runtime::rpc;
@@ -65,19 +65,58 @@ mod shadowed {
         fn whole(&self, all: ::std::vec::Vec<u8>) -> usize;
         /// A user type whose name ends in `Result` is a plain return value.
         fn search(&self) -> SearchResult;
+        /// A user type named `S`, the name the dispatch gave its service
+        /// type parameter until it was shadowed by it.
+        fn named_s(&self, s: S) -> u8;
         #[rpc(unsubscribe = "unsubscribe_ticks")]
         async fn ticks(&self, n: u8, sink: ::rpc_runtime::SubscriptionSink<u8>) -> ::rpc_runtime::wire::RpcResult<()>;
     }
 
+    /// A generic service next to the shadowing names, with a blocking
+    /// method.
+    #[rpc(namespace = "g")]
+    pub trait ShadowedGeneric<T, E>
+    where
+        T: ::core::clone::Clone,
+    {
+        fn get(&self, key: T) -> ::std::result::Result<::std::vec::Vec<T>, E>;
+        #[rpc(blocking)]
+        fn heavy(&self, key: T, cx: ::rpc_runtime::Context) -> T;
+        #[rpc(unsubscribe = "stop")]
+        async fn watch(&self, sink: ::rpc_runtime::SubscriptionSink<T>) -> ::std::result::Result<(), E>;
+    }
+
+    impl ShadowedGeneric<u8, ::rpc_runtime::ErrorObject> for Impl {
+        fn get(&self, key: u8) -> ::std::result::Result<::std::vec::Vec<u8>, ::rpc_runtime::ErrorObject> {
+            ::std::result::Result::Ok(::std::vec![key])
+        }
+        fn heavy(&self, key: u8, _: ::rpc_runtime::Context) -> u8 {
+            key
+        }
+        async fn watch(
+            &self,
+            _: ::rpc_runtime::SubscriptionSink<u8>,
+        ) -> ::std::result::Result<(), ::rpc_runtime::ErrorObject> {
+            ::std::result::Result::Ok(())
+        }
+    }
+
     #[derive(
-        ::rpc_runtime::serde::Serialize,
-        ::rpc_runtime::serde::Deserialize,
-        ::rpc_runtime::schemars::JsonSchema
+        ::rpc_runtime::serde::Serialize, ::rpc_runtime::serde::Deserialize, ::rpc_runtime::schemars::JsonSchema,
     )]
     #[serde(crate = "::rpc_runtime::serde")]
     #[schemars(crate = "::rpc_runtime::schemars")]
     pub struct SearchResult {
         pub ok: bool,
+    }
+
+    #[derive(
+        ::rpc_runtime::serde::Serialize, ::rpc_runtime::serde::Deserialize, ::rpc_runtime::schemars::JsonSchema,
+    )]
+    #[serde(crate = "::rpc_runtime::serde")]
+    #[schemars(crate = "::rpc_runtime::schemars")]
+    pub struct S {
+        pub x: u8,
     }
 
     pub struct Impl;
@@ -107,6 +146,9 @@ mod shadowed {
         }
         fn search(&self) -> SearchResult {
             SearchResult { ok: true }
+        }
+        fn named_s(&self, s: S) -> u8 {
+            s.x
         }
         async fn ticks(&self, n: u8, sink: ::rpc_runtime::SubscriptionSink<u8>) -> ::rpc_runtime::wire::RpcResult<()> {
             sink.send(n).await?;
@@ -138,6 +180,26 @@ mod no_prelude {
         }
         #[rpc(unsubscribe = "stopTicks")]
         async fn ticks(&self, sink: ::rpc_runtime::SubscriptionSink<u8>);
+    }
+
+    /// A generic service without the prelude.
+    #[rpc]
+    pub trait BareGeneric<T: ::core::marker::Copy> {
+        fn get(&self, key: ::std::option::Option<T>) -> ::std::result::Result<T, BareError>;
+        #[rpc(blocking)]
+        fn heavy(&self) -> ::rpc_runtime::wire::RpcResult<::std::vec::Vec<T>>;
+        #[rpc(blocking, notification)]
+        fn forget(&self, key: T);
+    }
+
+    impl BareGeneric<u8> for Impl {
+        fn get(&self, key: ::std::option::Option<u8>) -> ::std::result::Result<u8, BareError> {
+            ::std::option::Option::ok_or(key, BareError::Unit)
+        }
+        fn heavy(&self) -> ::rpc_runtime::wire::RpcResult<::std::vec::Vec<u8>> {
+            ::std::result::Result::Ok(::std::vec::Vec::new())
+        }
+        fn forget(&self, _: u8) {}
     }
 
     /// An error declared without the prelude: its `Display` and `Error`
@@ -178,16 +240,24 @@ mod no_prelude {
     }
 }
 
-use shadowed::Shadowed;
 use no_prelude::Bare;
+use shadowed::Shadowed;
 
 fn main() {
+    let router = <shadowed::Impl as shadowed::ShadowedGeneric<u8, rpc_runtime::ErrorObject>>::into_rpc(shadowed::Impl);
+    assert_eq!(router.method_names(), ["g_get", "g_heavy", "g_stop", "g_watch"]);
+    let _ = shadowed::ShadowedGenericClient::<u8, rpc_runtime::ErrorObject>::new;
+    let router = <no_prelude::Impl as no_prelude::BareGeneric<u8>>::into_rpc(no_prelude::Impl);
+    assert_eq!(router.method_names(), ["forget", "get", "heavy"]);
+    let _ = no_prelude::BareGenericCatalog::<u8>::catalog();
+
     let router = shadowed::Impl.into_rpc();
-    assert_eq!(router.method_names().len(), 11);
+    assert_eq!(router.method_names().len(), 12);
     assert!(router.spec("h_unsubscribe_ticks").is_some());
     assert!(router.spec("h_plain").unwrap().params[1].optional);
 
-    let errors = [no_prelude::BareError::Named { code: 1 }, no_prelude::BareError::Tuple(2), no_prelude::BareError::Unit];
+    let errors =
+        [no_prelude::BareError::Named { code: 1 }, no_prelude::BareError::Tuple(2), no_prelude::BareError::Unit];
     let shown: Vec<String> = errors.iter().map(|error| (error as &dyn std::error::Error).to_string()).collect();
     assert_eq!(shown, ["Named", "Tuple", "Unit"]);
 

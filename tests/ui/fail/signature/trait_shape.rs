@@ -1,18 +1,5 @@
-// The trait itself: no generics, nothing but methods.
+// The trait itself: nothing but methods.
 use rpc_runtime::rpc;
-
-#[rpc]
-pub trait Generic<T> {
-    fn a(&self);
-}
-
-#[rpc]
-pub trait WithWhere
-where
-    Self: Clone,
-{
-    fn a(&self);
-}
 
 #[rpc]
 pub trait NonMethods {
