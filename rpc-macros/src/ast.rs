@@ -60,6 +60,10 @@ pub struct Method {
     /// `#[rpc(blocking)]`: a plain `fn` that runs on the blocking thread
     /// pool instead of on the connection's reader; where it was written.
     pub blocking: Option<Span>,
+    /// `#[rpc(exclusive)]`: the call starts once every earlier call on its
+    /// connection has finished, and later calls wait for it; where it was
+    /// written.
+    pub exclusive: Option<Span>,
     /// The signature as written (for spans).
     pub sig: syn::Signature,
 }
@@ -301,6 +305,7 @@ fn parse_method(cx: &Ctxt, service: &ServiceAttrs, method: &mut TraitItemFn) -> 
         unsubscribe_malformed: attrs.unsubscribe_malformed,
         item_notification,
         blocking: attrs.blocking,
+        exclusive: attrs.exclusive,
         sig: sig.clone(),
     }
 }

@@ -48,6 +48,7 @@ const REQUIRES: &str = "requires";
 const MCP: &str = "mcp";
 const UNSUBSCRIBE: &str = "unsubscribe";
 const BLOCKING: &str = "blocking";
+const EXCLUSIVE: &str = "exclusive";
 pub(crate) const METHOD_KEYS: &[&str] = &[
     NAME,
     ALIAS,
@@ -60,6 +61,7 @@ pub(crate) const METHOD_KEYS: &[&str] = &[
     MCP,
     UNSUBSCRIBE,
     BLOCKING,
+    EXCLUSIVE,
 ];
 
 // Keys inside `mcp(...)`.
@@ -157,6 +159,9 @@ pub struct MethodAttrs {
     /// `blocking`: the plain `fn` runs on the blocking thread pool, where
     /// it was written.
     pub blocking: Option<Span>,
+    /// `exclusive`: the call runs alone on its connection, after every
+    /// earlier call and before every later one.
+    pub exclusive: Option<Span>,
 }
 
 /// `mcp(hidden)` or `mcp(name = "...", title = "...", read_only,
@@ -298,6 +303,8 @@ pub fn take_method_attrs(cx: &Ctxt, attrs: &mut Vec<Attribute>) -> MethodAttrs {
                 out.unsubscribe_malformed = false;
             } else if meta.path.is_ident(BLOCKING) {
                 out.blocking = Some(flag(&meta, BLOCKING)?);
+            } else if meta.path.is_ident(EXCLUSIVE) {
+                out.exclusive = Some(flag(&meta, EXCLUSIVE)?);
             } else {
                 return Err(unknown_key(&meta, "on an #[rpc] method", METHOD_KEYS));
             }

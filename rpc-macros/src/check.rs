@@ -35,6 +35,7 @@ pub fn check(cx: &Ctxt, service: &Service) {
         subscription_returns_nothing(cx, method);
         subscription_is_no_notification(cx, method);
         blocking_is_for_plain_fns(cx, method);
+        exclusive_is_no_subscription(cx, method);
     }
 }
 
@@ -499,4 +500,18 @@ fn blocking_is_for_plain_fns(cx: &Ctxt, method: &Method) {
         return;
     };
     cx.syn_error(syn::Error::new(span, message));
+}
+
+/// ```ignore
+/// #[rpc(exclusive, unsubscribe = "unsubscribe_ticks")]
+/// async fn ticks(&self, sink: SubscriptionSink<u64>);   // runs as long as the subscription
+/// ```
+fn exclusive_is_no_subscription(cx: &Ctxt, method: &Method) {
+    let Some(span) = method.exclusive else { return };
+    if takes_sink(method) {
+        cx.syn_error(syn::Error::new(
+            span,
+            "`exclusive` cannot be put on a subscription method: its call lasts as long as the subscription, and every later call on the connection would wait for it to end; make the method that changes the state `exclusive` instead",
+        ));
+    }
 }

@@ -126,6 +126,11 @@ use proc_macro::TokenStream;
 ///   instead of inline on its connection's reader, which goes on reading
 ///   and answering meanwhile; it is answered when it returns, as an
 ///   `async fn` is (an error on an `async fn`);
+/// - `exclusive`: the call runs alone on its connection: it starts once
+///   every call read before it has finished, and later calls wait for it
+///   (calls between two exclusive ones still run concurrently); for the
+///   methods that change what others read, such as an editor's
+///   `didChange` (an error on a subscription method);
 /// - `unsubscribe = "unsubscribe_ticks"`: on a subscription method (an
 ///   `async fn` taking a `sink: SubscriptionSink<Item>` parameter, injected like
 ///   `Context`, and returning `()` or `Result<(), E>`), the method that

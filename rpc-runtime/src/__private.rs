@@ -63,7 +63,7 @@ pub const fn spec(
     whole: bool,
     notification: bool,
 ) -> MethodSpec {
-    MethodSpec { name, params, structure, allow_extra, whole, notification, requires: None }
+    MethodSpec { name, params, structure, allow_extra, whole, notification, requires: None, exclusive: false }
 }
 
 /// A [`ServiceInfo`], written positionally.

@@ -87,6 +87,10 @@ pub struct MethodSpec {
     /// checked before the params are decoded against the caller's
     /// `Permissions`; `None` for a method anyone may call.
     pub requires: Option<Requirement>,
+    /// When `true` (`#[rpc(exclusive)]`), a call starts only once every
+    /// call read before it on its connection has finished, and the calls
+    /// read after it wait until it has finished.
+    pub exclusive: bool,
 }
 
 impl MethodSpec {
@@ -102,6 +106,7 @@ impl MethodSpec {
             whole: false,
             notification: false,
             requires: None,
+            exclusive: false,
         }
     }
 
@@ -124,6 +129,13 @@ impl MethodSpec {
     /// The same spec, never answered when `notification`.
     pub const fn notification(self, notification: bool) -> Self {
         MethodSpec { notification, ..self }
+    }
+
+    /// The same spec, run alone on its connection when `exclusive`: after
+    /// every call read before it has finished, and before any read after
+    /// it starts (see [`exclusive`](crate::attributes#exclusive)).
+    pub const fn exclusive(self, exclusive: bool) -> Self {
+        MethodSpec { exclusive, ..self }
     }
 
     /// The same spec, callable only by holders of `permission`.

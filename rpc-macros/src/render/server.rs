@@ -294,12 +294,13 @@ fn method_spec_named(method: &Method, name: &str) -> TokenStream {
     let allow_extra = method.allow_extra;
     let whole = method.whole_params;
     let notification = method.notification.is_some();
+    let exclusive = method.exclusive.is_some().then(|| quote!(.exclusive(true)));
     let requires = method.requires.as_ref().map(|requires| match requires {
         Requires::One(permission) => quote!(.requiring(#permission)),
         Requires::Any(permissions) => quote!(.requiring_any(&[#(#permissions),*])),
         Requires::All(permissions) => quote!(.requiring_all(&[#(#permissions),*])),
     });
     quote! {
-        #private::spec(#name, &[#(#params),*], #private::ParamStructure::#structure, #allow_extra, #whole, #notification)#requires
+        #private::spec(#name, &[#(#params),*], #private::ParamStructure::#structure, #allow_extra, #whole, #notification)#requires #exclusive
     }
 }

@@ -19,11 +19,12 @@ use crate::dispatch::context::Context;
 use crate::dispatch::dialect::{Dialect, SharedDialect};
 use crate::dispatch::inflight;
 use crate::dispatch::middleware::{MethodCall, MethodResponse, MethodService, Stack};
+use crate::dispatch::order;
 #[cfg(not(feature = "metrics"))]
 use crate::dispatch::router::call_method;
-use crate::dispatch::router::{panicked, Called, MethodFuture, MethodResult, Router};
+use crate::dispatch::router::{panicked, written_result, Called, MethodFuture, MethodResult, Router};
 use crate::dispatch::signal::Signal;
-use crate::wire::error::{ErrorObject, INVALID_REQUEST};
+use crate::wire::error::{ErrorObject, INVALID_REQUEST, REQUEST_CANCELLED};
 
 /// Limits that protect a server from oversized or abusive input.
 ///
@@ -701,7 +702,7 @@ impl Engine {
         };
         let structured =
             envelope.params.is_none_or(|params| matches!(params.get().as_bytes().first(), Some(b'[' | b'{')));
-        let bare = self.layers.is_none() && self.dialect.is_none();
+        let bare = self.layers.is_none() && self.dialect.is_none() && !self.router.ordered();
         if !(structured && bare) || cx.tracks(id) || super::span::enabled() {
             return self.dispatch_general(envelope, cx, out);
         }
@@ -792,7 +793,7 @@ impl Engine {
         let metered = self.metrics.start(method);
         // The registration for cancellation, if any, stays inside
         // `call_tracked_or_layered`: the plain path carries no guard to drop.
-        let plain = self.layers.is_none() && !cx.tracks(id);
+        let plain = self.layers.is_none() && !cx.tracks(id) && !self.ordered_on(cx);
         if plain && found.is_none() && !self.router.serves_unlisted(method) {
             #[cfg(feature = "metrics")]
             metered.ready(None);
@@ -888,9 +889,31 @@ impl Engine {
         out: &mut Vec<u8>,
     ) -> (Option<Called>, Quiet) {
         let (cx, guard) = cx.for_request(id);
+        let mut ticket = None;
+        if let (true, Some(link)) = (self.router.ordered(), &cx.link) {
+            if let Some(found) = self.router.find(method) {
+                let admission = link.gate().admit(found.spec.exclusive);
+                if !admission.now() {
+                    let future = self.deferred(method, params, id, cx.into_owned(), admission);
+                    let (future, quiet) = inflight::track(future, guard);
+                    return (Some(Called::Pending(future)), quiet);
+                }
+                ticket = Some(admission.ticket);
+            }
+        }
         let called = match &self.layers {
             None => self.router.call_into(method, params, id.is_none(), &cx, out),
             Some(layers) => Some(layers.call(method, params, cx.into_owned(), id, out)),
+        };
+        // A call that waits holds its place in the connection's order
+        // until it ends; one that is over gives it back now.
+        let called = match (called, ticket) {
+            (Some(Called::Pending(future)), Some(ticket)) => Some(Called::Pending(Box::pin(async move {
+                let result = future.await;
+                drop(ticket);
+                result
+            }))),
+            (called, _) => called,
         };
         match called {
             Some(Called::Pending(future)) => {
@@ -899,6 +922,59 @@ impl Engine {
             }
             called => (called, None),
         }
+    }
+}
+
+impl Engine {
+    /// Whether calls on `cx`'s connection are admitted through its order
+    /// (a method is `exclusive`, and the call came over a connection).
+    #[inline]
+    fn ordered_on(&self, cx: &Context) -> bool {
+        self.router.ordered() && cx.link.is_some()
+    }
+
+    /// A call that must wait for its turn on its connection (see
+    /// `dispatch::order`): its params are copied, and it is made, through
+    /// the layers like any other, once what it waits for has ended. Until
+    /// then its cancellation, or the connection's end, drops it unrun.
+    #[cold]
+    #[inline(never)]
+    fn deferred(
+        &self,
+        method: &str,
+        params: Option<&RawValue>,
+        id: Option<&str>,
+        cx: Context,
+        admission: order::Admission,
+    ) -> MethodFuture {
+        let router = Arc::clone(&self.router);
+        let layers = self.layers.clone();
+        let method: Box<str> = method.into();
+        let params: Option<Box<RawValue>> = params.map(ToOwned::to_owned);
+        let id: Option<Box<str>> = id.map(Into::into);
+        Box::pin(async move {
+            let order::Admission { ticket, after } = admission;
+            tokio::select! {
+                biased;
+                () = order::wait(&after) => {}
+                () = cx.cancelled() => {
+                    return Err(ErrorObject::new(REQUEST_CANCELLED, "Request cancelled before it started"));
+                }
+            }
+            let mut out = Vec::new();
+            let called = match &layers {
+                None => router.call_into(&method, params.as_deref(), id.is_none(), &cx, &mut out),
+                Some(layers) => Some(layers.call(&method, params.as_deref(), cx, id.as_deref(), &mut out)),
+            };
+            let result = match called {
+                Some(Called::Written) => written_result(out),
+                Some(Called::Failed(error)) => Err(error),
+                Some(Called::Pending(future)) => future.await,
+                None => Err(ErrorObject::method_not_found()),
+            };
+            drop(ticket);
+            result
+        })
     }
 }
 

@@ -8,6 +8,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use crate::dispatch::dialect::Cancellation;
+use crate::dispatch::order::Gate;
 use crate::dispatch::router::MethodFuture;
 use crate::dispatch::signal::Signal;
 use crate::wire::{ErrorObject, REQUEST_CANCELLED};
@@ -29,6 +30,9 @@ pub(crate) struct Link {
     /// (an MCP session), created by that protocol on first use; dispatch
     /// only keeps it for the connection's lifetime.
     protocol: OnceLock<Arc<dyn Any + Send + Sync>>,
+    /// The order of its calls, made on the first call to a router with
+    /// `#[rpc(exclusive)]` methods.
+    gate: OnceLock<Gate>,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -45,7 +49,13 @@ impl Link {
             inflight: cancellation.method().is_some().then(Mutex::default),
             answer_cancelled: cancellation.answers_cancelled(),
             protocol: OnceLock::new(),
+            gate: OnceLock::new(),
         }
+    }
+
+    /// The order of the connection's calls (see `dispatch::order`).
+    pub(crate) fn gate(&self) -> &Gate {
+        self.gate.get_or_init(Gate::default)
     }
 
     /// The connection's protocol state of type `T`, made by `init` on first

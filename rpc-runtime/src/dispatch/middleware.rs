@@ -27,7 +27,7 @@ use tower_layer::Layer;
 use tower_service::Service;
 
 use crate::dispatch::context::Context;
-use crate::dispatch::router::{panicked, Called, MethodFuture, MethodResult, Router};
+use crate::dispatch::router::{panicked, written_result, Called, MethodFuture, MethodResult, Router};
 use crate::wire::error::{ErrorObject, LIMIT_EXCEEDED, SERVER_OVERLOADED};
 
 /// The error type tower's layers use (`tower::BoxError`).
@@ -235,10 +235,7 @@ impl MethodResponse {
     fn into_method_result(self) -> MethodResult {
         match self.result? {
             Json::Raw(raw) => Ok(raw),
-            Json::Written(bytes) => String::from_utf8(bytes)
-                .ok()
-                .and_then(|text| RawValue::from_string(text).ok())
-                .ok_or_else(|| ErrorObject::internal_error("Internal error: the result is not valid JSON")),
+            Json::Written(bytes) => written_result(bytes),
         }
     }
 }

@@ -7,6 +7,7 @@ pub(crate) mod inflight;
 #[cfg(feature = "metrics")]
 pub mod metrics;
 pub(crate) mod middleware;
+pub(crate) mod order;
 pub(crate) mod params;
 pub(crate) mod permissions;
 pub(crate) mod router;

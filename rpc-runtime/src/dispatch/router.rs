@@ -72,7 +72,7 @@ impl Entry {
 
 /// A registered method: its spec and its handler.
 pub(crate) struct Method {
-    spec: &'static MethodSpec,
+    pub(crate) spec: &'static MethodSpec,
     handler: AnyHandler,
 }
 
@@ -116,6 +116,9 @@ pub struct Router {
     discover_off: bool,
     /// The `rpc.discover` answer, built on first use.
     document: OnceLock<Box<RawValue>>,
+    /// Whether a method is `exclusive`: then the calls of each connection
+    /// are admitted through its `order::Gate`.
+    ordered: bool,
 }
 
 /// A multiply-fold hash over the method name, eight bytes a step, in
@@ -243,6 +246,7 @@ impl Router {
 
     /// Adds a method whose name is not taken.
     fn push(&mut self, method: Method) {
+        self.ordered |= method.spec.exclusive;
         self.index.insert(method.spec.name, self.methods.len());
         self.methods.push(Entry { key: NameKey::of(method.spec.name), method });
     }
@@ -296,6 +300,12 @@ impl Router {
     /// The spec of method `name`, if registered.
     pub fn spec(&self, name: &str) -> Option<&'static MethodSpec> {
         self.find(name).map(|method| method.spec)
+    }
+
+    /// Whether a method is `exclusive` (see [`MethodSpec::exclusive`]).
+    #[inline]
+    pub(crate) fn ordered(&self) -> bool {
+        self.ordered
     }
 
     /// The method called `name`, if registered.
@@ -579,6 +589,14 @@ async fn run_blocking(call: BlockingCall) -> MethodResult {
             Err(_) => Err(ErrorObject::internal_error("Internal error: the request was aborted")),
         },
     }
+}
+
+/// A result that [`Router::call_into`] wrote into `out`, as raw JSON.
+pub(crate) fn written_result(out: Vec<u8>) -> MethodResult {
+    String::from_utf8(out)
+        .ok()
+        .and_then(|text| RawValue::from_string(text).ok())
+        .ok_or_else(|| ErrorObject::internal_error("Internal error: the result is not valid JSON"))
 }
 
 /// Serializes a method's return value. Inlined, and matched rather than

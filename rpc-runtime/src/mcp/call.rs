@@ -16,7 +16,7 @@ use super::tools::{Arguments, Structured, Tool, WRAPPED_RESULT};
 use super::{Core, Stamp};
 use crate::dispatch::context::Context;
 use crate::dispatch::params::named_to_positional;
-use crate::dispatch::router::{Called, MethodOutcome, MethodResult};
+use crate::dispatch::router::{written_result, Called, MethodOutcome, MethodResult};
 use crate::wire::{ErrorObject, INTERNAL_ERROR, INVALID_PARAMS, REQUEST_CANCELLED};
 
 /// Calls `tool` with `arguments` (the request's member, if given) under
@@ -51,8 +51,7 @@ pub(crate) fn call_tool(
     let tool_name = tool.name();
     let called = core.inner.call_into(name, params.as_deref(), false, cx, &mut out);
     let result = match called {
-        Some(Called::Written) => RawValue::from_string(String::from_utf8(out).unwrap_or_default())
-            .map_err(|err| ErrorObject::internal_error(format!("Internal error: the result is not JSON: {err}"))),
+        Some(Called::Written) => written_result(out),
         Some(Called::Failed(error)) => Err(error),
         Some(Called::Pending(future)) => {
             let core = Arc::clone(core);

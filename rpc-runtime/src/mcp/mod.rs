@@ -202,6 +202,7 @@ macro_rules! mcp_spec {
             whole: true,
             notification: $notification,
             requires: None,
+            exclusive: false,
         }
     };
 }

@@ -17,6 +17,7 @@ pub mod client_bounds;
 pub mod declarations;
 pub mod engine_rules;
 mod examples_run;
+pub mod exclusive;
 pub mod generic_traits;
 pub mod hostile_input;
 pub mod macro_dispatch;
