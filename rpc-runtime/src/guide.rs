@@ -9,7 +9,10 @@
 //! - [`conformance`]: the JSON-RPC 2.0 rules the engine applies and how
 //!   params are decoded, exactly, with wire transcripts;
 //! - [`porting`]: from jsonrpsee, rmcp and tower-lsp, each construct and
-//!   what it becomes here, side by side.
+//!   what it becomes here, side by side;
+//! - [`language_server`]: writing a language server with `lsp-types`:
+//!   the editor's calls and yours, edits in order (`exclusive`), the
+//!   lifecycle, stdio, testing in process, and an editor's setup.
 
 #[doc = include_str!("../docs/subscriptions.md")]
 pub mod subscriptions {}
@@ -22,3 +25,6 @@ pub mod conformance {}
 
 #[doc = include_str!("../docs/porting.md")]
 pub mod porting {}
+
+#[doc = include_str!("../docs/language_server.md")]
+pub mod language_server {}

@@ -20,6 +20,7 @@ mod examples_run;
 pub mod exclusive;
 pub mod generic_traits;
 pub mod hostile_input;
+pub mod language_server;
 pub mod macro_dispatch;
 pub mod peers;
 pub mod ports_http;

@@ -9,4 +9,6 @@ mod common;
 pub mod browser;
 pub mod client_vscode;
 pub mod interop_web;
+pub mod lsp_neovim;
+pub mod lsp_pygls;
 pub mod subscriptions_python;
