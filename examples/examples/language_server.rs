@@ -235,26 +235,25 @@ impl LanguageServer for Arc<Backend> {
 
     async fn did_change(&self, params: DidChangeTextDocumentParams, cx: Context) {
         let (uri, version) = (params.text_document.uri, params.text_document.version);
-        let Some(mut text) = self.documents().get(&uri).cloned() else { return };
-        // Editing and checking a big document is CPU work, for the blocking
-        // pool. The text is read above and written back below: `exclusive`
-        // keeps every other call (the next edit, a hover) out of that
-        // window, so that no edit is lost and no hover sees an old text.
-        let edited = tokio::task::spawn_blocking(move || {
+        let found = {
+            let mut documents = self.documents();
+            let Some(text) = documents.get_mut(&uri) else { return };
             for change in params.content_changes {
                 match change.range {
                     Some(range) => {
-                        let (start, end) = (offset(&text, range.start), offset(&text, range.end));
+                        let (start, end) = (offset(text, range.start), offset(text, range.end));
                         text.replace_range(start..end.max(start), &change.text);
                     }
-                    None => text = change.text,
+                    None => *text = change.text,
                 }
             }
-            let found = diagnostics(&text);
-            (text, found)
-        });
-        let Ok((text, found)) = edited.await else { return }; // it panicked (reported on stderr)
-        self.documents().insert(uri.clone(), text);
+            diagnostics(text)
+        };
+        // `exclusive`: the calls read after this one wait until it ends, so
+        // a hover sees this edit whatever the handler awaits first (the
+        // editor's settings, a parse on the blocking pool). Publishing only
+        // queues the notification: the edit usually ends here, on the
+        // connection's reader, and the next call runs at once.
         publish(&cx, uri, Some(version), found).await;
     }
 

@@ -35,7 +35,7 @@ pub fn client(service: &Service) -> TokenStream {
          a future of `Result<T, ClientError<E>>` where `E` is the method's own error type. Params are\n \
          encoded when the method is called; the request is sent when the future is first polled.\n\n \
          Params are sent by name (an object), except for methods declared `param_structure = \"by-position\"`\n \
-         (an array) and `whole_params` (the value itself). Notifications return once written.\n \
+         (an array) and `whole_params` (the value itself). Notifications return once queued for the writer.\n \
          Build one over any connection: `{client}{turbofish}::{new}(peer)` (helpers whose name a trait method\n \
          already takes get an `rpc_` prefix)."
     );

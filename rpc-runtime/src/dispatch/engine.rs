@@ -905,14 +905,20 @@ impl Engine {
             None => self.router.call_into(method, params, id.is_none(), &cx, out),
             Some(layers) => Some(layers.call(method, params, cx.into_owned(), id, out)),
         };
-        // A call that waits holds its place in the connection's order
-        // until it ends; one that is over gives it back now.
+        // On an ordered connection an `async` call is first polled here,
+        // on the reader: one that finishes without waiting (an edit that
+        // only queues a notification) is answered now and gives its place
+        // back at once, so the calls after it need not wait on a task. A
+        // call that waits holds its place until it ends.
         let called = match (called, ticket) {
-            (Some(Called::Pending(future)), Some(ticket)) => Some(Called::Pending(Box::pin(async move {
-                let result = future.await;
-                drop(ticket);
-                result
-            }))),
+            (Some(Called::Pending(future)), Some(ticket)) => Some(match poll_once(future, method, out) {
+                Called::Pending(future) => Called::Pending(Box::pin(async move {
+                    let result = future.await;
+                    drop(ticket);
+                    result
+                })),
+                done => done,
+            }),
             (called, _) => called,
         };
         match called {
@@ -922,6 +928,24 @@ impl Engine {
             }
             called => (called, None),
         }
+    }
+}
+
+/// Polls `future` (method `method`'s) once, with a waker that does
+/// nothing: a result is written into `out` (or becomes the failure), and a
+/// future that waits is handed back, to be polled again where it will run
+/// (its first poll there registers the real waker, so a wake-up in between
+/// is not lost). A panic is answered as any method's panic is.
+fn poll_once(mut future: MethodFuture, method: &str, out: &mut Vec<u8>) -> Called {
+    let mut context = TaskContext::from_waker(std::task::Waker::noop());
+    match std::panic::catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(&mut context))) {
+        Ok(Poll::Pending) => Called::Pending(future),
+        Ok(Poll::Ready(Ok(result))) => {
+            out.extend_from_slice(result.get().as_bytes());
+            Called::Written
+        }
+        Ok(Poll::Ready(Err(error))) => Called::Failed(error),
+        Err(panic) => Called::Failed(panicked(method, &*panic)),
     }
 }
 

@@ -440,10 +440,10 @@ fn start_notification(
     params: Option<Box<RawValue>>,
     timeout: Option<Duration>,
 ) -> Pin<Box<dyn Future<Output = Result<(), ClientError>> + Send>> {
-    // The params are not held while the notification waits to be written.
+    // The params are not held while the notification waits for room.
     let bytes = request_bytes(method, params.as_deref(), None);
     drop(params);
-    Box::pin(async move { peer.write_and_wait(bytes, timeout).await })
+    Box::pin(async move { peer.queue(bytes, timeout).await })
 }
 
 impl<T, E> Future for Call<T, E> {

@@ -364,17 +364,20 @@ impl Peer {
         serde_json::from_str(raw.get()).map_err(ClientError::Decode)
     }
 
-    /// Sends notification `method`; returns once it was written to the
-    /// transport. There is never an answer. `params` as for [`Peer::call`].
+    /// Sends notification `method`; returns once it is queued for the
+    /// writer, in order with every message sent before it (it waits only
+    /// while the connection's outgoing byte budget is full, that is while
+    /// the other side is not reading). There is never an answer. `params`
+    /// as for [`Peer::call`].
     pub async fn notify<P: Serialize>(&self, method: &str, params: P) -> Result<(), ClientError> {
         let bytes = {
             let encoded = crate::peer::client::encode_any_params(&params).map_err(ClientError::Encode)?;
             request_bytes(method, encoded.as_deref(), None)
         };
-        // Waiting until the bytes are written may take long (the other
-        // side may not read): hold only the bytes, and only until queued.
+        // Waiting for room may take long (the other side may not read):
+        // hold only the bytes.
         drop(params);
-        self.write_and_wait(bytes, self.shared.options.timeout).await
+        self.queue(bytes, self.shared.options.timeout).await
     }
 
     /// Calls `method` with `params` given as raw JSON (an array or object),
@@ -431,13 +434,20 @@ impl Peer {
     }
 
     /// Sends notification `method` with raw JSON params; returns once it
-    /// was written to the transport.
-    /// Waits at most the connection's default timeout, if any (see
-    /// [`PeerBuilder::timeout`]); past it the result is
-    /// [`ClientError::Timeout`] and the notification may or may not be
-    /// written later.
+    /// is queued for the writer (see [`Peer::notify`]).
+    /// Waits for room at most the connection's default timeout, if any
+    /// (see [`PeerBuilder::timeout`]); past it the result is
+    /// [`ClientError::Timeout`] and nothing is sent.
     pub async fn notify_raw(&self, method: &str, params: Option<&RawValue>) -> Result<(), ClientError> {
-        self.write_and_wait(request_bytes(method, params, None), self.shared.options.timeout).await
+        self.queue(request_bytes(method, params, None), self.shared.options.timeout).await
+    }
+
+    /// Queues `bytes` for the writer once they fit in the byte budget,
+    /// waiting for room at most `timeout`. A queued message is written
+    /// before the connection ends, unless the other side is gone.
+    pub(crate) async fn queue(&self, bytes: Vec<u8>, timeout: Option<Duration>) -> Result<(), ClientError> {
+        let deadline = timeout.map(|limit| (Instant::now() + limit, limit));
+        within(deadline, self.shared.send(bytes, None)).await?
     }
 
     /// Queues `bytes` and waits until the writer flushed them, at most

@@ -576,7 +576,7 @@ async fn a_timeout_bounds_the_wait_to_send_when_the_other_side_stops_reading() {
             .await
             .unwrap()
     };
-    let padding = "x".repeat(1024);
+    let padding = "x".repeat(4096);
     let mut calls = tokio::task::JoinSet::new();
     for _ in 0..3000 {
         let (peer, padding) = (peer.clone(), padding.clone());
@@ -584,8 +584,17 @@ async fn a_timeout_bounds_the_wait_to_send_when_the_other_side_stops_reading() {
     }
     let results = eventually(calls.join_all()).await;
     assert!(results.iter().all(|result| matches!(result, Err(ClientError::Timeout(_)))));
-    // The outbox is still full: notifications and batches time out too.
-    let notified = eventually(peer.notify("log", ["hello"])).await;
+    // Notifications return once queued, within the byte budget: sent on,
+    // they fill it (and the writer's buffer of as much, 8 MB in all), and
+    // then one waits for room and times out; so does a batch.
+    let mut queued = 0usize;
+    let notified = loop {
+        match eventually(peer.notify("log", [&padding])).await {
+            Ok(()) => queued += 1,
+            refused => break refused,
+        }
+        assert!(queued < 4_000, "{queued} notifications of 4 KB queued to a peer that does not read");
+    };
     assert!(matches!(notified, Err(ClientError::Timeout(_))), "{notified:?}");
     let mut batch = peer.batch();
     let reply = batch.call::<i64, _>("add", [1, 2]);
