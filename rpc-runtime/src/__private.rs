@@ -3,29 +3,29 @@
 //! the only public path of the runtime's hidden helpers. Not a public API.
 
 pub use crate::catalog::support::{
-    no_errors, result_schema_of, schema_of, unknown_schema_of, ErrorsOf, NoJsonSchema, NoRpcError, ResultSchema,
-    SchemaOf,
+    ErrorsOf, NoJsonSchema, NoRpcError, ResultSchema, SchemaOf, no_errors, result_schema_of, schema_of,
+    unknown_schema_of,
 };
 pub use crate::catalog::{Catalog, ErrorInfo, MethodInfo, ParamInfo, RpcError, ServiceInfo, ToolInfo};
 pub use crate::dispatch::context::Context;
 pub use crate::dispatch::params::Params;
 pub use crate::dispatch::router::{IntoErrorObject, IntoMethodResult, MethodFuture, MethodResult, Router};
-pub use crate::peer::client::support::{
-    batch_call, batch_notification, decoder, encode_param, AppError, ClientCore, ResultTypes, ViaServerError,
-};
+pub use crate::peer::Peer;
 pub use crate::peer::client::FromErrorObject;
+pub use crate::peer::client::support::{
+    AppError, ClientCore, ResultTypes, ViaServerError, batch_call, batch_notification, decoder, encode_param,
+};
 pub use crate::peer::client::{Batch, BatchReply, Call, ClientError, Notify};
 pub use crate::peer::subscription::client::Subscribe;
 pub use crate::peer::subscription::server::{
-    pending_subscription, register_unsubscribe, subscription, subscription_end, IntoSubscriptionEnd,
-    PendingSubscription, SubscriptionSink, UNSUBSCRIBE_PARAMS,
+    IntoSubscriptionEnd, PendingSubscription, SubscriptionSink, UNSUBSCRIBE_PARAMS, pending_subscription,
+    register_unsubscribe, subscription, subscription_end,
 };
-pub use crate::peer::Peer;
 pub use crate::spec::{MethodSpec, ParamSpec, ParamStructure};
 pub use crate::wire::ErrorObject;
 pub use core::option::Option::{None, Some};
-pub use serde::de::DeserializeOwned;
 pub use serde::Serialize;
+pub use serde::de::DeserializeOwned;
 pub use serde_json;
 pub use std::sync::Arc;
 pub use std::vec::Vec;
@@ -95,11 +95,7 @@ pub const fn param_spec(name: &'static str, ty: &'static str, optional: bool) ->
 /// `None` for an empty text: what the catalog tables write for an absent
 /// doc comment, which is shorter than an `Option`.
 const fn non_empty(text: &'static str) -> Option<&'static str> {
-    if text.is_empty() {
-        None
-    } else {
-        Some(text)
-    }
+    if text.is_empty() { None } else { Some(text) }
 }
 
 /// A [`MethodInfo`], written positionally; an empty `summary` or

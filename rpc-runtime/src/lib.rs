@@ -26,7 +26,7 @@ pub use peer::client::{Batch, Call, ClientError};
 pub use peer::subscription::client::Subscription;
 pub use peer::subscription::server::SubscriptionSink;
 pub use peer::{Peer, PeerBuilder};
-pub use rpc_macros::{rpc, RpcError};
+pub use rpc_macros::{RpcError, rpc};
 pub use transport::server::{ConnectionInfo, Refused, Server};
 pub use wire::{ErrorObject, Framing};
 

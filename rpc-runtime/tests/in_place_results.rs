@@ -5,8 +5,9 @@
 use std::collections::BTreeMap;
 
 use rpc_runtime::{
+    Context, ErrorObject, Limits, Router,
     dispatch::{Engine, MethodOutcome, MethodSpec},
-    rpc, Context, ErrorObject, Limits, Router,
+    rpc,
 };
 
 #[rpc]

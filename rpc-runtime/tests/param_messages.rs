@@ -5,7 +5,7 @@
 
 use std::net::IpAddr;
 
-use rpc_runtime::{dispatch::Engine, rpc, Context, Limits};
+use rpc_runtime::{Context, Limits, dispatch::Engine, rpc};
 
 #[rpc]
 trait Api {

@@ -331,10 +331,10 @@ impl MethodInfo {
         let mut required = Vec::new();
         for (spec, param) in self.spec.params.iter().zip(self.params) {
             let mut schema = generator.schema(param.schema);
-            if let (Some(text), Some(object)) = (param.description, schema.as_object_mut()) {
-                if draft == Draft::Draft2020_12 || !object.contains_key("$ref") {
-                    object.entry("description").or_insert_with(|| text.into());
-                }
+            if let (Some(text), Some(object)) = (param.description, schema.as_object_mut())
+                && (draft == Draft::Draft2020_12 || !object.contains_key("$ref"))
+            {
+                object.entry("description").or_insert_with(|| text.into());
             }
             properties.insert(spec.name.to_owned(), schema.to_value());
             if !spec.optional {

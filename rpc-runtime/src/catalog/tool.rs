@@ -4,8 +4,8 @@
 //! documents, which is what MCP clients can follow (no pointers into a
 //! shared components section).
 
-use schemars::generate::Contract;
 use schemars::Schema;
+use schemars::generate::Contract;
 use serde_json::{Map, Value};
 
 use super::{Draft, Generator, MethodInfo, SchemaFn};

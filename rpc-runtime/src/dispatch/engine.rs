@@ -10,8 +10,8 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context as TaskContext, Poll};
 
-use serde::de::{Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
+use serde::de::{Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::error::Category;
 use serde_json::value::RawValue;
 
@@ -22,7 +22,7 @@ use crate::dispatch::middleware::{MethodCall, MethodResponse, MethodService, Sta
 use crate::dispatch::order;
 #[cfg(not(feature = "metrics"))]
 use crate::dispatch::router::call_method;
-use crate::dispatch::router::{panicked, written_result, Called, MethodFuture, MethodResult, Router};
+use crate::dispatch::router::{Called, MethodFuture, MethodResult, Router, panicked, written_result};
 use crate::dispatch::signal::Signal;
 use crate::wire::error::{ErrorObject, INVALID_REQUEST, REQUEST_CANCELLED};
 
@@ -506,11 +506,7 @@ impl Engine {
             return None;
         };
         let first = text.bytes().find(|b| !b.is_ascii_whitespace());
-        if first == Some(b'[') {
-            self.process_batch(text, cx, out)
-        } else {
-            self.process_single(text, cx, out)
-        }
+        if first == Some(b'[') { self.process_batch(text, cx, out) } else { self.process_single(text, cx, out) }
     }
 
     /// Handles one message and waits for every `async` method it calls.
@@ -558,12 +554,12 @@ impl Engine {
             request.text = text;
             request
         };
-        if let (Some(claims), None) = (takes.claims, request.id) {
-            if let Some(method) = request.method.and_then(|member| method_name(member, text)) {
-                if claims(&method) && self.router.spec(&method).is_none() {
-                    return Incoming::Claimed { method, params: request.params };
-                }
-            }
+        if let (Some(claims), None) = (takes.claims, request.id)
+            && let Some(method) = request.method.and_then(|member| method_name(member, text))
+            && claims(&method)
+            && self.router.spec(&method).is_none()
+        {
+            return Incoming::Claimed { method, params: request.params };
         }
         Incoming::Handled(self.dispatch_single(&request, cx, out))
     }
@@ -754,11 +750,11 @@ impl Engine {
             Some(raw) if is_valid_id(raw) => Some(raw.get()),
             Some(_) => return Dispatched::invalid(out, None, Some(Why::IdType)),
         };
-        if let (Some(dialect), Some(raw), Some(echo)) = (&self.dialect, envelope.id, id) {
-            if let Err(error) = dialect.check_id(raw) {
-                write_error(out, echo, &error);
-                return Dispatched::Written;
-            }
+        if let (Some(dialect), Some(raw), Some(echo)) = (&self.dialect, envelope.id, id)
+            && let Err(error) = dialect.check_id(raw)
+        {
+            write_error(out, echo, &error);
+            return Dispatched::Written;
         }
         let Some(method) = envelope.method else {
             // Neither `jsonrpc` nor `method` (the specification's
@@ -782,10 +778,10 @@ impl Engine {
         };
         let method = &*method;
         let found = self.router.find(method);
-        if let Some(params) = envelope.params {
-            if !matches!(params.get().as_bytes().first(), Some(b'[' | b'{')) {
-                return Dispatched::invalid(out, id, None);
-            }
+        if let Some(params) = envelope.params
+            && !matches!(params.get().as_bytes().first(), Some(b'[' | b'{'))
+        {
+            return Dispatched::invalid(out, id, None);
         }
         let span = super::span::call(method, id, cx);
         let entered = span.enter();
@@ -890,16 +886,16 @@ impl Engine {
     ) -> (Option<Called>, Quiet) {
         let (cx, guard) = cx.for_request(id);
         let mut ticket = None;
-        if let (true, Some(link)) = (self.router.ordered(), &cx.link) {
-            if let Some(found) = self.router.find(method) {
-                let admission = link.gate().admit(found.spec.exclusive);
-                if !admission.now() {
-                    let future = self.deferred(method, params, id, cx.into_owned(), admission);
-                    let (future, quiet) = inflight::track(future, guard);
-                    return (Some(Called::Pending(future)), quiet);
-                }
-                ticket = Some(admission.ticket);
+        if let (true, Some(link)) = (self.router.ordered(), &cx.link)
+            && let Some(found) = self.router.find(method)
+        {
+            let admission = link.gate().admit(found.spec.exclusive);
+            if !admission.now() {
+                let future = self.deferred(method, params, id, cx.into_owned(), admission);
+                let (future, quiet) = inflight::track(future, guard);
+                return (Some(Called::Pending(future)), quiet);
             }
+            ticket = Some(admission.ticket);
         }
         let called = match &self.layers {
             None => self.router.call_into(method, params, id.is_none(), &cx, out),

@@ -123,11 +123,7 @@ pub(crate) fn track(future: MethodFuture, guard: Option<InflightGuard>) -> (Meth
     let quiet = (!guard.link.answer_cancelled).then(|| Arc::clone(&guard.signal));
     let future = Box::pin(async move {
         let result = future.await;
-        if guard.signal.is_raised() {
-            Err(ErrorObject::new(REQUEST_CANCELLED, "Request cancelled"))
-        } else {
-            result
-        }
+        if guard.signal.is_raised() { Err(ErrorObject::new(REQUEST_CANCELLED, "Request cancelled")) } else { result }
     });
     (future, quiet)
 }

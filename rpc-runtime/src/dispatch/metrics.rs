@@ -10,7 +10,7 @@ use ::metrics::{Counter, Gauge, Histogram, Key, Label, Level, Metadata, Recorder
 
 use crate::catalog::DISCOVER_METHOD;
 use crate::dispatch::engine::CatchUnwind;
-use crate::dispatch::router::{panicked, Called, MethodFuture, NameHasher, Router};
+use crate::dispatch::router::{Called, MethodFuture, NameHasher, Router, panicked};
 use crate::wire::error::{ErrorObject, METHOD_NOT_FOUND, SERVER_OVERLOADED};
 
 /// Calls answered (or given up), by `method` and `outcome` (`ok`, `error`,

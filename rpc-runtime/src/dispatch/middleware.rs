@@ -16,8 +16,8 @@
 
 use std::error::Error as StdError;
 use std::fmt;
-use std::future::{poll_fn, Future};
-use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::future::{Future, poll_fn};
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context as TaskContext, Poll, Waker};
@@ -27,7 +27,7 @@ use tower_layer::Layer;
 use tower_service::Service;
 
 use crate::dispatch::context::Context;
-use crate::dispatch::router::{panicked, written_result, Called, MethodFuture, MethodResult, Router};
+use crate::dispatch::router::{Called, MethodFuture, MethodResult, Router, panicked, written_result};
 use crate::wire::error::{ErrorObject, LIMIT_EXCEEDED, SERVER_OVERLOADED};
 
 /// The error type tower's layers use (`tower::BoxError`).
@@ -458,7 +458,7 @@ fn layer_error(error: BoxError) -> ErrorObject {
             "request timed out" => return ErrorObject::new(LIMIT_EXCEEDED, "Request timed out"),
             // tower::load_shed::error::Overloaded
             "service overloaded" => {
-                return ErrorObject::new(SERVER_OVERLOADED, "Server overloaded: the call was shed; retry later")
+                return ErrorObject::new(SERVER_OVERLOADED, "Server overloaded: the call was shed; retry later");
             }
             _ => cause = current.source(),
         }

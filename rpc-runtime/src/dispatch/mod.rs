@@ -19,8 +19,8 @@ pub use crate::spec::{MethodSpec, ParamSpec, ParamStructure, Requirement};
 pub use dialect::Dialect;
 pub use engine::{Engine, PendingResponse};
 pub use middleware::{MethodCall, MethodResponse, MethodService, MethodServiceFuture};
-pub use params::{named_to_positional, Params};
+pub use params::{Params, named_to_positional};
 pub use permissions::Permissions;
 pub use router::{
-    encode, DuplicateMethod, IntoErrorObject, IntoMethodResult, MethodFuture, MethodOutcome, MethodResult,
+    DuplicateMethod, IntoErrorObject, IntoMethodResult, MethodFuture, MethodOutcome, MethodResult, encode,
 };

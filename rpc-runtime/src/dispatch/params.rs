@@ -11,8 +11,8 @@ use serde_json::value::RawValue;
 
 use super::strict;
 use crate::spec::{MethodSpec, ParamSpec, ParamStructure};
-use crate::wire::words::{has_byte, word_at};
 use crate::wire::ErrorObject;
+use crate::wire::words::{has_byte, word_at};
 
 /// The params of one call, split against a [`MethodSpec`] but not yet
 /// decoded: each entry borrows its bytes from the request.
@@ -71,11 +71,7 @@ enum SlotBuf<'a> {
 impl<'a> SlotBuf<'a> {
     /// `len` empty slots.
     fn new(len: usize) -> Self {
-        if len <= INLINE_SLOTS {
-            SlotBuf::Inline([None; INLINE_SLOTS])
-        } else {
-            SlotBuf::Heap(vec![None; len])
-        }
+        if len <= INLINE_SLOTS { SlotBuf::Inline([None; INLINE_SLOTS]) } else { SlotBuf::Heap(vec![None; len]) }
     }
 
     /// Slot `index`, which must be below the length given to `new`.
@@ -302,7 +298,7 @@ impl<'a> Params<'a> {
                 return match strict::from_str("null") {
                     Ok(value) => Ok(value),
                     Err(_) => Err(missing_error(self.spec, &self.spec.params[index])),
-                }
+                };
             }
             Err(err) => return Err(err),
         };
@@ -310,10 +306,10 @@ impl<'a> Params<'a> {
         // float `-0.0`, which integer types refuse: on failure, and only if
         // the text has a `-0`, decode once more with each `-0` read as `0`
         // (so a float parameter still gets `-0.0` the first time).
-        if let Some(again) = without_negative_zero(text) {
-            if let Ok(value) = strict::from_str(&again) {
-                return Ok(value);
-            }
+        if let Some(again) = without_negative_zero(text)
+            && let Ok(value) = strict::from_str(&again)
+        {
+            return Ok(value);
         }
         Err(decode_error(self.spec, &self.spec.params[index], &err))
     }
@@ -335,18 +331,18 @@ impl<'a> Params<'a> {
                 // text kept, without building the slots (which, with the
                 // params built around them, cost about as much as the walk
                 // again: some 250 instructions of an invalid param's answer).
-                if raw.starts_with('[') {
-                    if let Some(text) = positional_slot(raw, self.spec, index)?.filter(|text| text.as_ptr() == rest) {
-                        return Ok(Source::Failed(text, err));
-                    }
+                if raw.starts_with('[')
+                    && let Some(text) = positional_slot(raw, self.spec, index)?.filter(|text| text.as_ptr() == rest)
+                {
+                    return Ok(Source::Failed(text, err));
                 }
                 let split = Params::split(self.raw, self.spec)?;
                 // The same value (not only the same text: the same place)
                 // failed already; it is not decoded a second time.
-                if let Slots::Split(slots) = &split.slots {
-                    if let Some(text) = slots.get(index).filter(|text| text.as_ptr() == rest) {
-                        return Ok(Source::Failed(text, err));
-                    }
+                if let Slots::Split(slots) = &split.slots
+                    && let Some(text) = slots.get(index).filter(|text| text.as_ptr() == rest)
+                {
+                    return Ok(Source::Failed(text, err));
                 }
                 return split.source(index, Detour::Slot, probe);
             }

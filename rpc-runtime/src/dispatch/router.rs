@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
 use std::hash::{BuildHasherDefault, Hasher};
-use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
 use std::sync::OnceLock;
 
@@ -14,7 +14,7 @@ use serde_json::value::RawValue;
 use crate::catalog::{Catalog, DISCOVER_METHOD};
 use crate::dispatch::context::Context;
 use crate::dispatch::params::Params;
-use crate::dispatch::permissions::{denied, Permissions};
+use crate::dispatch::permissions::{Permissions, denied};
 use crate::log::KeyedThrottle;
 use crate::spec::MethodSpec;
 use crate::wire::error::ErrorObject;
@@ -420,10 +420,10 @@ pub(crate) fn call_method(
     cx: &Context,
     out: &mut Vec<u8>,
 ) -> Result<(), Called> {
-    if let Some(requirement) = &method.spec.requires {
-        if let Err(refused) = check_requirement(name, requirement, notification, cx) {
-            return Err(Called::Failed(refused));
-        }
+    if let Some(requirement) = &method.spec.requires
+        && let Err(refused) = check_requirement(name, requirement, notification, cx)
+    {
+        return Err(Called::Failed(refused));
     }
     let start = out.len();
     // Each kind of handler behind an unwinding boundary of its own, whose

@@ -27,7 +27,7 @@ use tracing::{Instrument, Span};
 
 use crate::dispatch::context::Context;
 use crate::dispatch::engine::CatchUnwind;
-use crate::dispatch::router::{panicked, MethodFuture};
+use crate::dispatch::router::{MethodFuture, panicked};
 use crate::wire::error::ErrorObject;
 
 /// The span of one call of `method`, whose id is `id` (raw JSON; `None`

@@ -16,7 +16,7 @@ use super::tools::{Arguments, Structured, Tool, WRAPPED_RESULT};
 use super::{Core, Stamp};
 use crate::dispatch::context::Context;
 use crate::dispatch::params::named_to_positional;
-use crate::dispatch::router::{written_result, Called, MethodOutcome, MethodResult};
+use crate::dispatch::router::{Called, MethodOutcome, MethodResult, written_result};
 use crate::wire::{ErrorObject, INTERNAL_ERROR, INVALID_PARAMS, REQUEST_CANCELLED};
 
 /// Calls `tool` with `arguments` (the request's member, if given) under
@@ -29,10 +29,10 @@ pub(crate) fn call_tool(
     revision: Revision,
     cx: &Context,
 ) -> Result<MethodOutcome, ErrorObject> {
-    if let Some(arguments) = arguments {
-        if !arguments.get().starts_with('{') {
-            return Err(ErrorObject::invalid_params("Invalid params: `arguments` must be an object"));
-        }
+    if let Some(arguments) = arguments
+        && !arguments.get().starts_with('{')
+    {
+        return Err(ErrorObject::invalid_params("Invalid params: `arguments` must be an object"));
     }
     let params = match params_of(tool, arguments) {
         Ok(params) => params,
@@ -81,13 +81,13 @@ fn params_of<'a>(tool: &Tool, arguments: Option<&'a RawValue>) -> Result<Option<
                 })?,
                 None => Default::default(),
             };
-            if let Some(unknown) = members.keys().find(|key| key.as_str() != name) {
-                if !spec.allow_extra {
-                    return Err(ErrorObject::invalid_params(format!(
-                        "unknown argument `{unknown}` for tool `{}`; expected: {name}",
-                        tool.name()
-                    )));
-                }
+            if let Some(unknown) = members.keys().find(|key| key.as_str() != name)
+                && !spec.allow_extra
+            {
+                return Err(ErrorObject::invalid_params(format!(
+                    "unknown argument `{unknown}` for tool `{}`; expected: {name}",
+                    tool.name()
+                )));
             }
             match members.get(name) {
                 Some(value) => Ok(Some(Cow::Owned((*value).to_owned()))),

@@ -12,12 +12,12 @@ use std::sync::Arc;
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value, json};
 
 #[cfg(feature = "http")]
 pub use http::{
-    McpBody, McpHttp, McpHttpListener, McpHttpService, McpResponseFuture, DEFAULT_MAX_SESSIONS,
-    DEFAULT_SESSION_IDLE_TIMEOUT, HEADER_MISMATCH,
+    DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT, HEADER_MISMATCH, McpBody, McpHttp, McpHttpListener,
+    McpHttpService, McpResponseFuture,
 };
 pub use revision::Revision;
 pub use session::UNSUPPORTED_PROTOCOL_VERSION;
@@ -25,11 +25,11 @@ pub use session::UNSUPPORTED_PROTOCOL_VERSION;
 use crate::dispatch::context::Context;
 use crate::dispatch::engine::{Engine, Limits};
 use crate::dispatch::params::Params;
-use crate::dispatch::router::{encode, MethodOutcome, Router};
+use crate::dispatch::router::{MethodOutcome, Router, encode};
 use crate::spec::{MethodSpec, ParamSpec, ParamStructure};
 use crate::transport::server::Server;
 use crate::wire::{ErrorObject, Framing, INVALID_PARAMS, METHOD_NOT_FOUND};
-use session::{session_of, McpRules, Meta, SERVER_INFO_KEY};
+use session::{McpRules, Meta, SERVER_INFO_KEY, session_of};
 use tools::Tools;
 
 /// Tools listed per page of `tools/list` by default.

@@ -107,6 +107,8 @@ impl Context {
             return serde_json::to_vec(&message).is_ok_and(|bytes| stream.0.try_send(bytes).is_ok());
         }
         let Some(peer) = self.peer() else { return false };
-        peer.notify_raw(PROGRESS_METHOD, Some(&params)).await.is_ok()
+        // Written before the call goes on: the response must not share
+        // a read with it (see `Peer::notify_raw_written`).
+        peer.notify_raw_written(PROGRESS_METHOD, Some(&params)).await.is_ok()
     }
 }

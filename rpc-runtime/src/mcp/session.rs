@@ -11,14 +11,14 @@
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use serde::de::Deserializer;
 use serde::Deserialize;
+use serde::de::Deserializer;
 use serde_json::value::RawValue;
 
 use super::revision::Revision;
+use crate::dispatch::Dialect;
 use crate::dispatch::context::Context;
 use crate::dispatch::dialect::Cancellation;
-use crate::dispatch::Dialect;
 use crate::wire::{ErrorObject, INVALID_PARAMS, INVALID_REQUEST};
 
 /// The `_meta` key with the revision of a modern request.
@@ -63,7 +63,9 @@ impl Session {
         if let Some(current) = state.revision {
             return Err(ErrorObject::new(
                 INVALID_REQUEST,
-                format!("Invalid Request: the session is already initialized (protocol {current}); `initialize` is sent once"),
+                format!(
+                    "Invalid Request: the session is already initialized (protocol {current}); `initialize` is sent once"
+                ),
             ));
         }
         state.revision = Some(revision);
@@ -214,7 +216,9 @@ impl Dialect for McpRules {
         };
         Err(ErrorObject::new(
             INVALID_REQUEST,
-            format!("Invalid Request: MCP request ids must be strings or integers; {problem} (the request was not executed)"),
+            format!(
+                "Invalid Request: MCP request ids must be strings or integers; {problem} (the request was not executed)"
+            ),
         ))
     }
 

@@ -5,17 +5,17 @@ use std::fmt;
 use std::future::Future;
 use std::marker::PhantomData;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context as TaskContext, Poll};
 use std::time::Duration;
 
-use serde::de::DeserializeOwned;
 use serde::Serialize;
+use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 use tokio::sync::oneshot;
 
-use crate::peer::{request_bytes, Peer, Reply};
+use crate::peer::{Peer, Reply, request_bytes};
 use crate::wire::error::ErrorObject;
 
 /// Why a call did not produce a value.
@@ -499,7 +499,7 @@ fn decode<T, E>(
 /// What generated clients are made of; public through `__private` only.
 pub(crate) mod support {
     use super::*;
-    use crate::peer::subscription::client::{start_subscribe, Subscribe};
+    use crate::peer::subscription::client::{Subscribe, start_subscribe};
     use crate::spec::{MethodSpec, ParamStructure};
 
     /// How a generated client sends a method's params.

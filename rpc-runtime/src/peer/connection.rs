@@ -9,22 +9,22 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
-use std::future::{poll_fn, Future};
+use std::future::{Future, poll_fn};
 use std::io;
-use std::pin::{pin, Pin};
+use std::pin::{Pin, pin};
 use std::sync::Arc;
 use std::task::{Context as TaskContext, Poll, Waker};
 use std::time::Duration;
 
 use serde_json::value::RawValue;
-use tokio::sync::{oneshot, Semaphore};
+use tokio::sync::{Semaphore, oneshot};
 use tokio::time::Instant;
 
 use super::client::ClientError;
 use super::transport::{MessageSink, MessageSource, Received};
-use super::{preview, subscription, Closed, Outgoing, Peer, PeerOptions, Shared};
+use super::{Closed, Outgoing, Peer, PeerOptions, Shared, preview, subscription};
 use crate::dispatch::context::Context;
-use crate::dispatch::engine::{write_error, Engine, Incoming, Message, PendingResponse, Takes};
+use crate::dispatch::engine::{Engine, Incoming, Message, PendingResponse, Takes, write_error};
 use crate::dispatch::signal::Signal;
 use crate::wire::{ErrorObject, INVALID_REQUEST, PARSE_ERROR};
 
@@ -748,7 +748,7 @@ fn probe_keys(message: &[u8], cancel_method: Option<&str>) -> (bool, bool) {
     // A plain loop: messages are short and quotes frequent, so memchr's
     // per-call setup would cost more than it saves. The byte after a quote
     // decides which comparison, if any, is worth making.
-    for (quote, _) in message.iter().enumerate().filter(|(_, &byte)| byte == b'"') {
+    for (quote, _) in message.iter().enumerate().filter(|&(_, &byte)| byte == b'"') {
         let rest = &message[quote + 1..];
         match rest.first().copied() {
             Some(b'r') if rest.starts_with(b"result\"") => response = true,

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 use serde_json::value::RawValue;
-use tokio::sync::{oneshot, OwnedSemaphorePermit, Semaphore};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, oneshot};
 use tokio::time::Instant;
 
 use crate::dispatch::context::Context;
@@ -440,6 +440,15 @@ impl Peer {
     /// [`ClientError::Timeout`] and nothing is sent.
     pub async fn notify_raw(&self, method: &str, params: Option<&RawValue>) -> Result<(), ClientError> {
         self.queue(request_bytes(method, params, None), self.shared.options.timeout).await
+    }
+
+    /// [`Peer::notify_raw`] that returns once the notification was written
+    /// (flushed to the transport), not once queued: for MCP's progress,
+    /// which clients (the TypeScript SDK) drop when the response to its
+    /// request is read in the same chunk, before the notification's handler
+    /// ran.
+    pub(crate) async fn notify_raw_written(&self, method: &str, params: Option<&RawValue>) -> Result<(), ClientError> {
+        self.write_and_wait(request_bytes(method, params, None), self.shared.options.timeout).await
     }
 
     /// Queues `bytes` for the writer once they fit in the byte budget,

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::task::{Context as TaskContext, Poll};
 
 use super::hook::ConnectionInfo;
-use super::server::{until_shutdown, Server};
+use super::server::{Server, until_shutdown};
 use crate::dispatch::context::Context;
 use crate::dispatch::signal::Signal;
 use crate::peer::{Controls, MessageSink, MessageSource, Peer, PeerBuilder};

@@ -12,7 +12,7 @@ use std::borrow::Cow;
 use std::collections::{BTreeMap, VecDeque};
 use std::future::Future;
 use std::io;
-use std::pin::{pin, Pin};
+use std::pin::{Pin, pin};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context as TaskContext, Poll, Waker};
 use std::time::Duration;
@@ -23,14 +23,14 @@ use bytes::Bytes;
 use futures_core::Stream;
 use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
-use tokio::sync::{mpsc, Semaphore};
+use tokio::sync::{Semaphore, mpsc};
 use tokio::time::Instant;
 
 use super::hook::{ConnectionInfo, HookFuture, Refused};
 use super::listener::{Connect, Listener, Shutdown};
 use super::server::Server;
 use crate::dispatch::context::Context;
-use crate::dispatch::engine::{write_error, Engine, PendingResponse};
+use crate::dispatch::engine::{Engine, PendingResponse, write_error};
 use crate::peer::{MessageSink, MessageSource, Peer, PeerBuilder, Received};
 use crate::wire::{ErrorObject, INTERNAL_ERROR, INVALID_REQUEST};
 
@@ -226,10 +226,10 @@ impl<'s> Replica<'s> {
             }
         };
         let mut out = Vec::new();
-        if let Some(pending) = self.responder.engine.process(&payload, &cx, &mut out) {
-            if let Err(rejected) = self.responder.spawn_pending(pending, reply.clone()) {
-                out = rejected;
-            }
+        if let Some(pending) = self.responder.engine.process(&payload, &cx, &mut out)
+            && let Err(rejected) = self.responder.spawn_pending(pending, reply.clone())
+        {
+            out = rejected;
         }
         self.responder.publish(reply, out).await;
     }
@@ -716,7 +716,9 @@ impl NatsSink {
         let Some(expected) = lock(&self.calls).by_seq.remove(&seq) else { return };
         let error = ErrorObject::new(
             INVALID_REQUEST,
-            format!("Invalid Request: the request of {size} bytes exceeds the NATS server's max_payload of {limit} bytes; it was not sent"),
+            format!(
+                "Invalid Request: the request of {size} bytes exceeds the NATS server's max_payload of {limit} bytes; it was not sent"
+            ),
         );
         let mut answer = Vec::new();
         write_errors(&mut answer, expected.batch, expected.ids.iter().map(|id| &**id), &error);

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::deadline::DEFAULT_WRITE_TIMEOUT;
-use super::hook::{admit, Hook, HookFuture};
+use super::hook::{Hook, HookFuture, admit};
 use crate::dispatch::context::Context;
 use crate::dispatch::dialect::Dialect;
 use crate::dispatch::engine::{Engine, Limits};

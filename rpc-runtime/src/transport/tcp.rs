@@ -18,7 +18,7 @@ use super::stream::StreamSink;
 use crate::dispatch::context::Context;
 use crate::dispatch::engine::write_error;
 use crate::dispatch::signal::Signal;
-use crate::log::{Throttle, INTERVAL};
+use crate::log::{INTERVAL, Throttle};
 use crate::peer::{Controls, Peer, PeerBuilder};
 use crate::wire::{ErrorObject, FrameReader, SERVER_OVERLOADED};
 

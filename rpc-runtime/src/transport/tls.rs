@@ -27,7 +27,7 @@ use super::deadline::WriteDeadline;
 use super::listener::{Connect, Listener, Shutdown};
 use super::server::{ConnectionInfo, Server};
 use super::stream::StreamSink;
-use super::tcp::{accept, refuse_overloaded, Tcp};
+use super::tcp::{Tcp, accept, refuse_overloaded};
 use crate::dispatch::context::Context;
 use crate::peer::{Controls, Peer, PeerBuilder};
 use crate::wire::FrameReader;

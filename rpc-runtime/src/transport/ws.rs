@@ -1,7 +1,7 @@
 #![doc = include_str!("../../docs/transport-ws.md")]
 
 use std::collections::{HashSet, VecDeque};
-use std::future::{poll_fn, Future};
+use std::future::{Future, poll_fn};
 use std::io;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -20,15 +20,15 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
 use tokio::sync::Notify;
 use tokio::time::{Instant, Interval, MissedTickBehavior};
+use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role, WebSocketConfig};
 use tokio_tungstenite::tungstenite::{Error as WsError, Message, Utf8Bytes};
-use tokio_tungstenite::WebSocketStream;
 
 use crate::peer::{Connection, Controls, MessageSink, MessageSource, Peer, PeerBuilder, Received};
-use crate::transport::http::{status_response, HttpAddrs, Inner, Serving};
+use crate::transport::http::{HttpAddrs, Inner, Serving, status_response};
 use crate::transport::listener::Connect;
 use crate::transport::replies::{error_reply, request_ids, response_ids};
 use crate::wire::{ErrorObject, TRANSPORT_ERROR};
@@ -376,12 +376,12 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> WsSource<S> {
                     Poll::Pending => {}
                 }
             }
-            if keepalive.flush_due {
-                if let Poll::Ready(flushed) = Pin::new(&mut *ws).poll_flush(cx) {
-                    keepalive.flush_due = false;
-                    if let Err(err) = flushed {
-                        return Poll::Ready(Frame::Gone(Some(err)));
-                    }
+            if keepalive.flush_due
+                && let Poll::Ready(flushed) = Pin::new(&mut *ws).poll_flush(cx)
+            {
+                keepalive.flush_due = false;
+                if let Err(err) = flushed {
+                    return Poll::Ready(Frame::Gone(Some(err)));
                 }
             }
         }
@@ -422,7 +422,9 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> WsSource<S> {
         let lost: Vec<Box<str>> = self.shared.outstanding().map(|mut ids| ids.drain().collect()).unwrap_or_default();
         let error = ErrorObject::new(
             TRANSPORT_ERROR,
-            format!("the WebSocket connection was lost ({why}) before the answer came; the call may or may not have run, and the client is reconnecting"),
+            format!(
+                "the WebSocket connection was lost ({why}) before the answer came; the call may or may not have run, and the client is reconnecting"
+            ),
         );
         self.lost.extend(lost.iter().map(|id| error_reply(id, &error)));
         let mut delay = reconnect.initial;
@@ -835,7 +837,7 @@ impl WsConnect {
                 return Err(invalid(format!(
                     "`{}` is wss://: give the client its TLS settings with WsConnect::tls",
                     self.url
-                )))
+                )));
             }
             _ => None,
         };

@@ -65,7 +65,9 @@ impl ErrorObject {
     pub(crate) fn overloaded(limit: usize, scope: &str) -> Self {
         Self::new(
             SERVER_OVERLOADED,
-            format!("Server overloaded: at most {limit} requests may run at once {scope} (max_concurrent_requests); retry later"),
+            format!(
+                "Server overloaded: at most {limit} requests may run at once {scope} (max_concurrent_requests); retry later"
+            ),
         )
     }
 
@@ -151,11 +153,12 @@ impl ErrorObject {
             PARSE_ERROR => Some(("Parse error", br#"{"code":-32700,"message":"Parse error"}"#)),
             _ => None,
         };
-        if let Some((message, json)) = known {
-            if self.data.is_none() && self.message == message {
-                out.extend_from_slice(json);
-                return;
-            }
+        if let Some((message, json)) = known
+            && self.data.is_none()
+            && self.message == message
+        {
+            out.extend_from_slice(json);
+            return;
         }
         out.extend_from_slice(b"{\"code\":");
         write_integer(out, self.code);

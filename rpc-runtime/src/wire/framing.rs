@@ -517,10 +517,11 @@ fn trim_range(buf: &[u8], start: usize, end: usize) -> (usize, usize) {
     let line = &buf[start..end];
     // Nearly every line starts with `{` or `[` and ends with `}` or `]`:
     // two loads instead of the two scans below.
-    if let (Some(first), Some(last)) = (line.first(), line.last()) {
-        if !first.is_ascii_whitespace() && !last.is_ascii_whitespace() {
-            return (start, end);
-        }
+    if let (Some(first), Some(last)) = (line.first(), line.last())
+        && !first.is_ascii_whitespace()
+        && !last.is_ascii_whitespace()
+    {
+        return (start, end);
     }
     let head = line.iter().position(|b| !b.is_ascii_whitespace()).unwrap_or(line.len());
     let tail = line.iter().rposition(|b| !b.is_ascii_whitespace()).map_or(head, |i| i + 1);
@@ -531,10 +532,11 @@ fn trim_range(buf: &[u8], start: usize, end: usize) -> (usize, usize) {
 /// two end bytes first (as [`trim_range`] does).
 #[inline]
 fn trim_line(line: &[u8]) -> &[u8] {
-    if let (Some(first), Some(last)) = (line.first(), line.last()) {
-        if !first.is_ascii_whitespace() && !last.is_ascii_whitespace() {
-            return line;
-        }
+    if let (Some(first), Some(last)) = (line.first(), line.last())
+        && !first.is_ascii_whitespace()
+        && !last.is_ascii_whitespace()
+    {
+        return line;
     }
     trim_ascii(line)
 }

@@ -77,7 +77,7 @@ impl<'d> Document<'d> {
         match object.get("openrpc").and_then(Value::as_str) {
             Some(version) if version.starts_with("1.") => {}
             Some(version) => {
-                return Err(format!("`openrpc` is \"{version}\"; only OpenRPC 1.x documents are compared"))
+                return Err(format!("`openrpc` is \"{version}\"; only OpenRPC 1.x documents are compared"));
             }
             None => return Err("not an OpenRPC document: no `openrpc` version string".to_owned()),
         }

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::{compare, Report};
+use super::{Report, compare};
 use crate::catalog::Catalog;
 
 /// The environment variable that accepts a breaking change: with it set

@@ -5,8 +5,8 @@
 use serde_json::Value;
 
 use super::document::{Document, Method};
-use super::schema::{excess, What};
-use super::{params, Change, Changes, Part, Verdict};
+use super::schema::{What, excess};
+use super::{Change, Changes, Part, Verdict, params};
 
 /// A method of the old document the new one does not have.
 pub(super) fn removed(method: &Method<'_>, new: &Document<'_>) -> Change {

@@ -10,7 +10,7 @@ mod methods;
 mod params;
 mod schema;
 
-pub use file::{assert_compatible, check_file, FileCheck, FileError, ACCEPT_VAR};
+pub use file::{ACCEPT_VAR, FileCheck, FileError, assert_compatible, check_file};
 
 /// How a change affects a caller of the old version. Ordered from the
 /// most severe: the worst verdict of a report is its minimum.

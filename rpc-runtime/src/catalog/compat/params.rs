@@ -5,11 +5,11 @@
 //! of the two a method takes, `x-whole-params` that its one param is the
 //! whole `params` value.
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value, json};
 
 use super::document::{Document, Method, Param};
-use super::methods::{schemas, Direction, Sides};
-use super::schema::{excess, What};
+use super::methods::{Direction, Sides, schemas};
+use super::schema::{What, excess};
 use super::{Changes, Part, Verdict};
 
 /// Every param change of a method both documents have.
@@ -298,7 +298,10 @@ impl<'c, 'd> Params<'c, '_, 'd> {
                     later.name, later.name
                 ),
             ),
-            Some(_) => (Verdict::Compatible, "new optional param (taken by name only, so its place does not matter)".to_owned()),
+            Some(_) => (
+                Verdict::Compatible,
+                "new optional param (taken by name only, so its place does not matter)".to_owned(),
+            ),
             None => (Verdict::Compatible, "new optional param at the end".to_owned()),
         };
         self.changes.param(verdict, now.name, reason);

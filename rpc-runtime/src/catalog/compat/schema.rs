@@ -217,13 +217,13 @@ impl<'d> Walk<'d> {
         let (narrow, narrow_name) = match self.narrow_doc.resolve(narrow) {
             Ok(resolved) => resolved,
             Err(reference) => {
-                return self.unsupported(format!("`$ref` {reference} points nowhere (or only to itself)"))
+                return self.unsupported(format!("`$ref` {reference} points nowhere (or only to itself)"));
             }
         };
         let (wide, wide_name) = match self.wide_doc.resolve(wide) {
             Ok(resolved) => resolved,
             Err(reference) => {
-                return self.unsupported(format!("`$ref` {reference} points nowhere (or only to itself)"))
+                return self.unsupported(format!("`$ref` {reference} points nowhere (or only to itself)"));
             }
         };
         let pair = (address(narrow), address(wide), only);
@@ -444,10 +444,10 @@ impl<'d> Walk<'d> {
             self.values(format!("strings longer than {} characters", max.text));
         }
         for (keyword, phrase) in [("pattern", "matching"), ("format", "in format")] {
-            if let Some(wanted) = wide.get(keyword) {
-                if narrow.get(keyword) != Some(wanted) {
-                    self.values(format!("strings not {phrase} {wanted}"));
-                }
+            if let Some(wanted) = wide.get(keyword)
+                && narrow.get(keyword) != Some(wanted)
+            {
+                self.values(format!("strings not {phrase} {wanted}"));
             }
         }
     }
@@ -800,10 +800,10 @@ fn admits(doc: Doc<'_>, schema: &Value, value: &Value, depth: usize) -> bool {
     if finite_values(schema).is_some_and(|values| !values.contains(&value)) {
         return false;
     }
-    if let Some((_, branches)) = branches(schema) {
-        if !branches.iter().any(|branch| admits(doc, branch, value, depth + 1)) {
-            return false;
-        }
+    if let Some((_, branches)) = branches(schema)
+        && !branches.iter().any(|branch| admits(doc, branch, value, depth + 1))
+    {
+        return false;
     }
     let ty = json_type(value);
     let types = types_of(schema);

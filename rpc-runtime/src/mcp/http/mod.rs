@@ -40,7 +40,7 @@ use crate::dispatch::engine::write_error;
 use crate::dispatch::signal::Signal;
 #[cfg(feature = "cors")]
 use crate::transport::http::Http;
-use crate::transport::http::{own_host, status_response, HttpAddrs, HttpService, Inner};
+use crate::transport::http::{HttpAddrs, HttpService, Inner, own_host, status_response};
 use crate::transport::server::Server;
 use crate::wire::{ErrorObject, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR};
 use body::CancelOnDrop;
@@ -202,10 +202,10 @@ impl McpHttpService {
     ) -> Response<McpBody> {
         // A body without the per-request `_meta` is refused by the engine
         // (-32602) before headers matter, as the revision orders its checks.
-        if message.meta.is_modern() {
-            if let Some(error) = headers.mismatch(message) {
-                return json_error(StatusCode::BAD_REQUEST, message.id, &error);
-            }
+        if message.meta.is_modern()
+            && let Some(error) = headers.mismatch(message)
+        {
+            return json_error(StatusCode::BAD_REQUEST, message.id, &error);
         }
         let cancel = Arc::new(Signal::default());
         cx.cancel = Some(Arc::clone(&cancel));
@@ -276,10 +276,10 @@ impl McpHttpService {
             // response with.
             Kind::Response => return accepted(),
             Kind::Notification if message.method.as_deref() == Some("notifications/cancelled") => {
-                if let Some(id) = message.cancelled {
-                    if in_use.0.link.cancel(id.get()) {
-                        tracing::debug!(id = id.get(), "MCP call cancelled by the client");
-                    }
+                if let Some(id) = message.cancelled
+                    && in_use.0.link.cancel(id.get())
+                {
+                    tracing::debug!(id = id.get(), "MCP call cancelled by the client");
                 }
                 return accepted();
             }

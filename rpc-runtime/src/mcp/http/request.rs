@@ -8,7 +8,7 @@ use http::header::{self, HeaderMap};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use crate::mcp::session::{present, Meta};
+use crate::mcp::session::{Meta, present};
 use crate::wire::ErrorObject;
 
 /// The session header (legacy revisions).
@@ -74,7 +74,7 @@ impl Headers {
             (Some(Ok(header)), _) => {
                 return Some(mismatch(format!(
                     "the `MCP-Protocol-Version` header `{header}` does not match `_meta.io.modelcontextprotocol/protocolVersion` of the body"
-                )))
+                )));
             }
             (Some(Err(())), _) => return Some(mismatch("the `MCP-Protocol-Version` header is malformed".to_owned())),
         }
@@ -85,7 +85,7 @@ impl Headers {
             Some(Ok(header)) => {
                 return Some(mismatch(format!(
                     "the `Mcp-Method` header `{header}` does not match the body's method `{method}`"
-                )))
+                )));
             }
             Some(Err(())) => return Some(mismatch("the `Mcp-Method` header is malformed".to_owned())),
         }

@@ -10,8 +10,8 @@ use http::{Request, Response};
 use hyper::body::Incoming;
 use tokio::net::{TcpListener, ToSocketAddrs};
 
-use super::{McpBody, McpHttpService, DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT};
-use crate::transport::http::{serve_listener, Endpoint, Http, HttpAddrs, HttpService, Serving};
+use super::{DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT, McpBody, McpHttpService};
+use crate::transport::http::{Endpoint, Http, HttpAddrs, HttpService, Serving, serve_listener};
 use crate::transport::listener::{Listener, Shutdown};
 use crate::transport::server::Server;
 

@@ -9,21 +9,21 @@ use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context as TaskContext, Poll};
 use std::time::Duration;
 
-use serde::de::DeserializeOwned;
 use serde::Serialize;
+use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 use tokio::sync::mpsc::error::TrySendError;
 use tokio::sync::{mpsc, oneshot};
 
 use super::NotificationParams;
 use crate::peer::client::ClientError;
-use crate::peer::client::{encode_any_params, CallState, Decoder};
-use crate::peer::{json_string, lock, preview, request_bytes, within, Closed, Peer, Reply, Shared, Waiter};
+use crate::peer::client::{CallState, Decoder, encode_any_params};
+use crate::peer::{Closed, Peer, Reply, Shared, Waiter, json_string, lock, preview, request_bytes, within};
 use crate::wire::ErrorObject;
 
 /// How a subscription ended, for its stream to report after its items.
@@ -75,10 +75,11 @@ pub(in crate::peer) struct Subscribed {
 /// string with escapes, which is compared by value.
 fn key(id: &RawValue) -> Cow<'_, str> {
     let text = id.get().trim();
-    if text.starts_with('"') && text.contains('\\') {
-        if let Ok(value) = serde_json::from_str::<String>(text) {
-            return Cow::Owned(json_string(&value));
-        }
+    if text.starts_with('"')
+        && text.contains('\\')
+        && let Ok(value) = serde_json::from_str::<String>(text)
+    {
+        return Cow::Owned(json_string(&value));
     }
     Cow::Borrowed(text)
 }

@@ -25,7 +25,7 @@ use std::future::Future;
 use std::marker::PhantomData;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context as TaskContext, Poll};
 
@@ -34,9 +34,9 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore, TryAcquireError};
 
 use crate::dispatch::context::Context;
 use crate::dispatch::params::Params;
-use crate::dispatch::router::{panicked, IntoErrorObject};
+use crate::dispatch::router::{IntoErrorObject, panicked};
 use crate::dispatch::signal::Signal;
-use crate::peer::{json_string, lock, Shared};
+use crate::peer::{Shared, json_string, lock};
 use crate::spec::MethodSpec;
 use crate::wire::{
     ErrorObject, INTERNAL_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, SERVER_OVERLOADED, SUBSCRIPTION_LAGGED,
@@ -919,10 +919,10 @@ impl Unanswered {
 
 impl Drop for Unanswered {
     fn drop(&mut self) {
-        if let Some((shared, open)) = self.0.take() {
-            if open.end(ENDED) {
-                shared.serving.remove(open.id);
-            }
+        if let Some((shared, open)) = self.0.take()
+            && open.end(ENDED)
+        {
+            shared.serving.remove(open.id);
         }
     }
 }

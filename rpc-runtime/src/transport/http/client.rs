@@ -198,7 +198,7 @@ impl HttpConnect {
                 return Err(invalid(format!(
                     "`{}` is https://: give the client its TLS settings with HttpConnect::tls",
                     self.url
-                )))
+                )));
             }
             _ => None,
         };

@@ -7,16 +7,16 @@
 //! buffer and stream limits), and shuts down gracefully.
 
 use std::convert::Infallible;
-use std::future::{poll_fn, Future};
+use std::future::{Future, poll_fn};
 use std::io;
-use std::pin::{pin, Pin};
+use std::pin::{Pin, pin};
 use std::sync::Arc;
 use std::task::Poll;
 use std::time::Duration;
 
 use bytes::Bytes;
-use http::header::{self, HeaderValue};
 use http::Version;
+use http::header::{self, HeaderValue};
 use http::{Request, Response, StatusCode};
 use http_body_util::Full;
 use hyper::body::{Body, Frame, Incoming, SizeHint};
@@ -32,7 +32,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Notify, Semaphore};
 
-use super::service::{status_response, HttpAddrs, HttpListener, HttpService, Serving};
+use super::service::{HttpAddrs, HttpListener, HttpService, Serving, status_response};
 use crate::dispatch::signal::Signal;
 use crate::peer::SignalWatch;
 use crate::transport::deadline::WriteDeadline;
@@ -425,39 +425,41 @@ impl Watch<'_> {
         let mut idle = pin!(tokio::time::sleep(self.header_timeout));
         let mut armed = true;
         let mut woken = pin!(self.streams.idle.notified());
-        poll_fn(|cx| loop {
-            if let Poll::Ready(result) = connection.as_mut().poll(cx) {
-                return Poll::Ready(result.map_err(|err| Ended::Failed(err.into())));
-            }
-            if !draining && raised.poll_raised(cx).is_ready() {
-                draining = true;
-                graceful_shutdown(connection.as_mut());
-                continue;
-            }
-            if draining || self.streams.http1.load(Ordering::Relaxed) {
-                return Poll::Pending;
-            }
-            if woken.as_mut().poll(cx).is_ready() {
-                woken.set(self.streams.idle.notified());
-                continue;
-            }
-            if self.streams.open.load(Ordering::Acquire) > 0 {
-                armed = false;
-                return Poll::Pending;
-            }
-            if !armed {
-                idle.as_mut().reset(tokio::time::Instant::now() + self.header_timeout);
-                armed = true;
-            }
-            if idle.as_mut().poll(cx).is_ready() {
-                if !self.streams.http2.load(Ordering::Relaxed) {
-                    return Poll::Ready(Err(Ended::NoRequest));
+        poll_fn(|cx| {
+            loop {
+                if let Poll::Ready(result) = connection.as_mut().poll(cx) {
+                    return Poll::Ready(result.map_err(|err| Ended::Failed(err.into())));
                 }
-                draining = true;
-                graceful_shutdown(connection.as_mut());
-                continue;
+                if !draining && raised.poll_raised(cx).is_ready() {
+                    draining = true;
+                    graceful_shutdown(connection.as_mut());
+                    continue;
+                }
+                if draining || self.streams.http1.load(Ordering::Relaxed) {
+                    return Poll::Pending;
+                }
+                if woken.as_mut().poll(cx).is_ready() {
+                    woken.set(self.streams.idle.notified());
+                    continue;
+                }
+                if self.streams.open.load(Ordering::Acquire) > 0 {
+                    armed = false;
+                    return Poll::Pending;
+                }
+                if !armed {
+                    idle.as_mut().reset(tokio::time::Instant::now() + self.header_timeout);
+                    armed = true;
+                }
+                if idle.as_mut().poll(cx).is_ready() {
+                    if !self.streams.http2.load(Ordering::Relaxed) {
+                        return Poll::Ready(Err(Ended::NoRequest));
+                    }
+                    draining = true;
+                    graceful_shutdown(connection.as_mut());
+                    continue;
+                }
+                return Poll::Pending;
             }
-            return Poll::Pending;
         })
         .await
     }

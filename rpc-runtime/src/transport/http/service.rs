@@ -2,10 +2,10 @@
 //! the connection hook, then one message through the engine.
 
 use std::convert::Infallible;
-use std::future::{poll_fn, Future};
+use std::future::{Future, poll_fn};
 use std::io;
 use std::net::{IpAddr, SocketAddr};
-use std::pin::{pin, Pin};
+use std::pin::{Pin, pin};
 use std::sync::Arc;
 use std::task::{Context as TaskContext, Poll};
 use std::time::Duration;
@@ -20,7 +20,7 @@ use tokio::sync::OwnedSemaphorePermit;
 
 use crate::dispatch::context::Context;
 use crate::dispatch::signal::Signal;
-use crate::transport::hook::{admit, ConnectionInfo, Refused};
+use crate::transport::hook::{ConnectionInfo, Refused, admit};
 use crate::transport::server::Server;
 
 /// Default time a client has to send a request's headers (and, between
