@@ -447,6 +447,7 @@ impl Peer {
     /// which clients (the TypeScript SDK) drop when the response to its
     /// request is read in the same chunk, before the notification's handler
     /// ran.
+    #[cfg(feature = "mcp")]
     pub(crate) async fn notify_raw_written(&self, method: &str, params: Option<&RawValue>) -> Result<(), ClientError> {
         self.write_and_wait(request_bytes(method, params, None), self.shared.options.timeout).await
     }
