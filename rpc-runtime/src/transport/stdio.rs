@@ -31,31 +31,7 @@ pub struct Stdio;
 impl Listener for Stdio {
     async fn run(self, server: Server, shutdown: Shutdown) -> io::Result<()> {
         let source = FrameReader::new(tokio::io::stdin(), server.framing, server.engine.limits().max_message_size);
-        let sink = StreamSink::new(stdout(), server.framing);
+        let sink = StreamSink::new(tokio::io::stdout(), server.framing);
         server.serve_connection(source, sink, ConnectionInfo::new("stdio"), &shutdown).await
     }
-}
-
-/// This process's stdout, unbuffered: each flush of the connection's
-/// framed messages is one `write(2)`. tokio's `stdout()` goes through
-/// std's line-buffered one, which writes a `Content-Length` header (up to
-/// its line break) and its body in two calls, each a hand-off to the
-/// blocking pool. The descriptor is a duplicate of fd 1 (no `unsafe`);
-/// where one cannot be made, tokio's `stdout()` is used.
-#[cfg(unix)]
-fn stdout() -> std::pin::Pin<Box<dyn tokio::io::AsyncWrite + Send>> {
-    use std::os::fd::AsFd;
-    match io::stdout().as_fd().try_clone_to_owned() {
-        Ok(fd) => Box::pin(tokio::fs::File::from_std(std::fs::File::from(fd))),
-        Err(err) => {
-            tracing::debug!(error = %err, "stdout could not be duplicated; writing through std's stdout");
-            Box::pin(tokio::io::stdout())
-        }
-    }
-}
-
-/// This process's stdout (see the Unix version).
-#[cfg(not(unix))]
-fn stdout() -> tokio::io::Stdout {
-    tokio::io::stdout()
 }
