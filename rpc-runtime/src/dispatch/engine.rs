@@ -897,10 +897,7 @@ impl Engine {
             }
             ticket = Some(admission.ticket);
         }
-        let called = match &self.layers {
-            None => self.router.call_into(method, params, id.is_none(), &cx, out),
-            Some(layers) => Some(layers.call(method, params, cx.into_owned(), id, out)),
-        };
+        let called = call_through(&self.router, self.layers.as_ref(), method, params, id, cx, out);
         // On an ordered connection an `async` call is first polled here,
         // on the reader: one that finishes without waiting (an edit that
         // only queues a notification) is answered now and gives its place
@@ -924,6 +921,23 @@ impl Engine {
             }
             called => (called, None),
         }
+    }
+}
+
+/// Calls `method` on `router`, through `layers` when there are any (which
+/// take the context owned).
+fn call_through(
+    router: &Router,
+    layers: Option<&Stack>,
+    method: &str,
+    params: Option<&RawValue>,
+    id: Option<&str>,
+    cx: Cow<'_, Context>,
+    out: &mut Vec<u8>,
+) -> Option<Called> {
+    match layers {
+        None => router.call_into(method, params, id.is_none(), &cx, out),
+        Some(layers) => Some(layers.call(method, params, cx.into_owned(), id, out)),
     }
 }
 
@@ -982,10 +996,8 @@ impl Engine {
                 }
             }
             let mut out = Vec::new();
-            let called = match &layers {
-                None => router.call_into(&method, params.as_deref(), id.is_none(), &cx, &mut out),
-                Some(layers) => Some(layers.call(&method, params.as_deref(), cx, id.as_deref(), &mut out)),
-            };
+            let (params, id) = (params.as_deref(), id.as_deref());
+            let called = call_through(&router, layers.as_ref(), &method, params, id, Cow::Owned(cx), &mut out);
             let result = match called {
                 Some(Called::Written) => written_result(out),
                 Some(Called::Failed(error)) => Err(error),
