@@ -45,6 +45,19 @@ fn build_example(name: &str) -> PathBuf {
     // it answers HTTP/1.1 through hyper's auto builder, which serves
     // HTTP/1.1 as the HTTP/1-only one does.
     build.args(["build", "--quiet", "--workspace", "--example", name, "--manifest-path"]).arg(&manifest);
+    // Without the variables cargo set for this test process: build scripts
+    // that watch one (ring's watches `CARGO_MANIFEST_DIR`) would see it
+    // change, rebuild here, and again in the next `cargo test`.
+    for (key, _) in std::env::vars_os() {
+        let key = key.to_string_lossy();
+        let set_by_cargo = ["CARGO_MANIFEST_", "CARGO_PKG_", "CARGO_CRATE_", "CARGO_BIN_", "CARGO_TARGET_TMPDIR"]
+            .iter()
+            .any(|prefix| key.starts_with(prefix))
+            || key == "CARGO_PRIMARY_PACKAGE";
+        if set_by_cargo {
+            build.env_remove(&*key);
+        }
+    }
     if let Some(target_dir) = profile_dir.parent() {
         build.arg("--target-dir").arg(target_dir);
     }
