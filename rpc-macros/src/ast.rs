@@ -158,7 +158,51 @@ impl Method {
     }
 }
 
+/// One entry of the trait's spec table: the `static __RPC_SPECS` of
+/// `MethodSpec`s that the dispatch, the catalog and the client share (see
+/// [`Service::spec_table`] for its order).
+pub struct Spec<'a> {
+    /// Its position in the table: `__RPC_SPECS[index]`.
+    pub index: usize,
+    pub kind: SpecKind<'a>,
+}
+
+/// What a [`Spec`] is the spec of.
+pub enum SpecKind<'a> {
+    /// A trait method, under its wire name.
+    Method(&'a Method),
+    /// An alias (`#[rpc(alias = "...")]`): the spec of method `of` (its
+    /// index in [`Service::methods`] and in the table) under the older
+    /// wire name `name`.
+    Alias { of: usize, name: &'a str },
+    /// An unsubscribe method: its wire name and the subscription methods
+    /// whose subscriptions it ends.
+    Unsubscribe { name: &'a str, subscriptions: Vec<&'a Method> },
+}
+
 impl Service {
+    /// The spec table, in the one order every renderer and the runtime
+    /// (`__private::register_methods`) rely on:
+    ///
+    /// 1. every method, in the trait's order: method `i` of
+    ///    [`Service::methods`] is entry `i` (and arm `i` of the generated
+    ///    `__rpc_call`);
+    /// 2. every alias, method by method, each method's in the order
+    ///    written;
+    /// 3. every unsubscribe method, once, in order of first mention (see
+    ///    [`Service::unsubscribe_methods`]).
+    pub fn spec_table(&self) -> Vec<Spec<'_>> {
+        let methods = self.methods.iter().map(SpecKind::Method);
+        let aliases = self.methods.iter().enumerate().flat_map(|(of, method)| {
+            method.aliases.iter().map(move |(name, _)| SpecKind::Alias { of, name: name.as_str() })
+        });
+        let unsubscribes = self
+            .unsubscribe_methods()
+            .into_iter()
+            .map(|(name, subscriptions)| SpecKind::Unsubscribe { name, subscriptions });
+        methods.chain(aliases).chain(unsubscribes).enumerate().map(|(index, kind)| Spec { index, kind }).collect()
+    }
+
     /// Each unsubscribe method, once, in order of first mention, with the
     /// subscription methods it ends.
     pub fn unsubscribe_methods(&self) -> Vec<(&str, Vec<&Method>)> {

@@ -4,10 +4,13 @@
 //! render `From<E> for ErrorObject`, `FromErrorObject for E`,
 //! `RpcError for E` (the catalog's `errors`), `Display` (each variant's
 //! message, unless `#[rpc(display = false)]`) and `std::error::Error`.
+//! The impls are rendered even when there are errors, as `#[rpc]` and
+//! thiserror do, so that one mistake is one error rather than one at every
+//! use of the enum as well.
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
-use syn::{Data, DeriveInput, Fields, LitStr};
+use syn::{parse_quote, Data, DeriveInput, Fields, LitStr};
 
 use crate::attr;
 use crate::ctxt::Ctxt;
@@ -36,26 +39,30 @@ struct EnumAttrs {
     display: bool,
 }
 
-/// Expands the derive; on errors, only the errors.
+/// Expands the derive. With errors, the errors and the impls of a
+/// best-effort model (a broken variant gets a fallback code and message,
+/// see [`parse_variants`]), so that the enum's uses add no errors.
 pub fn derive(input: DeriveInput) -> TokenStream {
     let cx = Ctxt::default();
     let attrs = parse_enum_attrs(&cx, &input);
     let variants = parse_variants(&cx, &input);
-    if let Err(errors) = cx.check() {
-        return errors.to_compile_error();
-    }
+    let errors = cx.check().err();
     // Every impl in one `const _` block, as serde does: nothing the user
     // could name is added to their module.
-    let mut impls = render_error(&input.ident);
+    let mut impls = render_error(&input, errors.is_some());
     if attrs.display {
-        impls.extend(render_display(&input.ident, &variants));
+        impls.extend(render_display(&input, variants.as_deref()));
     }
-    render(&input.ident, &attrs.krate, &variants, impls)
+    let mut tokens = render(&input, &attrs.krate, variants.as_deref(), impls);
+    if let Some(errors) = errors {
+        tokens.extend(errors.to_compile_error());
+    }
+    tokens
 }
 
 /// `#[rpc(crate = "path", display = false)]` on the enum, if given.
 fn parse_enum_attrs(cx: &Ctxt, input: &DeriveInput) -> EnumAttrs {
-    let mut attrs = EnumAttrs { krate: syn::parse_quote!(::rpc_runtime), display: true };
+    let mut attrs = EnumAttrs { krate: parse_quote!(::rpc_runtime), display: true };
     for attr in input.attrs.iter().filter(|attr| attr.path().is_ident(attr::RPC)) {
         let result = attr.parse_nested_meta(|meta| {
             if meta.path.is_ident(CRATE) {
@@ -66,6 +73,10 @@ fn parse_enum_attrs(cx: &Ctxt, input: &DeriveInput) -> EnumAttrs {
                 // ```ignore
                 // #[rpc(display)]           // a bool: `display = false`
                 // ```
+                // A broken value most likely means `false`, the only one
+                // worth writing: no derived `Display` to conflict with the
+                // enum's own.
+                attrs.display = false;
                 let value = meta.value()?;
                 let lit: syn::LitBool = value.parse().map_err(|err| {
                     syn::Error::new(
@@ -86,7 +97,14 @@ fn parse_enum_attrs(cx: &Ctxt, input: &DeriveInput) -> EnumAttrs {
     attrs
 }
 
-fn parse_variants(cx: &Ctxt, input: &DeriveInput) -> Vec<Variant> {
+/// The variants, each with its code and message; `None` when there are
+/// none to write the impls from (the input is not an enum, or is generic:
+/// both reported), and the impls are rendered with bodies that never run.
+///
+/// A variant whose attribute is missing or broken (reported) is still
+/// modelled, with the code of an internal error (-32603) and its name as
+/// the message where they could not be read, so that the impls exist.
+fn parse_variants(cx: &Ctxt, input: &DeriveInput) -> Option<Vec<Variant>> {
     // ```ignore
     // #[derive(RpcError)]
     // struct NotFound;          // which code? say it per variant of an enum
@@ -96,13 +114,14 @@ fn parse_variants(cx: &Ctxt, input: &DeriveInput) -> Vec<Variant> {
             &input.ident,
             "#[derive(RpcError)] goes on an enum: one variant per error, each with `#[rpc(code = ..., message = \"...\")]`",
         );
-        return Vec::new();
+        return None;
     };
     // ```ignore
     // #[derive(RpcError)]
     // enum Error<T> { .. }      // the catalog needs one concrete type
     // ```
-    if !input.generics.params.is_empty() {
+    let generic = !input.generics.params.is_empty();
+    if generic {
         cx.error_spanned_by(&input.generics, "#[derive(RpcError)] enums cannot be generic; use concrete types");
     }
     let mut variants = Vec::new();
@@ -131,30 +150,34 @@ fn parse_variants(cx: &Ctxt, input: &DeriveInput) -> Vec<Variant> {
         // #[derive(RpcError)]
         // enum Error { NotFound }   // no code and message
         // ```
-        match (code, message) {
-            (Some(code), Some(message)) => variants.push(Variant {
-                ident: variant.ident.clone(),
-                code,
-                message,
-                fields: variant.fields.clone(),
-            }),
-            // A broken attribute is reported already.
-            _ if broken => {}
-            _ => cx.error_spanned_by(
+        // A broken attribute is reported already.
+        if (code.is_none() || message.is_none()) && !broken {
+            cx.error_spanned_by(
                 &variant.ident,
                 format!(
                     "variant `{}` needs its code and message: `#[rpc(code = -32001, message = \"...\")]` (the code may be a constant)",
                     variant.ident
                 ),
-            ),
+            );
         }
+        variants.push(Variant {
+            ident: variant.ident.clone(),
+            code: code.unwrap_or_else(|| parse_quote!(-32603)),
+            message: message.unwrap_or_else(|| LitStr::new(&variant.ident.to_string(), variant.ident.span())),
+            fields: variant.fields.clone(),
+        });
     }
-    variants
+    (!generic).then_some(variants)
 }
 
 /// The conversions and the catalog's `ERRORS`, with `impls` (`Display`,
-/// `Error`), in one `const _` block.
-fn render(ident: &syn::Ident, krate: &syn::Path, variants: &[Variant], impls: TokenStream) -> TokenStream {
+/// `Error`), in one `const _` block. Without `variants` (reported), the
+/// conversions' bodies never run: the build fails.
+fn render(input: &DeriveInput, krate: &syn::Path, variants: Option<&[Variant]>, impls: TokenStream) -> TokenStream {
+    let ident = &input.ident;
+    let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
+    let stub = variants.is_none();
+    let variants = variants.unwrap_or_default();
     // Each code once, as an `i64` constant: a constant of another type is
     // one error, at the user's code.
     let code_consts: Vec<_> = (0..variants.len()).map(|i| format_ident!("__CODE_{}", i)).collect();
@@ -220,6 +243,14 @@ fn render(ident: &syn::Ident, krate: &syn::Path, variants: &[Variant], impls: To
         .iter()
         .zip(&code_consts)
         .map(|(Variant { message, .. }, code)| quote!(__rpc::ErrorInfo::new(#code, #message)));
+    let into_object = match stub {
+        true => quote!(::core::unreachable!()),
+        false => quote! {
+            match __value {
+                #(#into_object)*
+            }
+        },
+    };
     quote! {
         #[allow(clippy::all, non_local_definitions)]
         const _: () = {
@@ -231,16 +262,14 @@ fn render(ident: &syn::Ident, krate: &syn::Path, variants: &[Variant], impls: To
             #(#code_defs)*
 
             #[automatically_derived]
-            impl ::core::convert::From<#ident> for __rpc::ErrorObject {
-                fn from(__value: #ident) -> Self {
-                    match __value {
-                        #(#into_object)*
-                    }
+            impl #impl_generics ::core::convert::From<#ident #ty_generics> for __rpc::ErrorObject #where_clause {
+                fn from(__value: #ident #ty_generics) -> Self {
+                    #into_object
                 }
             }
 
             #[automatically_derived]
-            impl __rpc::FromErrorObject for #ident {
+            impl #impl_generics __rpc::FromErrorObject for #ident #ty_generics #where_clause {
                 fn from_error_object(__error: &__rpc::ErrorObject) -> ::core::option::Option<Self> {
                     #(#from_object)*
                     ::core::option::Option::None
@@ -248,7 +277,7 @@ fn render(ident: &syn::Ident, krate: &syn::Path, variants: &[Variant], impls: To
             }
 
             #[automatically_derived]
-            impl __rpc::RpcError for #ident {
+            impl #impl_generics __rpc::RpcError for #ident #ty_generics #where_clause {
                 const ERRORS: &'static [__rpc::ErrorInfo] = &[#(#infos),*];
             }
 
@@ -258,23 +287,34 @@ fn render(ident: &syn::Ident, krate: &syn::Path, variants: &[Variant], impls: To
 }
 
 /// `Display`: the variant's message, as the server sends it (the data
-/// is not part of it).
-fn render_display(ident: &syn::Ident, variants: &[Variant]) -> TokenStream {
-    let arms = variants.iter().map(|Variant { ident: name, message, fields, .. }| {
-        let pattern = match fields {
-            Fields::Unit => quote!(#ident::#name),
-            Fields::Named(_) => quote!(#ident::#name { .. }),
-            Fields::Unnamed(_) => quote!(#ident::#name(..)),
-        };
-        quote!(#pattern => #message,)
-    });
-    quote! {
-        #[automatically_derived]
-        impl ::core::fmt::Display for #ident {
-            fn fmt(&self, __f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+/// is not part of it). Without `variants` (reported), a body that never
+/// runs.
+fn render_display(input: &DeriveInput, variants: Option<&[Variant]>) -> TokenStream {
+    let ident = &input.ident;
+    let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
+    let body = match variants {
+        Some(variants) => {
+            let arms = variants.iter().map(|Variant { ident: name, message, fields, .. }| {
+                let pattern = match fields {
+                    Fields::Unit => quote!(#ident::#name),
+                    Fields::Named(_) => quote!(#ident::#name { .. }),
+                    Fields::Unnamed(_) => quote!(#ident::#name(..)),
+                };
+                quote!(#pattern => #message,)
+            });
+            quote! {
                 __f.write_str(match *self {
                     #(#arms)*
                 })
+            }
+        }
+        None => quote!(::core::unreachable!()),
+    };
+    quote! {
+        #[automatically_derived]
+        impl #impl_generics ::core::fmt::Display for #ident #ty_generics #where_clause {
+            fn fmt(&self, __f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                #body
             }
         }
     }
@@ -282,12 +322,25 @@ fn render_display(ident: &syn::Ident, variants: &[Variant]) -> TokenStream {
 
 /// `std::error::Error`, with no `source`: a variant's fields are the
 /// error's JSON data, not a wrapped error. It needs `Debug` and `Display`;
-/// a missing `Debug` is reported at the enum's name.
-fn render_error(ident: &syn::Ident) -> TokenStream {
+/// a missing `Debug` is reported at the enum's name, unless errors are
+/// `reported` already: then, as thiserror does, the impl asks for them in
+/// a bound that names a lifetime of its own, which the compiler checks
+/// where the impl is used rather than here (a bound without any generic
+/// parameter would be checked here).
+fn render_error(input: &DeriveInput, reported: bool) -> TokenStream {
+    let ident = &input.ident;
+    let mut generics = input.generics.clone();
+    if reported {
+        let (_, ty_generics, _) = input.generics.split_for_impl();
+        generics.make_where_clause().predicates.push(parse_quote! {
+            for<'__rpc> #ident #ty_generics: ::core::fmt::Debug + ::core::fmt::Display
+        });
+    }
+    let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
     let error = quote_spanned!(ident.span()=> ::std::error::Error);
     quote! {
         #[automatically_derived]
-        impl #error for #ident {}
+        impl #impl_generics #error for #ident #ty_generics #where_clause {}
     }
 }
 

@@ -37,8 +37,9 @@ use std::future::Future;
 /// block as the table, so that the trait's `into_rpc`, the catalog and the
 /// client all read the one table without a name beside the trait.
 pub trait SpecTable {
-    /// Every method's spec, then each alias's, then each unsubscribe
-    /// method's.
+    /// The specs of the trait's methods, aliases and unsubscribe methods,
+    /// in the order `#[rpc]` defines in one place: `Service::spec_table`,
+    /// in `rpc-macros/src/ast.rs`.
     const SPECS: &'static [MethodSpec];
 }
 
@@ -413,11 +414,12 @@ impl<S, F> Handles<S> for F where
 {
 }
 
-/// Registers every method of a generated service: `handler` with index
-/// `i < count` serves `specs[i]`, and the alias specs that follow them
-/// (`#[rpc(alias = "...")]`) serve index `aliases[k]`. Indexed loops, not
-/// slice iterators: nothing of `core` instantiated per service. Cannot
-/// fail (see `register_direct`).
+/// Registers every method of a generated service, whose spec table
+/// `specs` is in the order of `Service::spec_table` (`rpc-macros/src/ast.rs`):
+/// `handler` with index `i < count` serves `specs[i]`, and with index
+/// `aliases[k]` serves `specs[count + k]` (`#[rpc(alias = "...")]`).
+/// Indexed loops, not slice iterators: nothing of `core` instantiated per
+/// service. Cannot fail (see `register_direct`).
 pub fn register_methods<S: Send + Sync + 'static, H: Handles<S>>(
     router: &mut Router,
     specs: &'static [MethodSpec],

@@ -7,7 +7,7 @@ use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 
 use super::generics::{self, Part};
-use crate::ast::{Method, Output, Service};
+use crate::ast::{Method, Output, Service, SpecKind};
 
 /// The name of the generated struct: `Calculator` -> `CalculatorCatalog`.
 pub fn catalog_ident(service: &Service) -> syn::Ident {
@@ -33,26 +33,39 @@ pub fn catalog(service: &Service) -> TokenStream {
     // A generic trait's params, each method's a constant of its own (see
     // `generic_catalog`).
     let mut param_consts = Vec::new();
-    let mut alias_index = service.methods.len();
-    for (index, method) in service.methods.iter().enumerate() {
-        let mut params = method_params(service, method);
-        if service.generics.is_generic() {
-            let name = format_ident!("__PARAMS_{}", index);
-            param_consts.push(quote!(const #name: &'static [__rpc::ParamInfo] = #params;));
-            params = quote!(Self::#name);
+    // Each entry of the spec table, in the catalog's order: each method
+    // followed by its aliases (which the table lists after every method),
+    // then the unsubscribe methods.
+    let table = service.spec_table();
+    for spec in &table {
+        let index = spec.index;
+        match &spec.kind {
+            SpecKind::Method(method) => {
+                let mut params = method_params(service, method);
+                if service.generics.is_generic() {
+                    let name = format_ident!("__PARAMS_{}", index);
+                    param_consts.push(quote!(const #name: &'static [__rpc::ParamInfo] = #params;));
+                    params = quote!(Self::#name);
+                }
+                let info = method_info(service, index, method, params);
+                let aliases =
+                    table.iter().filter(|alias| matches!(alias.kind, SpecKind::Alias { of, .. } if of == index));
+                let aliases: Vec<_> = aliases
+                    .map(|alias| {
+                        let alias = alias.index;
+                        quote!(__rpc::alias_info(&__RPC_SPECS[#alias], #info))
+                    })
+                    .collect();
+                methods.push(info);
+                methods.extend(aliases);
+            }
+            SpecKind::Alias { .. } => {}
+            SpecKind::Unsubscribe { subscriptions, .. } => {
+                let names: Vec<String> = subscriptions.iter().map(|method| format!("`{}`", method.wire_name)).collect();
+                let summary = format!("Ends a subscription made with {}.", names.join(" or "));
+                methods.push(quote!(__rpc::unsubscribe_info(&__RPC_SPECS[#index], #summary)));
+            }
         }
-        let info = method_info(service, index, method, params);
-        for _ in &method.aliases {
-            methods.push(quote!(__rpc::alias_info(&__RPC_SPECS[#alias_index], #info)));
-            alias_index += 1;
-        }
-        methods.insert(methods.len() - method.aliases.len(), info);
-    }
-    // The unsubscribe methods, after every method and alias, as their specs.
-    for (index, (_, subscribers)) in (alias_index..).zip(service.unsubscribe_methods()) {
-        let names: Vec<String> = subscribers.iter().map(|method| format!("`{}`", method.wire_name)).collect();
-        let summary = format!("Ends a subscription made with {}.", names.join(" or "));
-        methods.push(quote!(__rpc::unsubscribe_info(&__RPC_SPECS[#index], #summary)));
     }
     let turbofish = generics::turbofish_text(service);
     let struct_doc = format!(

@@ -13,7 +13,7 @@ use syn::spanned::Spanned;
 use syn::{GenericArgument, PathArguments, Type};
 
 use super::generics::{self, Part};
-use crate::ast::{Method, Output, Service};
+use crate::ast::{Method, Output, Service, SpecKind};
 
 /// The client and batch structs for `service`.
 pub fn client(service: &Service) -> TokenStream {
@@ -43,14 +43,21 @@ pub fn client(service: &Service) -> TokenStream {
         " A batch of [`{trait_ident}`] calls sent as one JSON-RPC batch: queue calls (each returns a reply to\n \
          await later), then [`{send}`]({batch}::{send}) them all at once."
     );
-    let methods = service.methods.iter().enumerate().map(|(index, method)| client_method(service, index, method));
-    // A subscription has no place in a batch: its items come after.
-    let batch_methods = service
-        .methods
+    // Each method with the index of its spec in the trait's spec table.
+    let spec_table = service.spec_table();
+    let specs: Vec<_> = spec_table
         .iter()
-        .enumerate()
+        .filter_map(|spec| match spec.kind {
+            SpecKind::Method(method) => Some((spec.index, method)),
+            _ => None,
+        })
+        .collect();
+    let methods = specs.iter().map(|&(index, method)| client_method(service, index, method));
+    // A subscription has no place in a batch: its items come after.
+    let batch_methods = specs
+        .iter()
         .filter(|(_, method)| method.item().is_none())
-        .map(|(index, method)| batch_method(service, index, method));
+        .map(|&(index, method)| batch_method(service, index, method));
     // Each method's name and params are read from the trait's spec table,
     // which is here when there is no catalog to hold it.
     let owner = super::server::spec_owner(service);

@@ -6,7 +6,7 @@ use syn::spanned::Spanned;
 use syn::TraitItem;
 
 use super::generics::{self, Part};
-use crate::ast::{Method, Output, Service};
+use crate::ast::{Method, Output, Service, SpecKind};
 use crate::attr::{Requires, Structure};
 
 /// `fn into_rpc(self) -> Router`, added to the trait.
@@ -15,16 +15,22 @@ pub fn into_rpc(service: &Service) -> Vec<TraitItem> {
     let private = quote!(#krate::__private);
     let trait_ident = &service.item.ident;
     let type_params = generics::params(service);
-    let arms = service.methods.iter().enumerate().map(|(index, method)| handler(service, index, method));
-    let count = service.methods.len();
-    // The method of each alias spec, in the order of the spec table.
-    let alias_methods =
-        service.methods.iter().enumerate().flat_map(|(index, method)| std::iter::repeat_n(index, method.aliases.len()));
-    // Each unsubscribe method once; their specs follow the aliases'.
-    let first = service.methods.len() + service.methods.iter().map(|m| m.aliases.len()).sum::<usize>();
-    let unsubscribes = (first..)
-        .zip(service.unsubscribe_methods())
-        .map(|(index, _)| quote!(__rpc::register_unsubscribe(&mut __router, &__specs[#index]);));
+    // From the spec table: a handler arm per method (its index is its
+    // spec's), the method of each alias spec, and each unsubscribe spec.
+    let mut arms = Vec::new();
+    let mut alias_methods = Vec::new();
+    let mut unsubscribes = Vec::new();
+    for spec in service.spec_table() {
+        let index = spec.index;
+        match spec.kind {
+            SpecKind::Method(method) => arms.push(handler(service, index, method)),
+            SpecKind::Alias { of, .. } => alias_methods.push(of),
+            SpecKind::Unsubscribe { .. } => {
+                unsubscribes.push(quote!(__rpc::register_unsubscribe(&mut __router, &__specs[#index]);))
+            }
+        }
+    }
+    let count = arms.len();
     let doc = format!(
         " Turns this `{trait_ident}` implementation into a [`Router`]({}::Router) that serves all of its methods.",
         quote!(#krate).to_string().replace(' ', "")
@@ -123,17 +129,15 @@ pub fn spec_owner(service: &Service) -> Option<TokenStream> {
 /// name is never seen beside another trait's.
 pub fn specs(service: &Service) -> TokenStream {
     let krate = &service.attrs.crate_path;
-    // Every method's spec, then one per alias (the method's spec under the
-    // older name), then one per unsubscribe method, in order.
-    let unsubscribes = service.unsubscribe_methods();
-    let count =
-        service.methods.len() + service.methods.iter().map(|m| m.aliases.len()).sum::<usize>() + unsubscribes.len();
-    let aliases = service
-        .methods
-        .iter()
-        .flat_map(|method| method.aliases.iter().map(move |(name, _)| method_spec_named(method, name)));
-    let unsubscribes = unsubscribes.into_iter().map(|(name, _)| quote!(__rpc::unsubscribe_spec(#name)));
-    let specs = service.methods.iter().map(method_spec).chain(aliases).chain(unsubscribes);
+    // In the order of `Service::spec_table`.
+    let table = service.spec_table();
+    let count = table.len();
+    let specs = table.iter().map(|spec| match &spec.kind {
+        SpecKind::Method(method) => method_spec(method),
+        // The method's spec under the older name.
+        SpecKind::Alias { of, name } => method_spec_named(&service.methods[*of], name),
+        SpecKind::Unsubscribe { name, .. } => quote!(__rpc::unsubscribe_spec(#name)),
+    });
     quote! {
         #[doc(hidden)]
         #[allow(deprecated, non_upper_case_globals, clippy::all)]
