@@ -20,7 +20,7 @@ pub mod wire;
 pub use catalog::{Catalog, RpcError};
 pub use dispatch::context::Context;
 pub use dispatch::dialect::Cancellation;
-pub use dispatch::engine::Limits;
+pub use dispatch::limits::Limits;
 pub use dispatch::router::Router;
 pub use peer::client::{Batch, Call, ClientError};
 pub use peer::subscription::client::Subscription;

@@ -9,7 +9,7 @@ use std::time::Instant;
 use ::metrics::{Counter, Gauge, Histogram, Key, Label, Level, Metadata, Recorder, Unit};
 
 use crate::catalog::DISCOVER_METHOD;
-use crate::dispatch::engine::CatchUnwind;
+use crate::dispatch::pending::CatchUnwind;
 use crate::dispatch::router::{Called, MethodFuture, NameHasher, Router, panicked};
 use crate::wire::error::{ErrorObject, METHOD_NOT_FOUND, SERVER_OVERLOADED};
 
@@ -186,15 +186,15 @@ pub(crate) struct Metered<'s> {
 }
 
 impl Metered<'_> {
-    /// Counts the call if its answer is ready (`None`: the method is
-    /// unknown); an `async` call is counted by [`Metered::pending`].
+    /// Counts the call if its answer is ready; an `async` call is counted
+    /// by [`Metered::pending`].
     #[inline]
-    pub(crate) fn ready(&self, called: Option<&Called>) {
+    pub(crate) fn ready(&self, called: &Called) {
         match called {
-            Some(Called::Written) => self.series.answered(self.started, None),
-            Some(Called::Failed(error)) => self.series.answered(self.started, Some(error.code())),
-            Some(Called::Pending(_)) => {}
-            None => self.series.answered(self.started, Some(METHOD_NOT_FOUND)),
+            Called::Written => self.series.answered(self.started, None),
+            Called::Failed(error) => self.series.answered(self.started, Some(error.code())),
+            Called::Pending(_) => {}
+            Called::NotFound => self.series.answered(self.started, Some(METHOD_NOT_FOUND)),
         }
     }
 

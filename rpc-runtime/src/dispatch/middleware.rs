@@ -361,11 +361,14 @@ impl CloneService for RouterService {
     fn call(&mut self, call: MethodCall) -> MethodServiceFuture {
         let notification = call.is_notification();
         let mut out = Vec::new();
-        let response = match self.0.call_into(&call.method, call.params.as_deref(), notification, &call.cx, &mut out) {
-            None => MethodResponse::error(ErrorObject::method_not_found()),
-            Some(Called::Written) => MethodResponse { result: Ok(Json::Written(out)) },
-            Some(Called::Failed(error)) => MethodResponse::error(error),
-            Some(Called::Pending(future)) => {
+        let router = &self.0;
+        let found = router.find(&call.method);
+        let response = match router.call(&call.method, found, call.params.as_deref(), notification, &call.cx, &mut out)
+        {
+            Called::NotFound => MethodResponse::error(ErrorObject::method_not_found()),
+            Called::Written => MethodResponse { result: Ok(Json::Written(out)) },
+            Called::Failed(error) => MethodResponse::error(error),
+            Called::Pending(future) => {
                 return Box::pin(async move { Ok(MethodResponse::from(future.await)) });
             }
         };

@@ -76,10 +76,12 @@ pub(crate) struct Method {
     handler: AnyHandler,
 }
 
-/// What [`Router::call_into`] did.
+/// What [`Router::call`] did.
 pub(crate) enum Called {
     /// The result was appended to the buffer.
     Written,
+    /// There is no such method.
+    NotFound,
     /// The method failed; nothing was kept in the buffer.
     Failed(ErrorObject),
     /// The answer comes when this future completes.
@@ -337,93 +339,63 @@ impl Router {
         name == DISCOVER_METHOD && !self.discover_off
     }
 
-    /// Calls method `name`, appending a ready result's JSON to `out`; `None`
-    /// if there is no such method. A panic in the synchronous part of the
-    /// handler becomes -32603. On failure `out` is left as it was.
+    /// Calls method `name`, found with [`Router::find`] (`None`: there is
+    /// no such method, though `rpc.discover` is still answered unless
+    /// turned off), appending a ready result's JSON to `out`. A panic in
+    /// the synchronous part of the handler becomes -32603. Unless the
+    /// result is [`Called::Written`], `out` is left as it was.
     /// `notification`: the call has no id (see [`Params::is_notification`]).
-    pub(crate) fn call_into(
+    #[inline(always)]
+    pub(crate) fn call(
         &self,
         name: &str,
+        found: Option<&Method>,
         params: Option<&RawValue>,
         notification: bool,
         cx: &Context,
         out: &mut Vec<u8>,
-    ) -> Option<Called> {
-        let mut unwritten = None;
-        match self.call_found(name, self.find(name), params, notification, cx, out, &mut unwritten) {
-            true => Some(Called::Written),
-            false => unwritten,
+    ) -> Called {
+        match found {
+            Some(method) => call_method(method, name, params, notification, cx, out),
+            None => self.call_unlisted(name, params, out),
         }
     }
 
-    /// [`Router::call_into`] of the method `name` already looked up (see
-    /// [`Router::find`]), for the engine's own path: true when the result
-    /// was written into `out`; otherwise what became of the call is left
-    /// in `unwritten` (`None`: no such method). The usual outcome is then a
-    /// flag: an outcome carrying an error's or a future's words, merged
-    /// with it, was stored to the stack and read back on every call.
-    #[inline]
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn call_found(
-        &self,
-        name: &str,
-        method: Option<&Method>,
-        params: Option<&RawValue>,
-        notification: bool,
-        cx: &Context,
-        out: &mut Vec<u8>,
-        unwritten: &mut Option<Called>,
-    ) -> bool {
-        let Some(method) = method else {
-            *unwritten = self.call_unlisted(name, params, out);
-            return matches!(unwritten, Some(Called::Written));
-        };
-        match call_method(method, name, params, notification, cx, out) {
-            Ok(()) => true,
-            Err(called) => {
-                *unwritten = Some(called);
-                false
-            }
-        }
-    }
-
-    /// [`Router::call_into`] of a name with no method: `rpc.discover`,
-    /// unless turned off, or `None`.
+    /// [`Router::call`] of a name with no method: `rpc.discover`, unless
+    /// turned off.
     #[cold]
     #[inline(never)]
-    fn call_unlisted(&self, name: &str, params: Option<&RawValue>, out: &mut Vec<u8>) -> Option<Called> {
+    fn call_unlisted(&self, name: &str, params: Option<&RawValue>, out: &mut Vec<u8>) -> Called {
         if !self.serves_unlisted(name) {
-            return None;
+            return Called::NotFound;
         }
         // A user's `JsonSchema` impl runs here: keep its panics in.
         let result = catch_unwind(AssertUnwindSafe(|| self.discover(params)))
             .unwrap_or_else(|panic| Err(panicked(name, &*panic)));
-        Some(match result {
+        match result {
             Ok(value) => {
                 out.extend_from_slice(value.get().as_bytes());
                 Called::Written
             }
             Err(err) => Called::Failed(err),
-        })
+        }
     }
 }
 
-/// Calls `method` (named `name`), appending a ready result's JSON to
-/// `out` (left as it was on failure); see [`Router::call_into`]. `Ok`
-/// when the result was written; the error is never `Called::Written`.
+/// [`Router::call`] of a registered method.
 #[inline(always)]
-pub(crate) fn call_method(
+fn call_method(
     method: &Method,
     name: &str,
     params: Option<&RawValue>,
     notification: bool,
     cx: &Context,
     out: &mut Vec<u8>,
-) -> Result<(), Called> {
+) -> Called {
     if let Some(requirement) = &method.spec.requires
         && let Err(refused) = check_requirement(name, requirement, notification, cx)
     {
-        return Err(Called::Failed(refused));
+        return Called::Failed(refused);
     }
     let start = out.len();
     // Each kind of handler behind an unwinding boundary of its own, whose
@@ -445,13 +417,13 @@ pub(crate) fn call_method(
         }
     };
     let called = match outcome {
-        Ok(Ok(None)) => return Ok(()),
+        Ok(Ok(None)) => return Called::Written,
         Ok(Ok(Some(future))) => Called::Pending(future),
         Ok(Err(error)) => Called::Failed(error),
         Err(panic) => Called::Failed(panicked(name, &*panic)),
     };
     out.truncate(start);
-    Err(called)
+    called
 }
 
 /// Calls a handler added with [`Router::register`]: its params are split
@@ -763,7 +735,7 @@ mod tests {
             for name in &names {
                 assert_eq!(router.spec(name).map(|spec| spec.name), Some(name.as_str()));
             }
-            let engine = crate::dispatch::engine::Engine::new(router, crate::dispatch::engine::Limits::default());
+            let engine = crate::dispatch::engine::Engine::new(router, crate::dispatch::limits::Limits::default());
             for name in &names {
                 let quoted = serde_json::to_string(name).unwrap();
                 let escaped = format!("\"\\u{:04x}{}", u32::from(name.as_bytes()[0]), &quoted[2..]);

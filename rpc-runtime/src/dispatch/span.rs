@@ -26,7 +26,7 @@ use tracing::field::Empty;
 use tracing::{Instrument, Span};
 
 use crate::dispatch::context::Context;
-use crate::dispatch::engine::CatchUnwind;
+use crate::dispatch::pending::CatchUnwind;
 use crate::dispatch::router::{MethodFuture, panicked};
 use crate::wire::error::ErrorObject;
 

@@ -49,11 +49,11 @@ pub(crate) fn call_tool(
     let mut out = Vec::new();
     let name = tool.method.spec.name;
     let tool_name = tool.name();
-    let called = core.inner.call_into(name, params.as_deref(), false, cx, &mut out);
+    let called = core.inner.call(name, core.inner.find(name), params.as_deref(), false, cx, &mut out);
     let result = match called {
-        Some(Called::Written) => written_result(out),
-        Some(Called::Failed(error)) => Err(error),
-        Some(Called::Pending(future)) => {
+        Called::Written => written_result(out),
+        Called::Failed(error) => Err(error),
+        Called::Pending(future) => {
             let core = Arc::clone(core);
             return Ok(MethodOutcome::Pending(Box::pin(async move {
                 let result = future.await;
@@ -63,7 +63,7 @@ pub(crate) fn call_tool(
                 finish(&core, tool, revision, result)
             })));
         }
-        None => Err(ErrorObject::internal_error(format!("Internal error: method `{name}` is not served"))),
+        Called::NotFound => Err(ErrorObject::internal_error(format!("Internal error: method `{name}` is not served"))),
     };
     Ok(MethodOutcome::Ready(finish(core, tool, revision, result)))
 }

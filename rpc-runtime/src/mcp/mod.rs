@@ -23,7 +23,8 @@ pub use revision::Revision;
 pub use session::UNSUPPORTED_PROTOCOL_VERSION;
 
 use crate::dispatch::context::Context;
-use crate::dispatch::engine::{Engine, Limits};
+use crate::dispatch::engine::Engine;
+use crate::dispatch::limits::Limits;
 use crate::dispatch::params::Params;
 use crate::dispatch::router::{MethodOutcome, Router, encode};
 use crate::spec::{MethodSpec, ParamSpec, ParamStructure};
@@ -123,27 +124,32 @@ impl McpServer {
     }
 
     /// The server's name (`serverInfo.name`).
+    #[must_use = "a builder does nothing until used"]
     pub fn name(self, name: impl Into<String>) -> Self {
         McpServer { name: Some(name.into()), ..self }
     }
 
     /// The server's version (`serverInfo.version`).
+    #[must_use = "a builder does nothing until used"]
     pub fn version(self, version: impl Into<String>) -> Self {
         McpServer { version: Some(version.into()), ..self }
     }
 
     /// A human-readable name for the server (`serverInfo.title`).
+    #[must_use = "a builder does nothing until used"]
     pub fn title(self, title: impl Into<String>) -> Self {
         McpServer { title: Some(title.into()), ..self }
     }
 
     /// Guidance on using the server, for the model (`instructions`).
+    #[must_use = "a builder does nothing until used"]
     pub fn instructions(self, instructions: impl Into<String>) -> Self {
         McpServer { instructions: Some(instructions.into()), ..self }
     }
 
     /// At most `size` tools per page of `tools/list` (default
     /// [`DEFAULT_PAGE_SIZE`]); longer lists come with a `nextCursor`.
+    #[must_use = "a builder does nothing until used"]
     pub fn page_size(self, size: usize) -> Self {
         McpServer { page_size: size.max(1), ..self }
     }
@@ -246,17 +252,11 @@ fn read<'a, T: Deserialize<'a>>(params: &Params<'a>, method: &str) -> Result<T, 
             format!("Invalid params: `{method}` takes its params as an object"),
         ));
     }
-    serde_json::from_str(text)
-        .map_err(|err| ErrorObject::new(INVALID_PARAMS, format!("Invalid params of `{method}`: {}", reason(&err))))
-}
-
-/// A decoding error without its position.
-fn reason(err: &serde_json::Error) -> String {
-    let mut text = err.to_string();
-    if let Some(at) = text.rfind(" at line ") {
-        text.truncate(at);
-    }
-    text
+    serde_json::from_str(text).map_err(|err| {
+        let mut message = format!("Invalid params of `{method}`: ");
+        crate::dispatch::params::errors::push_without_position(&mut message, &err);
+        ErrorObject::new(INVALID_PARAMS, message)
+    })
 }
 
 /// Params that only carry `_meta`.

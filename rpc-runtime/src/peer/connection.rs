@@ -24,8 +24,11 @@ use super::client::ClientError;
 use super::transport::{MessageSink, MessageSource, Received};
 use super::{Closed, Outgoing, Peer, PeerOptions, Shared, preview, subscription};
 use crate::dispatch::context::Context;
-use crate::dispatch::engine::{Engine, Incoming, Message, PendingResponse, Takes, write_error};
+use crate::dispatch::engine::{Engine, Incoming, Takes};
+use crate::dispatch::pending::PendingResponse;
 use crate::dispatch::signal::Signal;
+use crate::wire::message::{self, Message};
+use crate::wire::response::write_error;
 use crate::wire::{ErrorObject, INVALID_REQUEST, PARSE_ERROR};
 
 /// Answers are handed to the transport once this much is queued, even if
@@ -564,8 +567,8 @@ impl Connection {
         if !maybe_response && !maybe_claimed {
             return engine;
         }
-        let Ok(text) = std::str::from_utf8(message) else { return engine };
-        if text.trim_start().starts_with('[') {
+        let Some(text) = message::text(message) else { return engine };
+        if message::is_batch(text) {
             return self.route_batch(text).map_or(engine, |rest| rest.map(Cow::Owned));
         }
         let Ok(probe) = serde_json::from_str::<Message<'_>>(text) else { return engine };
@@ -776,7 +779,7 @@ fn send_error<K: MessageSink>(sink: &mut K, error: &ErrorObject) {
 #[cfg(test)]
 mod tests {
     use super::probe_keys;
-    use crate::dispatch::engine::Message;
+    use crate::wire::message::Message;
 
     #[test]
     fn responses_and_cancellations_are_spotted_by_their_strings() {

@@ -20,8 +20,9 @@ use tokio::time::Instant;
 use crate::dispatch::context::Context;
 pub(crate) use crate::dispatch::dialect::Cancellation;
 use crate::dispatch::dialect::SharedDialect;
-use crate::dispatch::engine::{Engine, Limits};
+use crate::dispatch::engine::Engine;
 use crate::dispatch::inflight::Link;
+use crate::dispatch::limits::Limits;
 use crate::dispatch::router::Router;
 use crate::dispatch::signal::Signal;
 use client::{Batch, ClientError};
@@ -636,6 +637,7 @@ pub struct PeerBuilder {
 
 impl PeerBuilder {
     /// Sets the framing used over byte streams (default newline-delimited).
+    #[must_use = "a builder does nothing until used"]
     pub fn framing(mut self, framing: crate::wire::Framing) -> Self {
         self.framing = framing;
         self
@@ -644,12 +646,14 @@ impl PeerBuilder {
     /// Serves `router` on this side: the other side may call its methods
     /// (server-to-client requests, in LSP terms). Without it, incoming
     /// requests are answered with -32601.
+    #[must_use = "a builder does nothing until used"]
     pub fn router(mut self, router: Router) -> Self {
         self.router = router;
         self
     }
 
     /// Limits for incoming messages and queued answers (see [`Limits`]).
+    #[must_use = "a builder does nothing until used"]
     pub fn limits(mut self, limits: Limits) -> Self {
         self.limits = limits;
         self
@@ -657,12 +661,14 @@ impl PeerBuilder {
 
     /// The default timeout of every outgoing call (none by default). A
     /// typed client can override it per call.
+    #[must_use = "a builder does nothing until used"]
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.options.timeout = Some(timeout);
         self
     }
 
     /// How cancellation is announced and understood (none by default).
+    #[must_use = "a builder does nothing until used"]
     pub fn cancellation(mut self, cancellation: Cancellation) -> Self {
         self.options.cancellation = cancellation;
         self
@@ -673,6 +679,7 @@ impl PeerBuilder {
     /// and takes its way of cancelling a request when it has one (which
     /// replaces [`PeerBuilder::cancellation`]; a later call of that
     /// overrides it again).
+    #[must_use = "a builder does nothing until used"]
     pub fn dialect(mut self, dialect: impl crate::dispatch::Dialect) -> Self {
         if let Some(cancellation) = dialect.cancellation() {
             self.options.cancellation = cancellation;
@@ -683,6 +690,7 @@ impl PeerBuilder {
 
     /// Per-connection data for handlers on this side (see
     /// [`Context::extension`]).
+    #[must_use = "a builder does nothing until used"]
     pub fn extension<T: Send + Sync + 'static>(mut self, value: T) -> Self {
         self.cx = self.cx.with_extension(value);
         self

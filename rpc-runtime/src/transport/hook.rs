@@ -34,12 +34,14 @@ impl ConnectionInfo {
     }
 
     /// The same, with the remote address.
+    #[must_use = "a builder does nothing until used"]
     pub fn with_peer_addr(mut self, addr: SocketAddr) -> Self {
         self.peer_addr = Some(addr);
         self
     }
 
     /// The same, with the local address the connection arrived on.
+    #[must_use = "a builder does nothing until used"]
     pub fn with_local_addr(mut self, addr: SocketAddr) -> Self {
         self.local_addr = Some(addr);
         self
@@ -47,6 +49,7 @@ impl ConnectionInfo {
 
     /// The same, with a transport-specific part (replacing one of the same
     /// type).
+    #[must_use = "a builder does nothing until used"]
     pub fn with_part<T: Send + Sync + 'static>(mut self, part: T) -> Self {
         self.parts.insert(TypeId::of::<T>(), Arc::new(part));
         self

@@ -247,6 +247,7 @@ impl<S: MessageSource, K: MessageSink> Transport<S, K> {
     }
 
     /// The same, with what the connection hook learns of it.
+    #[must_use = "a builder does nothing until used"]
     pub fn info(self, info: ConnectionInfo) -> Self {
         Transport { info, ..self }
     }

@@ -21,7 +21,6 @@ use async_nats::client::PublishErrorKind;
 use async_nats::{Client, HeaderMap, Message, StatusCode, Subject, Subscriber};
 use bytes::Bytes;
 use futures_core::Stream;
-use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
 use tokio::sync::{Semaphore, mpsc};
 use tokio::time::Instant;
@@ -30,8 +29,11 @@ use super::hook::{ConnectionInfo, HookFuture, Refused};
 use super::listener::{Connect, Listener, Shutdown};
 use super::server::Server;
 use crate::dispatch::context::Context;
-use crate::dispatch::engine::{Engine, PendingResponse, write_error};
+use crate::dispatch::engine::Engine;
+use crate::dispatch::pending::PendingResponse;
 use crate::peer::{MessageSink, MessageSource, Peer, PeerBuilder, Received};
+use crate::wire::message::{self, IdOnly};
+use crate::wire::response::write_error;
 use crate::wire::{ErrorObject, INTERNAL_ERROR, INVALID_REQUEST};
 
 /// The code of the error a call over NATS fails with at once when nothing
@@ -432,31 +434,19 @@ fn too_large(answer: &[u8], limit: usize) -> Vec<u8> {
     single
 }
 
-/// Keeps `"id": null` apart from a missing id.
-fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<&'de RawValue>, D::Error> {
-    <&'de RawValue>::deserialize(deserializer).map(Some)
-}
-
-/// A message's id, and nothing else of it.
-#[derive(Deserialize)]
-struct IdOnly<'a> {
-    #[serde(borrow, default, deserialize_with = "present")]
-    id: Option<&'a RawValue>,
-}
-
 /// The ids in a message: of a single request or response, or of each
 /// entry of a batch (`true`). `None` when it is not JSON of that shape.
 fn ids_of(message: &[u8]) -> Option<(bool, Vec<&RawValue>)> {
-    let first = message.iter().find(|b| !b.is_ascii_whitespace())?;
-    if *first == b'[' {
-        let entries: Vec<&RawValue> = serde_json::from_slice(message).ok()?;
+    let text = message::text(message)?;
+    if message::is_batch(text) {
+        let entries: Vec<&RawValue> = serde_json::from_str(text).ok()?;
         let ids = entries
             .into_iter()
             .filter_map(|entry| serde_json::from_str::<IdOnly<'_>>(entry.get()).ok().and_then(|entry| entry.id))
             .collect();
         Some((true, ids))
     } else {
-        let single: IdOnly<'_> = serde_json::from_slice(message).ok()?;
+        let single: IdOnly<'_> = serde_json::from_str(text).ok()?;
         Some((false, single.id.into_iter().collect()))
     }
 }
@@ -540,6 +530,7 @@ impl NatsConnect {
     /// let peer = Peer::builder().connect(NatsConnect::new(client, "svc.calculator").headers(headers)).await?;
     /// # Ok(()) }
     /// ```
+    #[must_use = "a builder does nothing until used"]
     pub fn headers(self, headers: HeaderMap) -> Self {
         NatsConnect { headers, ..self }
     }

@@ -7,8 +7,9 @@
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use crate::dispatch::engine::write_error;
 use crate::wire::ErrorObject;
+use crate::wire::message;
+use crate::wire::response::write_error;
 
 #[derive(Deserialize)]
 struct Entry<'a> {
@@ -21,9 +22,9 @@ struct Entry<'a> {
 /// The ids (raw JSON) of the requests in `message`, a request or a batch;
 /// notifications and responses have none.
 pub(crate) fn request_ids(message: &[u8]) -> Vec<Box<str>> {
-    let Ok(text) = std::str::from_utf8(message) else { return Vec::new() };
+    let Some(text) = message::text(message) else { return Vec::new() };
     let id = |entry: Entry<'_>| entry.method.and(entry.id).map(|id| Box::from(id.get()));
-    if text.trim_start().starts_with('[') {
+    if message::is_batch(text) {
         serde_json::from_str::<Vec<Entry<'_>>>(text)
             .map_or_else(|_| Vec::new(), |batch| batch.into_iter().filter_map(id).collect())
     } else {
@@ -45,8 +46,8 @@ pub(crate) fn response_ids(message: &[u8]) -> Vec<Box<str>> {
         Response { method: None, id: Some(id) } => Some(Box::from(id.get())),
         _ => None,
     };
-    let Ok(text) = std::str::from_utf8(message) else { return Vec::new() };
-    if text.trim_start().starts_with('[') {
+    let Some(text) = message::text(message) else { return Vec::new() };
+    if message::is_batch(text) {
         serde_json::from_str::<Vec<Response<'_>>>(text)
             .map_or_else(|_| Vec::new(), |batch| batch.into_iter().filter_map(id).collect())
     } else {

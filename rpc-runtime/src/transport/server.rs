@@ -12,7 +12,8 @@ use super::deadline::DEFAULT_WRITE_TIMEOUT;
 use super::hook::{Hook, HookFuture, admit};
 use crate::dispatch::context::Context;
 use crate::dispatch::dialect::Dialect;
-use crate::dispatch::engine::{Engine, Limits};
+use crate::dispatch::engine::Engine;
+use crate::dispatch::limits::Limits;
 use crate::dispatch::router::Router;
 use crate::dispatch::signal::Signal;
 use crate::peer::{AtEof, Cancellation, Connection, Controls, MessageSink, MessageSource, PeerOptions};
@@ -82,6 +83,7 @@ impl Server {
     /// How cancellation notifications are understood on every connection,
     /// and sent for calls back to the client that are abandoned (none by
     /// default; see [`Cancellation`]).
+    #[must_use = "a builder does nothing until used"]
     pub fn cancellation(self, cancellation: Cancellation) -> Self {
         Server { peer: PeerOptions { cancellation, ..self.peer }, ..self }
     }
@@ -91,6 +93,7 @@ impl Server {
     /// batches it refuses, and its way of cancelling a request when it has
     /// one (which replaces [`Server::cancellation`]; a later call of that
     /// overrides it again). Replaces any dialect set before.
+    #[must_use = "a builder does nothing until used"]
     pub fn dialect(self, dialect: impl Dialect) -> Self {
         let cancellation = dialect.cancellation().unwrap_or(self.peer.cancellation);
         Server { engine: self.engine.with_dialect(dialect), peer: PeerOptions { cancellation, ..self.peer }, ..self }
@@ -98,11 +101,13 @@ impl Server {
 
     /// The default timeout of calls that handlers make back to their
     /// client (none by default).
+    #[must_use = "a builder does nothing until used"]
     pub fn call_timeout(self, timeout: Duration) -> Self {
         Server { peer: PeerOptions { timeout: Some(timeout), ..self.peer }, ..self }
     }
 
     /// Replaces the limits.
+    #[must_use = "a builder does nothing until used"]
     pub fn limits(self, limits: Limits) -> Self {
         Server { engine: self.engine.with_limits(limits), ..self }
     }
@@ -124,6 +129,7 @@ impl Server {
     /// layer, calls take the direct path and pay nothing. For example,
     /// with `tower` as a dependency:
     /// `server.layer(tower::timeout::TimeoutLayer::new(Duration::from_secs(30)))`.
+    #[must_use = "a builder does nothing until used"]
     pub fn layer<L>(self, layer: L) -> Self
     where
         L: tower_layer::Layer<crate::dispatch::MethodService>,
@@ -140,6 +146,7 @@ impl Server {
 
     /// Sets the framing used on byte streams (stdio, TCP, a
     /// [`Stream`](crate::transport::stream::Stream)).
+    #[must_use = "a builder does nothing until used"]
     pub fn framing(self, framing: Framing) -> Self {
         Server { framing, ..self }
     }
@@ -148,6 +155,7 @@ impl Server {
     /// [`DEFAULT_MAX_CONNECTIONS`]). A connection beyond it is refused:
     /// accepted, sent one JSON-RPC error (-32000, `id` null) saying so, and
     /// closed, so that the client learns why instead of hanging.
+    #[must_use = "a builder does nothing until used"]
     pub fn max_connections(self, max: usize) -> Self {
         Server { max_connections: max.max(1), ..self }
     }
@@ -155,6 +163,7 @@ impl Server {
     /// Closes a connection once nothing happened on it for `timeout`: no
     /// message either way, no request running, no call back waiting (none
     /// by default).
+    #[must_use = "a builder does nothing until used"]
     pub fn idle_timeout(self, timeout: Duration) -> Self {
         Server { idle_timeout: Some(timeout), ..self }
     }
@@ -164,6 +173,7 @@ impl Server {
     /// a peer that stops reading does not keep its socket, its place under
     /// [`Server::max_connections`] and the answers queued for it forever.
     /// Its running requests are cancelled, as when the peer is gone.
+    #[must_use = "a builder does nothing until used"]
     pub fn write_timeout(self, timeout: Option<Duration>) -> Self {
         Server { write_timeout: timeout, ..self }
     }
@@ -179,6 +189,7 @@ impl Server {
     /// that sends a long call and goes away holds nothing. Stdio and
     /// a [`Stream`](crate::transport::stream::Stream) always let running requests finish at the
     /// end of input, so that `echo '{...}' | server` gets its answer.
+    #[must_use = "a builder does nothing until used"]
     pub fn half_close(self, grace: Duration) -> Self {
         Server { half_close: Some(grace), ..self }
     }
@@ -212,6 +223,7 @@ impl Server {
     ///     .await
     /// # }
     /// ```
+    #[must_use = "a builder does nothing until used"]
     pub fn on_connect<F>(self, hook: F) -> Self
     where
         F: Fn(&ConnectionInfo, Context) -> Result<Context, Refused> + Send + Sync + 'static,
@@ -223,6 +235,7 @@ impl Server {
     /// [`Server::on_connect`] for a hook that must wait (a token looked up
     /// in a database, say). The future owns what it needs of the
     /// [`ConnectionInfo`] (clone it in).
+    #[must_use = "a builder does nothing until used"]
     pub fn on_connect_async<F, Fut>(self, hook: F) -> Self
     where
         F: Fn(&ConnectionInfo, Context) -> Fut + Send + Sync + 'static,

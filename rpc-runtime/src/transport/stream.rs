@@ -235,6 +235,7 @@ where
     /// When served: `cx` (with its extensions) is the base of every
     /// request's context; the connection hook sees a connection of
     /// transport `"stream"`.
+    #[must_use = "a builder does nothing until used"]
     pub fn context(self, cx: Context) -> Self {
         Stream { cx, ..self }
     }

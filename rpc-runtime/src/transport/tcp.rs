@@ -16,10 +16,10 @@ use super::listener::{Connect, Listener, Shutdown};
 use super::server::{ConnectionInfo, Server};
 use super::stream::StreamSink;
 use crate::dispatch::context::Context;
-use crate::dispatch::engine::write_error;
 use crate::dispatch::signal::Signal;
 use crate::log::{INTERVAL, Throttle};
 use crate::peer::{Controls, Peer, PeerBuilder};
+use crate::wire::response::write_error;
 use crate::wire::{ErrorObject, FrameReader, SERVER_OVERLOADED};
 
 /// How long a connection refused for the connection limit has to take its

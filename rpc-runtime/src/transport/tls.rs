@@ -251,6 +251,7 @@ impl ServerTls {
     /// The same, offering `protocols` by ALPN unless the configuration
     /// names protocols of its own.
     #[cfg(feature = "http")]
+    #[must_use]
     pub(crate) fn with_default_alpn(self, protocols: &[&[u8]]) -> Self {
         ServerTls { config: with_default_alpn(self.config, protocols, |config| &mut config.alpn_protocols) }
     }
@@ -345,6 +346,7 @@ impl ClientTls {
     /// The same, offering `protocols` by ALPN unless the configuration
     /// names protocols of its own.
     #[cfg(feature = "http2")]
+    #[must_use]
     pub(crate) fn with_alpn(self, protocols: &[&[u8]]) -> Self {
         ClientTls { config: with_default_alpn(self.config, protocols, |config| &mut config.alpn_protocols) }
     }
@@ -515,6 +517,7 @@ impl TlsListener {
 
     /// How long a client has to complete the handshake (default 10 s);
     /// past it the connection is closed.
+    #[must_use = "a builder does nothing until used"]
     pub fn handshake_timeout(self, timeout: Duration) -> Self {
         TlsListener { handshake_timeout: timeout, ..self }
     }

@@ -4,6 +4,8 @@
 
 pub(crate) mod error;
 pub(crate) mod framing;
+pub(crate) mod message;
+pub(crate) mod response;
 pub(crate) mod words;
 
 pub use error::*;

@@ -36,12 +36,12 @@ use super::progress::RequestStream;
 use super::revision::Revision;
 use super::session::UNSUPPORTED_PROTOCOL_VERSION;
 use crate::dispatch::context::Context;
-use crate::dispatch::engine::write_error;
 use crate::dispatch::signal::Signal;
 #[cfg(feature = "cors")]
 use crate::transport::http::Http;
 use crate::transport::http::{HttpAddrs, HttpService, Inner, own_host, status_response};
 use crate::transport::server::Server;
+use crate::wire::response::write_error;
 use crate::wire::{ErrorObject, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR};
 use body::CancelOnDrop;
 use request::{Headers, Kind, Message, SESSION_ID};

@@ -58,6 +58,7 @@ impl McpHttp {
     /// headers (`Mcp-Session-Id`, `MCP-Protocol-Version`, `Mcp-Method`,
     /// `Mcp-Name`, `Last-Event-ID`, plus `Content-Type`, `Accept` and
     /// `Authorization`), and answers expose `Mcp-Session-Id` to the page.
+    #[must_use = "a builder does nothing until used"]
     pub fn http(self, http: Http) -> Self {
         McpHttp { http, ..self }
     }
@@ -65,12 +66,14 @@ impl McpHttp {
     /// At most `max` sessions open at once (default
     /// [`DEFAULT_MAX_SESSIONS`]); one more `initialize` is answered 503
     /// unless an idle session can be ended.
+    #[must_use = "a builder does nothing until used"]
     pub fn max_sessions(self, max: usize) -> Self {
         McpHttp { max_sessions: max.max(1), ..self }
     }
 
     /// A session without requests for `timeout` ends (default
     /// [`DEFAULT_SESSION_IDLE_TIMEOUT`]); its next request gets 404.
+    #[must_use = "a builder does nothing until used"]
     pub fn session_idle_timeout(self, timeout: Duration) -> Self {
         McpHttp { session_idle_timeout: timeout, ..self }
     }

@@ -80,6 +80,7 @@ impl HttpConnect {
     /// [`http2_prior_knowledge`](HttpConnect::http2_prior_knowledge) it
     /// offers `h2` by ALPN.
     #[cfg(feature = "tls")]
+    #[must_use = "a builder does nothing until used"]
     pub fn tls(mut self, tls: crate::transport::tls::ClientTls) -> Self {
         self.tls = Some(tls);
         self
@@ -95,12 +96,14 @@ impl HttpConnect {
     /// [`HttpListener`](super::HttpListener) does; a new connection is
     /// made when the server closed the last one (after it was idle, say).
     #[cfg(feature = "http2")]
+    #[must_use = "a builder does nothing until used"]
     pub fn http2_prior_knowledge(mut self) -> Self {
         self.http2 = true;
         self
     }
 
     /// Sends header `name: value` with every request.
+    #[must_use = "a builder does nothing until used"]
     pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
         self.headers.push((name.into(), value.into()));
         self

@@ -1,4 +1,4 @@
-//! The standalone HTTP server: accepts TCP connections (at most
+//! The standalone HTTP server, [`HttpListener`]: accepts TCP connections (at most
 //! `max_connections`), with the `tls` feature makes the TLS handshake on
 //! each when configured (on the connection's task, within the header
 //! timeout), serves HTTP/1.1 with keep-alive, or HTTP/2 (h2c with prior
@@ -32,7 +32,9 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Notify, Semaphore};
 
-use super::service::{HttpAddrs, HttpListener, HttpService, Serving, status_response};
+use super::config::Http;
+use super::responses::status_response;
+use super::service::{HttpAddrs, HttpService, Serving};
 use crate::dispatch::signal::Signal;
 use crate::peer::SignalWatch;
 use crate::transport::deadline::WriteDeadline;
@@ -71,6 +73,34 @@ impl Client {
             return request;
         }
         request
+    }
+}
+
+/// A TCP listener serving HTTP with [`Http`] settings: pass it to
+/// [`Server::serve`] (HTTPS with [`Http::tls`]). It serves HTTP/1.1 and,
+/// with the `http2` feature, HTTP/2 on the same port (h2c with prior
+/// knowledge: a connection that opens with HTTP/2's preface; over TLS,
+/// `h2` chosen by ALPN), each request answered as [`HttpService`] says. At
+/// most the server's `max_connections` are open at once (a WebSocket or
+/// HTTP/2 connection counts as one, and so does a TLS connection from its
+/// accept on); one more is answered 503. A connection that sends no
+/// request within the header timeout is closed, and so is an HTTP/2
+/// connection left with no request in progress for that long (as a
+/// kept-alive HTTP/1.1 one is; HTTP/2 is told with `GOAWAY`). On graceful
+/// shutdown it stops accepting, lets each request in progress finish and
+/// be answered, closes idle keep-alive connections (HTTP/2: `GOAWAY`, then
+/// closes once its streams are answered) and WebSocket connections (after
+/// answering what runs on them), and returns once all are closed.
+#[derive(Debug)]
+pub struct HttpListener {
+    pub(crate) http: Http,
+    pub(crate) listener: TcpListener,
+}
+
+impl HttpListener {
+    /// The local address this listener is bound to.
+    pub fn local_addr(&self) -> io::Result<std::net::SocketAddr> {
+        self.listener.local_addr()
     }
 }
 

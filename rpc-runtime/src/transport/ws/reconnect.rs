@@ -1,0 +1,121 @@
+//! Reconnecting a WebSocket client: the [`Reconnect`] policy, and what a
+//! lost connection does to the receiving half (fail the calls in flight,
+//! open a new connection with backoff, resume).
+//!
+//! Apart from the source's reading because only a client with
+//! [`WsConnect::reconnect`](super::WsConnect::reconnect) ever runs it, and
+//! its backoff and failure rules are a policy of their own.
+
+use std::future::Future;
+use std::io;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio_tungstenite::WebSocketStream;
+
+use super::source::WsSource;
+use crate::transport::replies::error_reply;
+use crate::wire::{ErrorObject, TRANSPORT_ERROR};
+
+/// A future that opens a new WebSocket connection (for reconnecting).
+pub(super) type Reopen<S> =
+    Arc<dyn Fn() -> Pin<Box<dyn Future<Output = io::Result<WebSocketStream<S>>> + Send>> + Send + Sync>;
+
+/// How a WebSocket client reconnects after losing its connection: after
+/// `initial`, doubling up to `max` between attempts, at most `attempts`
+/// times (forever when `None`).
+///
+/// ```
+/// # use std::time::Duration;
+/// let reconnect = rpc_runtime::transport::ws::Reconnect::default().initial(Duration::from_millis(20)).attempts(Some(50));
+/// assert_eq!((reconnect.max, reconnect.attempts), (Duration::from_secs(5), Some(50)));
+/// ```
+#[derive(Clone, Copy, Debug)]
+#[non_exhaustive]
+pub struct Reconnect {
+    /// The first wait.
+    pub initial: Duration,
+    /// The longest wait.
+    pub max: Duration,
+    /// Attempts before giving up (the connection then closes); `None`:
+    /// never give up.
+    pub attempts: Option<u32>,
+}
+
+impl Reconnect {
+    /// The same policy, first waiting `initial`.
+    #[must_use = "a builder does nothing until used"]
+    pub fn initial(self, initial: Duration) -> Self {
+        Reconnect { initial, ..self }
+    }
+
+    /// The same policy, waiting at most `max` between attempts.
+    #[must_use = "a builder does nothing until used"]
+    pub fn max(self, max: Duration) -> Self {
+        Reconnect { max, ..self }
+    }
+
+    /// The same policy, giving up after `attempts` (never when `None`).
+    #[must_use = "a builder does nothing until used"]
+    pub fn attempts(self, attempts: Option<u32>) -> Self {
+        Reconnect { attempts, ..self }
+    }
+}
+
+impl Default for Reconnect {
+    /// 100 ms, doubling up to 5 s, forever.
+    fn default() -> Self {
+        Reconnect { initial: Duration::from_millis(100), max: Duration::from_secs(5), attempts: None }
+    }
+}
+
+impl<S: AsyncRead + AsyncWrite + Unpin + Send> WsSource<S> {
+    /// The connection is gone: fails the calls sent on it and reconnects
+    /// (reconnecting client), or ends.
+    pub(super) async fn lost(&mut self, why: io::Error) -> io::Result<()> {
+        let Some((reopen, reconnect)) = self.reopen.clone().filter(|_| self.shared.reconnects()) else {
+            return Err(why);
+        };
+        tracing::debug!(error = %why, "WebSocket connection lost; reconnecting");
+        self.shared.ws().take();
+        let lost: Vec<Box<str>> = self.shared.outstanding().map(|mut ids| ids.drain().collect()).unwrap_or_default();
+        let error = ErrorObject::new(
+            TRANSPORT_ERROR,
+            format!(
+                "the WebSocket connection was lost ({why}) before the answer came; the call may or may not have run, and the client is reconnecting"
+            ),
+        );
+        self.lost.extend(lost.iter().map(|id| error_reply(id, &error)));
+        let mut delay = reconnect.initial;
+        let mut attempt = 0u32;
+        loop {
+            attempt += 1;
+            match reopen().await {
+                Ok(ws) => {
+                    *self.shared.ws() = Some(ws);
+                    self.shared.pongs_owed.store(0, Ordering::Relaxed);
+                    if let Some(keepalive) = &mut self.keepalive {
+                        keepalive.restart();
+                    }
+                    self.shared.reconnected.notify_waiters();
+                    tracing::debug!(attempt, "WebSocket reconnected");
+                    return Ok(());
+                }
+                Err(err) if reconnect.attempts.is_some_and(|max| attempt >= max) => {
+                    return Err(io::Error::new(err.kind(), format!("reconnecting failed {attempt} times: {err}")));
+                }
+                Err(err) => tracing::debug!(attempt, error = %err, ?delay, "WebSocket reconnect failed; retrying"),
+            }
+            if !self.lost.is_empty() {
+                // Deliver the failures first; reconnecting goes on at the
+                // next receive.
+                tokio::time::sleep(Duration::ZERO).await;
+            }
+            tokio::time::sleep(delay).await;
+            delay = (delay * 2).min(reconnect.max);
+        }
+    }
+}
