@@ -12,6 +12,7 @@ mod log;
 pub mod mcp;
 pub mod peer;
 mod spec;
+mod sync;
 pub mod transport;
 pub mod wire;
 

@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 /// holds documentation pages only, and nothing may use it.
 const LAYERS: &[(&str, u8)] = &[
     ("log", 0),
+    ("sync", 0),
     ("wire", 1),
     ("spec", 1),
     ("catalog", 2),

@@ -5,7 +5,7 @@
 
 use std::any::Any;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::dispatch::dialect::Cancellation;
 use crate::dispatch::order::Gate;
@@ -35,10 +35,7 @@ pub(crate) struct Link {
     gate: OnceLock<Gate>,
 }
 
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    // The map stays consistent even if a holder panicked.
-    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
+use crate::sync::lock;
 
 impl Link {
     /// A link whose incoming requests may be cancelled as `cancellation`

@@ -9,7 +9,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context as TaskContext, Poll};
 
-use crate::dispatch::router::{MethodFuture, MethodResult, panicked};
+use crate::dispatch::router::{MethodFuture, panicked};
 use crate::dispatch::signal::Signal;
 use crate::wire::error::ErrorObject;
 use crate::wire::response::{push_piece, write_error, write_response};
@@ -161,16 +161,17 @@ impl PendingResponse {
     }
 }
 
-/// Polls a future, turning a panic into an `Err` with its payload.
-pub(crate) struct CatchUnwind(pub(crate) MethodFuture);
+/// Polls a future, turning a panic into an `Err` with its payload: the
+/// one unwinding boundary around a future (a method's, a subscription's).
+pub(crate) struct CatchUnwind<F>(pub(crate) F);
 
-impl Future for CatchUnwind {
-    type Output = Result<MethodResult, Box<dyn std::any::Any + Send>>;
+impl<F: Future + Unpin> Future for CatchUnwind<F> {
+    type Output = Result<F::Output, Box<dyn std::any::Any + Send>>;
     fn poll(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Self::Output> {
         let future = &mut self.0;
-        match std::panic::catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(cx))) {
+        match std::panic::catch_unwind(AssertUnwindSafe(|| Pin::new(&mut *future).poll(cx))) {
             Ok(Poll::Pending) => Poll::Pending,
-            Ok(Poll::Ready(result)) => Poll::Ready(Ok(result)),
+            Ok(Poll::Ready(output)) => Poll::Ready(Ok(output)),
             Err(panic) => Poll::Ready(Err(panic)),
         }
     }

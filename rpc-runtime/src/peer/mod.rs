@@ -9,7 +9,7 @@ pub(crate) mod transport;
 use std::collections::HashMap;
 use std::io;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde::Serialize;
@@ -139,10 +139,7 @@ struct Shared {
     subscribed: Subscribed,
 }
 
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    // The maps stay consistent even if a holder panicked.
-    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
+use crate::sync::lock;
 
 impl Shared {
     /// Fails every pending call and refuses new ones.

@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, VecDeque};
 use std::future::Future;
 use std::io;
 use std::pin::{Pin, pin};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::task::{Context as TaskContext, Poll, Waker};
 use std::time::Duration;
 
@@ -588,9 +588,7 @@ struct Expected {
     ids: Vec<Box<str>>,
 }
 
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
+use crate::sync::lock;
 
 /// The receiving half of a NATS peer: answers on its inbox, and answers
 /// made up by the sending half (for requests that could not be sent).

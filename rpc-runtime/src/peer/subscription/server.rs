@@ -34,10 +34,12 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore, TryAcquireError};
 
 use crate::dispatch::context::Context;
 use crate::dispatch::params::Params;
+use crate::dispatch::pending::CatchUnwind;
 use crate::dispatch::router::{IntoErrorObject, panicked};
 use crate::dispatch::signal::Signal;
-use crate::peer::{Shared, json_string, lock};
+use crate::peer::{Shared, json_string};
 use crate::spec::MethodSpec;
+use crate::sync::lock;
 use crate::wire::{
     ErrorObject, INTERNAL_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, SERVER_OVERLOADED, SUBSCRIPTION_LAGGED,
 };
@@ -973,20 +975,5 @@ pub fn register_unsubscribe(router: &mut crate::dispatch::router::Router, spec: 
         // Several subscriptions of one trait may share an unsubscribe
         // method; #[rpc] registers it once, so this cannot happen.
         unreachable!("#[rpc] registers each unsubscribe method once: {err}");
-    }
-}
-
-/// Polls a future, turning a panic into an `Err` with its payload.
-struct CatchUnwind<F>(F);
-
-impl<F: Future + Unpin> Future for CatchUnwind<F> {
-    type Output = Result<F::Output, Box<dyn std::any::Any + Send>>;
-    fn poll(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Self::Output> {
-        let future = &mut self.0;
-        match std::panic::catch_unwind(AssertUnwindSafe(|| Pin::new(&mut *future).poll(cx))) {
-            Ok(Poll::Pending) => Poll::Pending,
-            Ok(Poll::Ready(output)) => Poll::Ready(Ok(output)),
-            Err(panic) => Poll::Ready(Err(panic)),
-        }
     }
 }
