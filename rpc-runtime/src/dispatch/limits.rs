@@ -1,10 +1,11 @@
 //! [`Limits`]: what one connection may make a server hold.
 //!
 //! The connection (`peer::connection`) reads most of them (concurrency,
-//! queued bytes, subscriptions and their buffers), the framing reads the
-//! message size, and the engine the batch length. They live in `dispatch`
-//! because the [`Engine`](crate::dispatch::Engine) carries them to every
-//! transport it is served over.
+//! queued bytes, subscriptions and their buffers), the transports read
+//! the message size (the framing, HTTP bodies, NATS), and the engine the
+//! batch length. They live in `dispatch` because the
+//! [`Engine`](crate::dispatch::Engine) carries them to every transport it
+//! is served over.
 
 /// Limits that protect a server from oversized or abusive input.
 ///

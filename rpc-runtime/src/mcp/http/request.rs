@@ -247,9 +247,8 @@ impl<'a> Message<'a> {
     /// Reads a POST body; `None` when it is not a JSON object or array
     /// (the engine says what is wrong with it).
     pub(crate) fn read(body: &'a [u8]) -> Option<Message<'a>> {
-        let text = std::str::from_utf8(body).ok()?;
-        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-        if text.trim_start().starts_with('[') {
+        let text = crate::wire::message::text(body)?;
+        if crate::wire::message::is_batch(text) {
             serde_json::from_str::<serde::de::IgnoredAny>(text).ok()?;
             return Some(Message {
                 kind: Kind::Batch,
