@@ -11,7 +11,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context as TaskContext, Poll};
 
-use super::hook::ConnectionInfo;
+use super::hook::{ConnectionInfo, admit};
 use super::server::{Server, until_shutdown};
 use crate::dispatch::context::Context;
 use crate::dispatch::signal::Signal;
@@ -317,14 +317,20 @@ impl PeerBuilder {
 
 /// In process: the server is served over an in-memory pair (the hook sees
 /// a connection of transport `"memory"`); everything else (callbacks,
-/// cancellation, batches) works as over any other transport.
+/// cancellation, batches) works as over any other transport. The hook runs
+/// before `connect` returns: a refusal is `connect`'s error (of kind
+/// [`io::ErrorKind::PermissionDenied`]), and connections are admitted in
+/// the order they were made.
 impl Connect for Server {
     async fn connect(self, builder: PeerBuilder) -> io::Result<Peer> {
+        let info = ConnectionInfo::new("memory");
+        let cx = admit(self.hook.as_ref(), &info, Context::new())
+            .await
+            .map_err(|refused| io::Error::new(io::ErrorKind::PermissionDenied, refused))?;
         let (ours, theirs) = super::memory::memory_pair();
         tokio::spawn(async move {
             let (source, sink) = theirs;
-            let info = ConnectionInfo::new("memory");
-            if let Err(err) = self.serve_connection(source, sink, info, &Shutdown::default()).await {
+            if let Err(err) = self.run_admitted(source, sink, info.transport(), cx, Controls::default()).await {
                 tracing::debug!(error = %err, "in-process server ended with an error");
             }
         });

@@ -272,9 +272,26 @@ impl Server {
                 return Err(io::Error::new(io::ErrorKind::PermissionDenied, refused));
             }
         };
+        self.run_admitted(source, sink, info.transport(), cx, controls).await
+    }
+
+    /// A connection of `transport` the hook has admitted (`cx` is what it
+    /// returned).
+    pub(crate) async fn run_admitted<S, K>(
+        &self,
+        source: S,
+        sink: K,
+        #[cfg_attr(not(feature = "metrics"), allow(unused_variables))] transport: &'static str,
+        cx: Context,
+        controls: Controls,
+    ) -> io::Result<()>
+    where
+        S: MessageSource,
+        K: MessageSink,
+    {
         let controls = Controls { idle_timeout: controls.idle_timeout.or(self.idle_timeout), ..controls };
         #[cfg(feature = "metrics")]
-        let _open = crate::dispatch::metrics::OpenConnection::new(info.transport());
+        let _open = crate::dispatch::metrics::OpenConnection::new(transport);
         let (connection, _peer) = Connection::new(self.engine.clone(), self.peer, cx, controls);
         connection.run(source, sink).await
     }

@@ -148,6 +148,30 @@ async fn a_refused_connection_is_closed_without_being_served() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_process_the_hook_runs_before_connect_returns() {
+    // Admitted in the order they were made, and a refusal is connect's error.
+    let arrivals = Arc::new(AtomicUsize::new(0));
+    let server = Server::new(ProbeImpl.into_rpc()).on_connect_async(move |info, cx| {
+        assert_eq!(info.transport(), "memory");
+        let n = arrivals.fetch_add(1, Ordering::SeqCst);
+        async move {
+            tokio::task::yield_now().await;
+            match n {
+                2 => Err(Refused::unauthorized("the third caller is turned away")),
+                n => Ok(cx.with_extension(User(format!("user{n}")))),
+            }
+        }
+    });
+    let first = ProbeClient::new(rpc_runtime::Peer::builder().connect(server.clone()).await.expect("admitted"));
+    let second = ProbeClient::new(rpc_runtime::Peer::builder().connect(server.clone()).await.expect("admitted"));
+    let refused = rpc_runtime::Peer::builder().connect(server).await.expect_err("refused");
+    assert_eq!(refused.kind(), std::io::ErrorKind::PermissionDenied);
+    assert!(refused.to_string().contains("the third caller is turned away"), "{refused}");
+    assert_eq!(second.whoami().await.expect("served").as_deref(), Some("user1"));
+    assert_eq!(first.whoami().await.expect("served").as_deref(), Some("user0"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn connections_over_the_limit_are_refused_with_a_reason() {
     let server = Server::new(ProbeImpl.into_rpc()).max_connections(2);
     let (addr, _stop, _task) = start(server).await;
