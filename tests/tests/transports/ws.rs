@@ -1,7 +1,9 @@
 //! The WebSocket transport over real sockets: the same peer as every other
 //! transport (calls both ways, cancellation), the connection hook and
 //! Origin check at the handshake, binary frames, keep-alive pings, the
-//! close handshake, the size limit, and a client that reconnects.
+//! close handshake, the size limit, and a client that reconnects (its
+//! calls in flight fail when the connection is lost, whether or not the
+//! server comes back).
 
 use crate::web_support;
 
@@ -315,4 +317,91 @@ async fn a_reconnecting_client_fails_calls_in_flight_and_carries_on() {
     }
     let again = tokio::time::timeout(HANG_GUARD, vault.read("b".into())).await.expect("answered in time");
     assert_eq!(again.unwrap(), "value of b");
+}
+
+/// A TCP proxy to `to` that can be taken down (its connections cut, and
+/// new ones closed as soon as they are accepted, as a server that is gone)
+/// and brought back up: `false` on the sender takes it down.
+async fn switchable_proxy(to: std::net::SocketAddr) -> (std::net::SocketAddr, tokio::sync::watch::Sender<bool>) {
+    let (listener, addr) = listener().await;
+    let (up, up_seen) = tokio::sync::watch::channel(true);
+    tokio::spawn(async move {
+        while let Ok((mut inbound, _)) = listener.accept().await {
+            let mut up = up_seen.clone();
+            if !*up.borrow_and_update() {
+                continue;
+            }
+            tokio::spawn(async move {
+                let mut outbound = TcpStream::connect(to).await.unwrap();
+                tokio::select! {
+                    _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound) => {}
+                    _ = up.wait_for(|up| !*up) => {}
+                }
+            });
+        }
+    });
+    (addr, up)
+}
+
+/// How long a call in flight may take to fail once its connection is
+/// lost: it fails at once, so this only tells a hang from an answer.
+const LOST_CALL_GUARD: Duration = Duration::from_secs(5);
+
+/// Takes the proxy down under a call in flight and checks that the call
+/// fails with the transport error, without waiting for the server.
+async fn a_call_in_flight_fails_when(vault: &VaultClient, proxy_up: &tokio::sync::watch::Sender<bool>) {
+    let in_flight = tokio::spawn({
+        let vault = vault.clone();
+        async move { vault.sleep(60_000).await }
+    });
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    proxy_up.send(false).unwrap();
+    let failed = tokio::time::timeout(LOST_CALL_GUARD, in_flight)
+        .await
+        .expect("the call in flight failed at once, without waiting for a reconnection")
+        .unwrap();
+    match failed {
+        Err(ClientError::Server(error)) => {
+            assert_eq!(error.code(), TRANSPORT_ERROR);
+            assert!(error.message().contains("connection was lost"), "{}", error.message());
+        }
+        other => panic!("expected a transport error object, got {other:?}"),
+    }
+}
+
+/// A vault served over WebSocket behind a proxy that can be taken down, and
+/// a client of it that reconnects forever (the default), made one call.
+/// The server's handles are returned to keep it running.
+async fn vault_behind_a_switchable_proxy() -> (VaultClient, tokio::sync::watch::Sender<bool>, impl Sized) {
+    let (server, _) = vault();
+    let (server_addr, stop, task) = serve(&server, Http::default().allow_any_host()).await;
+    let (proxy, proxy_up) = switchable_proxy(server_addr).await;
+    let reconnect = Reconnect::default().initial(Duration::from_millis(20)).max(Duration::from_millis(200));
+    let peer = Peer::builder().connect(WsConnect::new(format!("ws://{proxy}/")).reconnect(reconnect)).await.unwrap();
+    let vault = VaultClient::new(peer);
+    assert_eq!(vault.read("a".into()).await.unwrap(), "value of a");
+    (vault, proxy_up, (stop, task))
+}
+
+#[tokio::test]
+async fn a_call_in_flight_fails_at_once_when_the_server_never_comes_back() {
+    let (vault, proxy_up, _server) = vault_behind_a_switchable_proxy().await;
+    a_call_in_flight_fails_when(&vault, &proxy_up).await;
+}
+
+#[tokio::test]
+async fn a_call_in_flight_fails_before_the_server_comes_back_and_later_calls_use_it() {
+    let (vault, proxy_up, _server) = vault_behind_a_switchable_proxy().await;
+    a_call_in_flight_fails_when(&vault, &proxy_up).await;
+    // Made while the server is gone: it waits for the new connection.
+    let waiting = tokio::spawn({
+        let vault = vault.clone();
+        async move { vault.read("b".into()).await }
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    proxy_up.send(true).unwrap();
+    let waited = tokio::time::timeout(HANG_GUARD, waiting).await.expect("answered in time").unwrap();
+    assert_eq!(waited.unwrap(), "value of b");
+    let again = tokio::time::timeout(HANG_GUARD, vault.read("c".into())).await.expect("answered in time");
+    assert_eq!(again.unwrap(), "value of c");
 }

@@ -1,6 +1,6 @@
 //! Reconnecting a WebSocket client: the [`Reconnect`] policy, and what a
-//! lost connection does to the receiving half (fail the calls in flight,
-//! open a new connection with backoff, resume).
+//! lost connection does to the receiving half (fail the calls in flight at
+//! once, then open a new connection with backoff, resume).
 //!
 //! Apart from the source's reading because only a client with
 //! [`WsConnect::reconnect`](super::WsConnect::reconnect) ever runs it, and
@@ -72,14 +72,29 @@ impl Default for Reconnect {
     }
 }
 
+/// How far a reconnecting client got in replacing a lost connection.
+///
+/// It is kept in the source, between two calls of `recv`, so that the
+/// failures of the calls in flight are delivered before reconnecting
+/// starts: a server that never comes back must not hold them up.
+#[derive(Debug)]
+pub(super) struct Backoff {
+    /// Attempts made so far.
+    attempts: u32,
+    /// The wait after the next failed attempt.
+    delay: Duration,
+}
+
 impl<S: AsyncRead + AsyncWrite + Unpin + Send> WsSource<S> {
-    /// The connection is gone: fails the calls sent on it and reconnects
-    /// (reconnecting client), or ends.
-    pub(super) async fn lost(&mut self, why: io::Error) -> io::Result<()> {
-        let Some((reopen, reconnect)) = self.reopen.clone().filter(|_| self.shared.reconnects()) else {
+    /// The connection is gone: on a reconnecting client, queues an error
+    /// answer for every call sent on it and starts a [`Backoff`], which
+    /// `recv` resumes once those answers are delivered; otherwise, `why`.
+    pub(super) fn lost(&mut self, why: io::Error) -> io::Result<()> {
+        let Some((_, reconnect)) = self.reopen.as_ref().filter(|_| self.shared.reconnects()) else {
             return Err(why);
         };
         tracing::debug!(error = %why, "WebSocket connection lost; reconnecting");
+        self.backoff = Some(Backoff { attempts: 0, delay: reconnect.initial });
         self.shared.ws().take();
         let lost: Vec<Box<str>> = self.shared.outstanding().map(|mut ids| ids.drain().collect()).unwrap_or_default();
         let error = ErrorObject::new(
@@ -89,12 +104,21 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> WsSource<S> {
             ),
         );
         self.lost.extend(lost.iter().map(|id| error_reply(id, &error)));
-        let mut delay = reconnect.initial;
-        let mut attempt = 0u32;
-        loop {
-            attempt += 1;
+        Ok(())
+    }
+
+    /// Goes on with the [`Backoff`] (if any) until a new connection
+    /// replaces the lost one, or fails once the attempts run out.
+    pub(super) async fn reconnect(&mut self) -> io::Result<()> {
+        let Some((reopen, reconnect)) = self.reopen.clone() else { return Ok(()) };
+        while let Some(backoff) = &mut self.backoff {
+            backoff.attempts += 1;
+            let attempt = backoff.attempts;
+            let delay = backoff.delay;
+            backoff.delay = (delay * 2).min(reconnect.max);
             match reopen().await {
                 Ok(ws) => {
+                    self.backoff = None;
                     *self.shared.ws() = Some(ws);
                     self.shared.pongs_owed.store(0, Ordering::Relaxed);
                     if let Some(keepalive) = &mut self.keepalive {
@@ -102,20 +126,17 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> WsSource<S> {
                     }
                     self.shared.reconnected.notify_waiters();
                     tracing::debug!(attempt, "WebSocket reconnected");
-                    return Ok(());
                 }
                 Err(err) if reconnect.attempts.is_some_and(|max| attempt >= max) => {
+                    self.backoff = None;
                     return Err(io::Error::new(err.kind(), format!("reconnecting failed {attempt} times: {err}")));
                 }
-                Err(err) => tracing::debug!(attempt, error = %err, ?delay, "WebSocket reconnect failed; retrying"),
+                Err(err) => {
+                    tracing::debug!(attempt, error = %err, ?delay, "WebSocket reconnect failed; retrying");
+                    tokio::time::sleep(delay).await;
+                }
             }
-            if !self.lost.is_empty() {
-                // Deliver the failures first; reconnecting goes on at the
-                // next receive.
-                tokio::time::sleep(Duration::ZERO).await;
-            }
-            tokio::time::sleep(delay).await;
-            delay = (delay * 2).min(reconnect.max);
         }
+        Ok(())
     }
 }

@@ -24,7 +24,7 @@ use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::{Error as WsError, Message, Utf8Bytes};
 
 use super::keepalive::Keepalive;
-use super::reconnect::{Reconnect, Reopen};
+use super::reconnect::{Backoff, Reconnect, Reopen};
 use super::socket::{Shared, into_io, ready_then_send};
 use crate::peer::{MessageSource, Received};
 use crate::transport::replies::response_ids;
@@ -45,6 +45,9 @@ pub struct WsSource<S> {
     stashed: Option<Frame>,
     /// How to reconnect (reconnecting client only).
     pub(super) reopen: Option<(Reopen<S>, Reconnect)>,
+    /// Reconnecting after a lost connection: `recv` goes on with it once
+    /// `lost` is delivered.
+    pub(super) backoff: Option<Backoff>,
 }
 
 impl<S> WsSource<S> {
@@ -55,7 +58,15 @@ impl<S> WsSource<S> {
         keepalive: Option<Keepalive>,
         reopen: Option<(Reopen<S>, Reconnect)>,
     ) -> Self {
-        WsSource { shared, current: Bytes::new(), keepalive, lost: VecDeque::new(), stashed: None, reopen }
+        WsSource {
+            shared,
+            current: Bytes::new(),
+            keepalive,
+            lost: VecDeque::new(),
+            stashed: None,
+            reopen,
+            backoff: None,
+        }
     }
 }
 
@@ -64,6 +75,7 @@ impl<S> std::fmt::Debug for WsSource<S> {
         f.debug_struct("WsSource")
             .field("keepalive", &self.keepalive.is_some())
             .field("reconnect", &self.reopen.as_ref().map(|(_, reconnect)| reconnect))
+            .field("reconnecting", &self.backoff)
             .finish_non_exhaustive()
     }
 }
@@ -146,7 +158,9 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> MessageSource for WsSource<S> {
     /// burst of pipelined requests is answered with one write. Polled with
     /// a no-op waker: `recv` polls (and registers) again before waiting.
     fn recv_ready(&mut self) -> Option<Received<'_>> {
-        if !self.lost.is_empty() || self.stashed.is_some() {
+        // While reconnecting there is no connection to read: `recv` first
+        // delivers the failures in `lost`, then reconnects.
+        if !self.lost.is_empty() || self.stashed.is_some() || self.backoff.is_some() {
             return None;
         }
         match self.poll_frame(&mut TaskContext::from_waker(std::task::Waker::noop()), false) {
@@ -164,6 +178,9 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> MessageSource for WsSource<S> {
             if let Some(reply) = self.lost.pop_front() {
                 self.current = Bytes::from(reply);
                 return Ok(Some(Received::Message(&self.current)));
+            }
+            if self.backoff.is_some() {
+                self.reconnect().await?;
             }
             let frame = match self.stashed.take() {
                 Some(frame) => frame,
@@ -195,7 +212,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> MessageSource for WsSource<S> {
                 }
                 Frame::Gone(Some(err)) => into_io(err),
             };
-            self.lost(why).await?;
+            self.lost(why)?;
         }
     }
 }
