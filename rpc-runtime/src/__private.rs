@@ -401,9 +401,8 @@ common_instances!(
 /// function of the service that serves method `index` (its position in the
 /// spec table), so that the code generated per method is an arm of one
 /// item, not an item of its own. Passed as the function item (no size,
-/// called directly). It borrows the params: taken by value, the split
-/// params (about 130 bytes) were copied once more on the way in, on every
-/// call.
+/// called directly). It borrows the params, which a call by value would
+/// copy once more on every call.
 pub trait Handles<S>:
     Fn(&Arc<S>, usize, &Params<'_>, &Context, &mut Vec<u8>) -> Direct + Copy + Send + Sync + 'static
 {

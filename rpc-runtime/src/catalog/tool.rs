@@ -8,7 +8,9 @@ use schemars::Schema;
 use schemars::generate::Contract;
 use serde_json::{Map, Value};
 
-use super::{Draft, Generator, MethodInfo, SchemaFn};
+use super::document::encode_ref_name;
+use super::generate::Generator;
+use super::{Draft, MethodInfo, SchemaFn};
 
 /// What `#[rpc(mcp(...))]` says about a method's MCP tool.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -157,8 +159,7 @@ fn standalone(schema: SchemaFn, contract: Contract) -> StandaloneSchema {
     // something (itself, when recursive) still refers to it.
     if let Some(reference) = schema.get("$ref").and_then(Value::as_str) {
         let quoted = format!("\"{reference}\"");
-        let own =
-            definitions.keys().find(|name| format!("#{DEFS}/{}", super::encode_ref_name(name)) == reference).cloned();
+        let own = definitions.keys().find(|name| format!("#{DEFS}/{}", encode_ref_name(name)) == reference).cloned();
         if let Some(own) = own {
             let used = Value::Object(root.clone()).to_string().contains(&quoted)
                 || definitions.values().any(|value| value.to_string().contains(&quoted));

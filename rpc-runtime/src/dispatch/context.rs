@@ -39,7 +39,7 @@ use crate::dispatch::signal::Signal;
 pub struct Context {
     pub(crate) peer_addr: Option<SocketAddr>,
     /// The name of the transport the connection came over (as
-    /// [`ConnectionInfo::transport`](crate::transport::ConnectionInfo::transport)
+    /// [`ConnectionInfo::transport`](crate::transport::hook::ConnectionInfo::transport)
     /// says it), for each call's span.
     pub(crate) transport: Option<&'static str>,
     /// The connection, as far as dispatch needs it (see [`Link`]).

@@ -4,25 +4,23 @@
 //! (`wire::response`), or hands back what waits (`dispatch::pending`). It
 //! knows nothing about any particular service or transport.
 
-use std::borrow::Cow;
-use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
-use std::task::{Context as TaskContext, Poll};
-
-use serde_json::value::RawValue;
 
 use crate::dispatch::context::Context;
 use crate::dispatch::dialect::{Dialect, SharedDialect};
-use crate::dispatch::inflight;
 use crate::dispatch::limits::Limits;
 use crate::dispatch::middleware::{MethodCall, MethodResponse, MethodService, Stack};
-use crate::dispatch::order;
-use crate::dispatch::pending::{BatchEntry, OwnedId, PendingResponse, PendingShape, Quiet};
-use crate::dispatch::router::{Called, MethodFuture, Router, panicked, written_result};
+use crate::dispatch::pending::{BatchEntry, OwnedId, PendingResponse, PendingShape, SilentCancel};
+use crate::dispatch::router::{Called, MethodFuture, Router};
 use crate::dispatch::validate::{Call, classify_top_level, id_of_broken, not_a_request, validate};
-use crate::wire::error::{ErrorObject, INVALID_REQUEST, REQUEST_CANCELLED};
-use crate::wire::message::{self, Envelope, Message, method_name};
+use crate::wire::error::{ErrorObject, INVALID_REQUEST};
+use crate::wire::message::{self, Envelope};
 use crate::wire::response::{METHOD_NOT_FOUND_HEAD, NULL_ID, RESULT_HEAD, write_error, write_response_tail};
+
+mod incoming;
+mod wrapped;
+
+pub(crate) use incoming::{Incoming, Takes};
 
 /// Decodes messages, dispatches them to a [`Router`] and encodes responses.
 ///
@@ -50,37 +48,6 @@ impl std::fmt::Debug for Engine {
             .field("dialect", &self.dialect.is_some())
             .finish()
     }
-}
-
-/// What a connection takes off its incoming stream for itself, for
-/// [`Engine::process_incoming`].
-#[derive(Clone, Copy)]
-pub(crate) struct Takes<'c> {
-    /// Which notifications (by method name) it claims; `None` when none.
-    pub(crate) claims: Option<&'c dyn Fn(&str) -> bool>,
-    /// Whether responses may come: it made calls.
-    pub(crate) responses: bool,
-}
-
-/// What [`Engine::process_incoming`] made of a message.
-///
-/// With an explicit tag: the connection's check for the usual outcome
-/// (`Handled(None)`) is then two compares, not a decode of a niche in
-/// `Claimed`'s string and a jump table.
-#[repr(u8)]
-pub(crate) enum Incoming<'m> {
-    /// A request or notification, handled as [`Engine::process`] does.
-    Handled(Option<PendingResponse>),
-    /// A response (no `method`; a `result` or an `error`), for the
-    /// outgoing call with its id.
-    Response { id: Option<&'m RawValue>, result: Option<&'m RawValue>, error: Option<&'m RawValue> },
-    /// A notification (no `id`) of a method the connection claims (its
-    /// cancellation method, or the method of a subscription's items) and
-    /// the router does not serve, with its params.
-    Claimed { method: Cow<'m, str>, params: Option<&'m RawValue> },
-    /// A batch, or a message that does not decode as an object: nothing was
-    /// done, the caller routes it the general way.
-    Other,
 }
 
 impl Engine {
@@ -170,51 +137,6 @@ impl Engine {
         }
     }
 
-    /// [`Engine::process`] for a connection that also receives responses
-    /// and notifications meant for itself (`takes`): a single message is
-    /// decoded once, and either dispatched or handed back as a response or
-    /// a claimed notification, so that the common case (a request) costs
-    /// no separate look at the message.
-    ///
-    /// A connection that expects no responses (it made no call) has the
-    /// message decoded as a request (four members, not six); one without a
-    /// `method` is then decoded again with a response's members, so a
-    /// stray response is still taken off the stream, never answered.
-    pub(crate) fn process_incoming<'m>(
-        &self,
-        message: &'m [u8],
-        cx: &Context,
-        out: &mut Vec<u8>,
-        takes: &Takes<'_>,
-    ) -> Incoming<'m> {
-        let Some(text) = message::text(message) else { return Incoming::Other };
-        if message::is_batch(text) {
-            return Incoming::Other;
-        }
-        let request = if takes.responses {
-            let Ok(message) = serde_json::from_str::<Message<'m>>(text) else { return Incoming::Other };
-            if message.is_response() {
-                return Incoming::Response { id: message.id, result: message.result, error: message.error };
-            }
-            message.into_request(text)
-        } else {
-            let Ok(mut request) = serde_json::from_str::<Envelope<'m>>(text) else { return Incoming::Other };
-            if request.method.is_none() {
-                return self.process_incoming(message, cx, out, &Takes { responses: true, ..*takes });
-            }
-            request.text = text;
-            request
-        };
-        if let (Some(claims), None) = (takes.claims, request.id)
-            && let Some(method) = request.method.and_then(|member| method_name(member, text))
-            && claims(&method)
-            && self.router.spec(&method).is_none()
-        {
-            return Incoming::Claimed { method, params: request.params };
-        }
-        Incoming::Handled(self.dispatch_single(&request, cx, out))
-    }
-
     fn process_single(&self, text: &str, cx: &Context, out: &mut Vec<u8>) -> Option<PendingResponse> {
         // Borrowed where it was decoded (moved out of the `Result`, its
         // members were copied).
@@ -234,9 +156,10 @@ impl Engine {
     fn dispatch_single(&self, envelope: &Envelope<'_>, cx: &Context, out: &mut Vec<u8>) -> Option<PendingResponse> {
         match self.dispatch(envelope, cx, out) {
             Dispatched::Written => None,
-            Dispatched::Pending { id, method, future, quiet } => {
-                Some(PendingResponse { shape: PendingShape::Single { id, method, future, quiet }, body: Vec::new() })
-            }
+            Dispatched::Pending { id, method, future, silent_cancel } => Some(PendingResponse {
+                shape: PendingShape::Single { id, method, future, silent_cancel },
+                body: Vec::new(),
+            }),
         }
     }
 
@@ -304,14 +227,14 @@ impl Engine {
                     BatchEntry::Done(None)
                 }
                 Dispatched::Written => BatchEntry::Done(Some(piece_start - start..out.len() - start)),
-                Dispatched::Pending { id, method, future, quiet } => {
+                Dispatched::Pending { id, method, future, silent_cancel } => {
                     out.truncate(mark);
                     if !any_pending && mark > start {
                         // Every answer so far, without the opening `[`.
                         results.push(BatchEntry::Done(Some(1..mark - start)));
                     }
                     any_pending = true;
-                    BatchEntry::Pending { id, method, future, quiet }
+                    BatchEntry::Pending { id, method, future, silent_cancel }
                 }
             };
             if any_pending && !matches!(result, BatchEntry::Done(None)) {
@@ -366,7 +289,7 @@ impl Engine {
             method,
             id: call.id,
             span: tracing::Span::none(),
-            quiet: None,
+            silent_cancel: SilentCancel::default(),
             #[cfg(feature = "metrics")]
             metered,
         };
@@ -385,10 +308,13 @@ impl Engine {
         let metered = self.metrics.start(method);
         let start = out.len();
         out.extend_from_slice(RESULT_HEAD);
-        let (called, quiet) = if wrapped {
+        let (called, silent_cancel) = if wrapped {
             self.call_wrapped(method, call.params, call.id, cx, out)
         } else {
-            (self.router.call(method, self.router.find(method), call.params, call.id.is_none(), cx, out), None)
+            (
+                self.router.call(method, self.router.find(method), call.params, call.id.is_none(), cx, out),
+                SilentCancel::default(),
+            )
         };
         #[cfg(feature = "metrics")]
         metered.ready(&called);
@@ -402,7 +328,7 @@ impl Engine {
             method,
             id: call.id,
             span,
-            quiet,
+            silent_cancel,
             #[cfg(feature = "metrics")]
             metered,
         };
@@ -426,7 +352,7 @@ struct Unwritten<'a> {
     method: &'a str,
     id: Option<&'a str>,
     span: tracing::Span,
-    quiet: Quiet,
+    silent_cancel: SilentCancel,
     #[cfg(feature = "metrics")]
     metered: super::metrics::Metered<'a>,
 }
@@ -436,7 +362,7 @@ impl Unwritten<'_> {
     /// its future on. Out of line: the usual call is written in place.
     #[inline(never)]
     fn finish(self, called: Called, out: &mut Vec<u8>) -> Dispatched {
-        let Unwritten { method, id, span, quiet, .. } = self;
+        let Unwritten { method, id, span, silent_cancel, .. } = self;
         match called {
             Called::NotFound => not_found(out, id, &span),
             Called::Failed(err) => {
@@ -448,151 +374,10 @@ impl Unwritten<'_> {
                 let future = super::span::instrument(future, span, method);
                 #[cfg(feature = "metrics")]
                 let future = self.metered.pending(future);
-                return Dispatched::Pending { id: id.map(Into::into), method: method.into(), future, quiet };
+                return Dispatched::Pending { id: id.map(Into::into), method: method.into(), future, silent_cancel };
             }
         }
         Dispatched::Written
-    }
-}
-
-impl Engine {
-    /// The call of a request registered for cancellation, ordered on its
-    /// connection, or through layers, with a context of its own. A call
-    /// that waits keeps the registration's guard in its future (see
-    /// `inflight::track`), which comes back with the signal that silences
-    /// its answer; any other call is over, and the guard is dropped here.
-    #[inline(never)]
-    fn call_wrapped(
-        &self,
-        method: &str,
-        params: Option<&RawValue>,
-        id: Option<&str>,
-        cx: &Context,
-        out: &mut Vec<u8>,
-    ) -> (Called, Quiet) {
-        let (cx, guard) = cx.for_request(id);
-        let mut ticket = None;
-        if let (true, Some(link)) = (self.router.ordered(), &cx.link)
-            && let Some(found) = self.router.find(method)
-        {
-            let admission = link.gate().admit(found.spec.exclusive);
-            if !admission.now() {
-                let future = self.deferred(method, params, id, cx.into_owned(), admission);
-                let (future, quiet) = inflight::track(future, guard);
-                return (Called::Pending(future), quiet);
-            }
-            ticket = Some(admission.ticket);
-        }
-        let called = call_through(&self.router, self.layers.as_ref(), method, params, id, cx, out);
-        // On an ordered connection an `async` call is first polled here,
-        // on the reader: one that finishes without waiting (an edit that
-        // only queues a notification) is answered now and gives its place
-        // back at once, so the calls after it need not wait on a task. A
-        // call that waits holds its place until it ends.
-        let called = match (called, ticket) {
-            (Called::Pending(future), Some(ticket)) => match poll_once(future, method, out) {
-                Called::Pending(future) => Called::Pending(Box::pin(async move {
-                    let result = future.await;
-                    drop(ticket);
-                    result
-                })),
-                done => done,
-            },
-            (called, _) => called,
-        };
-        match called {
-            Called::Pending(future) => {
-                let (future, quiet) = inflight::track(future, guard);
-                (Called::Pending(future), quiet)
-            }
-            called => (called, None),
-        }
-    }
-}
-
-/// Calls `method` on `router`, through `layers` when there are any (which
-/// take the context owned).
-fn call_through(
-    router: &Router,
-    layers: Option<&Stack>,
-    method: &str,
-    params: Option<&RawValue>,
-    id: Option<&str>,
-    cx: Cow<'_, Context>,
-    out: &mut Vec<u8>,
-) -> Called {
-    match layers {
-        None => router.call(method, router.find(method), params, id.is_none(), &cx, out),
-        Some(layers) => layers.call(method, params, cx.into_owned(), id, out),
-    }
-}
-
-/// Polls `future` (method `method`'s) once, with a waker that does
-/// nothing: a result is written into `out` (or becomes the failure), and a
-/// future that waits is handed back, to be polled again where it will run
-/// (its first poll there registers the real waker, so a wake-up in between
-/// is not lost). A panic is answered as any method's panic is.
-fn poll_once(mut future: MethodFuture, method: &str, out: &mut Vec<u8>) -> Called {
-    let mut context = TaskContext::from_waker(std::task::Waker::noop());
-    match std::panic::catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(&mut context))) {
-        Ok(Poll::Pending) => Called::Pending(future),
-        Ok(Poll::Ready(Ok(result))) => {
-            out.extend_from_slice(result.get().as_bytes());
-            Called::Written
-        }
-        Ok(Poll::Ready(Err(error))) => Called::Failed(error),
-        Err(panic) => Called::Failed(panicked(method, &*panic)),
-    }
-}
-
-impl Engine {
-    /// Whether calls on `cx`'s connection are admitted through its order
-    /// (a method is `exclusive`, and the call came over a connection).
-    #[inline]
-    fn ordered_on(&self, cx: &Context) -> bool {
-        self.router.ordered() && cx.link.is_some()
-    }
-
-    /// A call that must wait for its turn on its connection (see
-    /// `dispatch::order`): its params are copied, and it is made, through
-    /// the layers like any other, once what it waits for has ended. Until
-    /// then its cancellation, or the connection's end, drops it unrun.
-    #[cold]
-    #[inline(never)]
-    fn deferred(
-        &self,
-        method: &str,
-        params: Option<&RawValue>,
-        id: Option<&str>,
-        cx: Context,
-        admission: order::Admission,
-    ) -> MethodFuture {
-        let router = Arc::clone(&self.router);
-        let layers = self.layers.clone();
-        let method: Box<str> = method.into();
-        let params: Option<Box<RawValue>> = params.map(ToOwned::to_owned);
-        let id: Option<Box<str>> = id.map(Into::into);
-        Box::pin(async move {
-            let order::Admission { ticket, after } = admission;
-            tokio::select! {
-                biased;
-                () = order::wait(&after) => {}
-                () = cx.cancelled() => {
-                    return Err(ErrorObject::new(REQUEST_CANCELLED, "Request cancelled before it started"));
-                }
-            }
-            let mut out = Vec::new();
-            let (params, id) = (params.as_deref(), id.as_deref());
-            let called = call_through(&router, layers.as_ref(), &method, params, id, Cow::Owned(cx), &mut out);
-            let result = match called {
-                Called::Written => written_result(out),
-                Called::Failed(error) => Err(error),
-                Called::Pending(future) => future.await,
-                Called::NotFound => Err(ErrorObject::method_not_found()),
-            };
-            drop(ticket);
-            result
-        })
     }
 }
 
@@ -604,7 +389,7 @@ enum Dispatched {
         id: OwnedId,
         method: Box<str>,
         future: MethodFuture,
-        quiet: Quiet,
+        silent_cancel: SilentCancel,
     },
 }
 
@@ -636,102 +421,4 @@ fn not_found(out: &mut Vec<u8>, id: Option<&str>, span: &tracing::Span) {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::dispatch::params::Params;
-    use crate::dispatch::router::MethodOutcome;
-    use crate::spec::{MethodSpec, ParamSpec};
-
-    static ADD_PARAMS: [ParamSpec; 2] = [ParamSpec::new("a", "i64"), ParamSpec::new("b", "i64")];
-    static ADD: MethodSpec = MethodSpec::new("add", &ADD_PARAMS);
-    static BOOM: MethodSpec = MethodSpec::new("boom", &[]);
-    static FAIL: MethodSpec = MethodSpec::new("fail", &[]);
-    static LATER: MethodSpec = MethodSpec::new("later", &[]);
-    static OLD: MethodSpec = MethodSpec::new("old", &ADD_PARAMS);
-
-    /// Methods of every kind and outcome: a direct handler that writes,
-    /// fails, panics or waits, and one added with `Router::register`.
-    fn every_outcome() -> Engine {
-        let mut router = Router::new();
-        let add = |params: &Params<'_>, _: &Context, out: &mut Vec<u8>| {
-            let (a, b): (i64, i64) = (params.decode(0)?, params.decode(1)?);
-            out.extend_from_slice(a.wrapping_add(b).to_string().as_bytes());
-            Ok(None)
-        };
-        router.register_direct(&ADD, Box::new(add)).unwrap();
-        router.register_direct(&BOOM, Box::new(|_, _, _| panic!("boom"))).unwrap();
-        let fail = |_: &Params<'_>, _: &Context, _: &mut Vec<u8>| Err(ErrorObject::new(-32001, "refused"));
-        router.register_direct(&FAIL, Box::new(fail)).unwrap();
-        let later = |_: &Params<'_>, _: &Context, _: &mut Vec<u8>| {
-            let future: MethodFuture = Box::pin(async { crate::dispatch::router::encode(&"done") });
-            Ok(Some(future))
-        };
-        router.register_direct(&LATER, Box::new(later)).unwrap();
-        router
-            .register(&OLD, |params, _| {
-                let (a, b): (i64, i64) = (params.decode(0)?, params.decode(1)?);
-                Ok(MethodOutcome::Ready(crate::dispatch::router::encode(&(a - b))))
-            })
-            .unwrap();
-        Engine::new(router, Limits::default())
-    }
-
-    fn answer(engine: &Engine, message: &str) -> Vec<u8> {
-        let mut out = Vec::new();
-        match engine.process(message.as_bytes(), &Context::default(), &mut out) {
-            Some(pending) => tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(pending.run()),
-            None => out,
-        }
-    }
-
-    /// A call made directly answers every request byte for byte as one
-    /// made inside its span (a subscriber takes `DEBUG`) and one made
-    /// through a layer, with every feature set (metrics included).
-    #[test]
-    fn every_path_of_a_call_answers_alike() {
-        let engine = every_outcome();
-        // No other test of this crate installs a subscriber.
-        assert!(!super::super::span::enabled());
-        let messages = [
-            r#"{"jsonrpc":"2.0","method":"add","params":[1,2],"id":1}"#,
-            r#"{"jsonrpc":"2.0","method":"add","params":{"a":1,"b":2},"id":"x"}"#,
-            r#"{"jsonrpc":"2.0","method":"add","params":[1,2]}"#,
-            r#"{"jsonrpc":"2.0","method":"add","params":[1],"id":null}"#,
-            r#"{"jsonrpc":"2.0","method":"add","params":[1,"2"],"id":2}"#,
-            r#"{"jsonrpc":"2.0","method":"add","params":7,"id":3}"#,
-            r#"{"jsonrpc":"2.0","method":"\u0061dd","params":[1,2],"id":4}"#,
-            r#"{"jsonrpc":"2.0","method":"boom","id":5}"#,
-            r#"{"jsonrpc":"2.0","method":"fail","id":6}"#,
-            r#"{"jsonrpc":"2.0","method":"fail"}"#,
-            r#"{"jsonrpc":"2.0","method":"later","id":7}"#,
-            r#"{"jsonrpc":"2.0","method":"old","params":[5,2],"id":8}"#,
-            r#"{"jsonrpc":"2.0","method":"nope","id":9}"#,
-            r#"{"jsonrpc":"2.0","method":"nope"}"#,
-            r#"{"jsonrpc":"2.0","method":"rpc.discover","id":10}"#,
-            r#"{"jsonrpc":"1.0","method":"add","params":[1,2],"id":11}"#,
-            r#"{"method":"add","params":[1,2],"id":12}"#,
-            r#"{"jsonrpc":"2.0","method":"add","params":[1,2],"id":[13]}"#,
-            r#"{"jsonrpc":"2.0","method":1,"id":14}"#,
-            r#"[{"jsonrpc":"2.0","method":"add","params":[1,2],"id":15},{"jsonrpc":"2.0","method":"later","id":16}]"#,
-        ];
-        let answers =
-            |engine: &Engine| -> Vec<Vec<u8>> { messages.iter().map(|message| answer(engine, message)).collect() };
-        let direct = answers(&engine);
-        let subscriber =
-            tracing_subscriber::fmt().with_max_level(tracing::Level::DEBUG).with_writer(std::io::sink).finish();
-        let observed = tracing::subscriber::with_default(subscriber, || {
-            assert!(super::super::span::enabled());
-            answers(&engine)
-        });
-        let layered = answers(&every_outcome().layer(tower_layer::Identity::new()));
-        for (path, answers) in [("inside its span", &observed), ("through a layer", &layered)] {
-            for ((message, direct), other) in messages.iter().zip(&direct).zip(answers) {
-                let (direct, other) = (String::from_utf8_lossy(direct), String::from_utf8_lossy(other));
-                assert_eq!(direct, other, "{message}, directly and {path}");
-            }
-        }
-        assert_eq!(direct[0], br#"{"jsonrpc":"2.0","result":3,"id":1}"#);
-        assert_eq!(direct[6], br#"{"jsonrpc":"2.0","result":3,"id":4}"#, "an escaped name is read");
-        assert!(direct[2].is_empty() && direct[9].is_empty() && direct[13].is_empty());
-    }
-}
+mod tests;

@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::dispatch::dialect::Cancellation;
 use crate::dispatch::order::Gate;
+use crate::dispatch::pending::SilentCancel;
 use crate::dispatch::router::MethodFuture;
 use crate::dispatch::signal::Signal;
 use crate::wire::{ErrorObject, REQUEST_CANCELLED};
@@ -115,14 +116,14 @@ impl Drop for InflightGuard {
 /// is answered with -32800 if it was cancelled. On a connection whose
 /// cancelled requests are not answered (MCP), also returns the signal that
 /// says, once the request ends, that it is not to be answered.
-pub(crate) fn track(future: MethodFuture, guard: Option<InflightGuard>) -> (MethodFuture, Option<Arc<Signal>>) {
-    let Some(guard) = guard else { return (future, None) };
-    let quiet = (!guard.link.answer_cancelled).then(|| Arc::clone(&guard.signal));
+pub(crate) fn track(future: MethodFuture, guard: Option<InflightGuard>) -> (MethodFuture, SilentCancel) {
+    let Some(guard) = guard else { return (future, SilentCancel::default()) };
+    let silent_cancel = SilentCancel((!guard.link.answer_cancelled).then(|| Arc::clone(&guard.signal)));
     let future = Box::pin(async move {
         let result = future.await;
         if guard.signal.is_raised() { Err(ErrorObject::new(REQUEST_CANCELLED, "Request cancelled")) } else { result }
     });
-    (future, quiet)
+    (future, silent_cancel)
 }
 
 /// The key of an id in the table of running requests. Strings compare by

@@ -42,17 +42,21 @@ impl std::fmt::Debug for PendingResponse {
 }
 
 pub(crate) enum PendingShape {
-    Single { id: OwnedId, method: Box<str>, future: MethodFuture, quiet: Quiet },
+    Single { id: OwnedId, method: Box<str>, future: MethodFuture, silent_cancel: SilentCancel },
     Batch(Vec<BatchEntry>),
 }
 
-/// Raised when a request was cancelled on a connection that does not
-/// answer cancelled requests (MCP); then it is not answered.
-pub(crate) type Quiet = Option<Arc<Signal>>;
+/// A request's cancellation signal, on a connection that does not answer
+/// cancelled requests (MCP); empty elsewhere. Once raised, the request's
+/// answer is not sent.
+#[derive(Default)]
+pub(crate) struct SilentCancel(pub(crate) Option<Arc<Signal>>);
 
-/// Whether the answer to a request that ended with `quiet` is left unsent.
-fn silenced(quiet: &Quiet) -> bool {
-    quiet.as_ref().is_some_and(|signal| signal.is_raised())
+impl SilentCancel {
+    /// Whether the request was cancelled and its answer is left unsent.
+    fn silences(&self) -> bool {
+        self.0.as_ref().is_some_and(|signal| signal.is_raised())
+    }
 }
 
 pub(crate) enum BatchEntry {
@@ -63,7 +67,7 @@ pub(crate) enum BatchEntry {
         id: OwnedId,
         method: Box<str>,
         future: MethodFuture,
-        quiet: Quiet,
+        silent_cancel: SilentCancel,
     },
 }
 
@@ -86,9 +90,9 @@ impl PendingResponse {
     pub async fn run(self) -> Vec<u8> {
         let mut out = Vec::new();
         match self.shape {
-            PendingShape::Single { id, method, future, quiet } => {
+            PendingShape::Single { id, method, future, silent_cancel } => {
                 let result = CatchUnwind(future).await.unwrap_or_else(|panic| Err(panicked(&method, &*panic)));
-                if let Some(id) = id.filter(|_| !silenced(&quiet)) {
+                if let Some(id) = id.filter(|_| !silent_cancel.silences()) {
                     write_response(&mut out, &id, &result);
                 }
             }
@@ -99,21 +103,21 @@ impl PendingResponse {
                 for entry in entries {
                     tasks.push(match entry {
                         BatchEntry::Done(piece) => Err(piece),
-                        BatchEntry::Pending { id, method, future, quiet } => {
-                            Ok((id, method, quiet, tokio::spawn(future)))
+                        BatchEntry::Pending { id, method, future, silent_cancel } => {
+                            Ok((id, method, silent_cancel, tokio::spawn(future)))
                         }
                     });
                 }
                 for task in tasks {
                     match task {
                         Err(piece) => push_piece(&mut out, piece.map(|range| &self.body[range])),
-                        Ok((id, method, quiet, handle)) => {
+                        Ok((id, method, silent_cancel, handle)) => {
                             let result = match handle.await {
                                 Ok(result) => result,
                                 Err(err) if err.is_panic() => Err(panicked(&method, &*err.into_panic())),
                                 Err(_) => Err(ErrorObject::internal_error("Internal error: the request was aborted")),
                             };
-                            if let Some(id) = id.filter(|_| !silenced(&quiet)) {
+                            if let Some(id) = id.filter(|_| !silent_cancel.silences()) {
                                 let mut piece = Vec::new();
                                 write_response(&mut piece, &id, &result);
                                 push_piece(&mut out, Some(&piece));

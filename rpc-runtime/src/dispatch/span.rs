@@ -9,7 +9,7 @@
 //! - `rpc.jsonrpc.error_code` and `rpc.jsonrpc.error_message`, recorded
 //!   when the call fails;
 //! - `network.transport`: the transport's name as the connection hook
-//!   sees it ([`ConnectionInfo::transport`](crate::transport::ConnectionInfo::transport):
+//!   sees it ([`ConnectionInfo::transport`](crate::transport::hook::ConnectionInfo::transport):
 //!   `tcp`, `http`, `ws`, `stdio`, `nats`, ...), and `network.peer.address`
 //!   and `network.peer.port` when the transport has a remote address.
 //!

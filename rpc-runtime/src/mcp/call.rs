@@ -13,7 +13,7 @@ use serde_json::value::RawValue;
 use super::progress::ProgressToken;
 use super::revision::Revision;
 use super::tools::{Arguments, Structured, Tool, WRAPPED_RESULT};
-use super::{Core, Stamp};
+use super::{Stamp, ToolServer};
 use crate::dispatch::context::Context;
 use crate::dispatch::params::named_to_positional;
 use crate::dispatch::router::{Called, MethodOutcome, MethodResult, written_result};
@@ -22,7 +22,7 @@ use crate::wire::{ErrorObject, INTERNAL_ERROR, INVALID_PARAMS, REQUEST_CANCELLED
 /// Calls `tool` with `arguments` (the request's member, if given) under
 /// `revision`, on the caller's context `cx`.
 pub(crate) fn call_tool(
-    core: &Arc<Core>,
+    server: &Arc<ToolServer>,
     tool: &Tool,
     arguments: Option<&RawValue>,
     progress_token: Option<&RawValue>,
@@ -36,7 +36,7 @@ pub(crate) fn call_tool(
     }
     let params = match params_of(tool, arguments) {
         Ok(params) => params,
-        Err(error) => return Ok(MethodOutcome::Ready(finish(core, tool, revision, Err(error)))),
+        Err(error) => return Ok(MethodOutcome::Ready(finish(server, tool, revision, Err(error)))),
     };
     let scoped;
     let cx = match progress_token {
@@ -49,23 +49,23 @@ pub(crate) fn call_tool(
     let mut out = Vec::new();
     let name = tool.method.spec.name;
     let tool_name = tool.name();
-    let called = core.inner.call(name, core.inner.find(name), params.as_deref(), false, cx, &mut out);
+    let called = server.router.call(name, server.router.find(name), params.as_deref(), false, cx, &mut out);
     let result = match called {
         Called::Written => written_result(out),
         Called::Failed(error) => Err(error),
         Called::Pending(future) => {
-            let core = Arc::clone(core);
+            let server = Arc::clone(server);
             return Ok(MethodOutcome::Pending(Box::pin(async move {
                 let result = future.await;
-                let Some(tool) = core.tools.get(tool_name) else {
+                let Some(tool) = server.tools.get(tool_name) else {
                     return Err(ErrorObject::internal_error("Internal error: the tool disappeared"));
                 };
-                finish(&core, tool, revision, result)
+                finish(&server, tool, revision, result)
             })));
         }
         Called::NotFound => Err(ErrorObject::internal_error(format!("Internal error: method `{name}` is not served"))),
     };
-    Ok(MethodOutcome::Ready(finish(core, tool, revision, result)))
+    Ok(MethodOutcome::Ready(finish(server, tool, revision, result)))
 }
 
 /// The method's params, from the tool's arguments.
@@ -130,10 +130,10 @@ struct CallToolResult<'a> {
 }
 
 /// The answer to `tools/call`, from the method's result.
-fn finish(core: &Core, tool: &Tool, revision: Revision, result: MethodResult) -> MethodResult {
+fn finish(server: &ToolServer, tool: &Tool, revision: Revision, result: MethodResult) -> MethodResult {
     let value = match result {
         Ok(value) => value,
-        Err(error) => return failed(core, revision, error),
+        Err(error) => return failed(server, revision, error),
     };
     let structured_content = match tool.structured(revision) {
         Structured::Omit => None,
@@ -144,7 +144,7 @@ fn finish(core: &Core, tool: &Tool, revision: Revision, result: MethodResult) ->
         content: [TextContent { kind: "text", text: value.get() }],
         structured_content,
         is_error: false,
-        stamp: core.stamp(revision),
+        stamp: server.stamp(revision),
     };
     crate::dispatch::router::encode(&result)
 }
@@ -153,7 +153,7 @@ fn finish(core: &Core, tool: &Tool, revision: Revision, result: MethodResult) ->
 /// that the model sees it and may correct itself), except for what MCP
 /// keeps as protocol errors: internal errors, cancellation, and invalid
 /// arguments before 2025-11-25.
-fn failed(core: &Core, revision: Revision, error: ErrorObject) -> MethodResult {
+fn failed(server: &ToolServer, revision: Revision, error: ErrorObject) -> MethodResult {
     let protocol = match error.code() {
         INVALID_PARAMS => !revision.invalid_arguments_are_tool_errors(),
         INTERNAL_ERROR | REQUEST_CANCELLED => true,
@@ -171,7 +171,7 @@ fn failed(core: &Core, revision: Revision, error: ErrorObject) -> MethodResult {
         content: [TextContent { kind: "text", text: &text }],
         structured_content: None,
         is_error: true,
-        stamp: core.stamp(revision),
+        stamp: server.stamp(revision),
     };
     crate::dispatch::router::encode(&result)
 }

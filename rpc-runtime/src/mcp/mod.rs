@@ -86,10 +86,12 @@ pub struct McpServer {
     page_size: usize,
 }
 
-/// What the MCP methods share.
-pub(crate) struct Core {
+/// The MCP server as its methods see it: the user's router behind the
+/// tools, the tool listing, and the identity `initialize` answers with.
+/// (Not [`McpServer`], the builder that makes it.)
+pub(crate) struct ToolServer {
     /// The user's router: where tool calls go.
-    pub(crate) inner: Router,
+    pub(crate) router: Router,
     pub(crate) tools: Tools,
     name: String,
     version: String,
@@ -109,7 +111,7 @@ struct Stamp<'a> {
     meta: &'a RawValue,
 }
 
-impl Core {
+impl ToolServer {
     /// What a result of `revision` carries besides its own members.
     fn stamp(&self, revision: Revision) -> Option<Stamp<'_>> {
         revision.is_modern().then_some(Stamp { result_type: "complete", meta: &self.server_info_meta })
@@ -168,9 +170,9 @@ impl McpServer {
         }
         let server_info_meta = serde_json::value::to_raw_value(&json!({ SERVER_INFO_KEY: identity }))
             .unwrap_or_else(|err| unreachable!("JSON values serialize: {err}"));
-        let core = Arc::new(Core {
+        let server = Arc::new(ToolServer {
             tools: Tools::new(&self.router),
-            inner: self.router,
+            router: self.router,
             name,
             version,
             title: self.title,
@@ -178,7 +180,7 @@ impl McpServer {
             page_size: self.page_size,
             server_info_meta,
         });
-        methods(core)
+        methods(server)
     }
 
     /// The message engine: MCP's methods and its narrowing of JSON-RPC
@@ -220,8 +222,8 @@ static DISCOVER: MethodSpec = mcp_spec!("server/discover", false);
 static TOOLS_LIST: MethodSpec = mcp_spec!("tools/list", false);
 static TOOLS_CALL: MethodSpec = mcp_spec!("tools/call", false);
 
-/// The router of MCP methods over `core`.
-fn methods(core: Arc<Core>) -> Router {
+/// The router of MCP methods over `server`.
+fn methods(server: Arc<ToolServer>) -> Router {
     let mut router = Router::new();
     router.set_discover(false);
     let handlers: [(&'static MethodSpec, Handler); 6] = [
@@ -233,15 +235,15 @@ fn methods(core: Arc<Core>) -> Router {
         (&TOOLS_CALL, tools_call),
     ];
     for (spec, handler) in handlers {
-        let core = Arc::clone(&core);
-        if let Err(err) = router.register(spec, move |params, cx| handler(&core, params, cx)) {
+        let server = Arc::clone(&server);
+        if let Err(err) = router.register(spec, move |params, cx| handler(&server, params, cx)) {
             unreachable!("MCP method names are distinct: {err}");
         }
     }
     router
 }
 
-type Handler = fn(&Arc<Core>, Params<'_>, &Context) -> Result<MethodOutcome, ErrorObject>;
+type Handler = fn(&Arc<ToolServer>, Params<'_>, &Context) -> Result<MethodOutcome, ErrorObject>;
 
 /// Reads the params of MCP method `method`: an object (absent reads as `{}`).
 fn read<'a, T: Deserialize<'a>>(params: &Params<'a>, method: &str) -> Result<T, ErrorObject> {
@@ -268,7 +270,7 @@ struct MetaOnly<'a> {
 
 /// A result of `value`, stamped as the modern revision wants
 /// (`resultType`, the server's identity) when it is modern.
-fn answer(core: &Core, revision: Revision, value: Map<String, Value>) -> Result<MethodOutcome, ErrorObject> {
+fn answer(server: &ToolServer, revision: Revision, value: Map<String, Value>) -> Result<MethodOutcome, ErrorObject> {
     #[derive(serde::Serialize)]
     struct Stamped<'a> {
         #[serde(flatten)]
@@ -276,7 +278,7 @@ fn answer(core: &Core, revision: Revision, value: Map<String, Value>) -> Result<
         #[serde(flatten)]
         stamp: Option<Stamp<'a>>,
     }
-    Ok(MethodOutcome::Ready(encode(&Stamped { value, stamp: core.stamp(revision) })))
+    Ok(MethodOutcome::Ready(encode(&Stamped { value, stamp: server.stamp(revision) })))
 }
 
 #[derive(Deserialize)]
@@ -293,7 +295,7 @@ struct InitializeParams<'a> {
 /// `initialize`: negotiates a handshake revision for the session (the
 /// client's when this server speaks it, else the newest), whatever its
 /// `_meta` says (the handshake does not exist in the modern revision).
-fn initialize(core: &Arc<Core>, params: Params<'_>, cx: &Context) -> Result<MethodOutcome, ErrorObject> {
+fn initialize(server: &Arc<ToolServer>, params: Params<'_>, cx: &Context) -> Result<MethodOutcome, ErrorObject> {
     let request: InitializeParams<'_> = read(&params, "initialize")?;
     let missing = session::absent([
         (request.protocol_version, "protocolVersion"),
@@ -321,23 +323,23 @@ fn initialize(core: &Arc<Core>, params: Params<'_>, cx: &Context) -> Result<Meth
     session.start(revision)?;
     tracing::debug!(requested, negotiated = revision.as_str(), "MCP session initialized");
     let mut server_info = Map::new();
-    server_info.insert("name".into(), core.name.clone().into());
-    server_info.insert("version".into(), core.version.clone().into());
-    if let (Some(title), true) = (&core.title, revision.has_structured_output()) {
+    server_info.insert("name".into(), server.name.clone().into());
+    server_info.insert("version".into(), server.version.clone().into());
+    if let (Some(title), true) = (&server.title, revision.has_structured_output()) {
         server_info.insert("title".into(), title.clone().into());
     }
     let mut result = Map::new();
     result.insert("protocolVersion".into(), revision.as_str().into());
     result.insert("capabilities".into(), json!({ "tools": { "listChanged": false } }));
     result.insert("serverInfo".into(), server_info.into());
-    if let Some(instructions) = &core.instructions {
+    if let Some(instructions) = &server.instructions {
         result.insert("instructions".into(), instructions.clone().into());
     }
-    answer(core, revision, result)
+    answer(server, revision, result)
 }
 
 /// `notifications/initialized`: the client is ready (nothing waits on it).
-fn initialized(_: &Arc<Core>, _: Params<'_>, cx: &Context) -> Result<MethodOutcome, ErrorObject> {
+fn initialized(_: &Arc<ToolServer>, _: Params<'_>, cx: &Context) -> Result<MethodOutcome, ErrorObject> {
     if let Some(session) = session_of(cx) {
         session.mark_initialized();
     }
@@ -346,7 +348,7 @@ fn initialized(_: &Arc<Core>, _: Params<'_>, cx: &Context) -> Result<MethodOutco
 
 /// `ping`: answered at any time in the handshake era; the modern revision
 /// has no `ping`.
-fn ping(_: &Arc<Core>, params: Params<'_>, _: &Context) -> Result<MethodOutcome, ErrorObject> {
+fn ping(_: &Arc<ToolServer>, params: Params<'_>, _: &Context) -> Result<MethodOutcome, ErrorObject> {
     let request: MetaOnly<'_> = read(&params, "ping")?;
     if Meta::read(request.meta).is_modern() {
         return Err(ErrorObject::new(METHOD_NOT_FOUND, "Method not found: MCP 2026-07-28 has no `ping`"));
@@ -356,19 +358,19 @@ fn ping(_: &Arc<Core>, params: Params<'_>, _: &Context) -> Result<MethodOutcome,
 
 /// `server/discover` (2026-07-28): the revisions, capabilities and
 /// identity of the server.
-fn discover(core: &Arc<Core>, params: Params<'_>, _: &Context) -> Result<MethodOutcome, ErrorObject> {
+fn discover(server: &Arc<ToolServer>, params: Params<'_>, _: &Context) -> Result<MethodOutcome, ErrorObject> {
     let request: MetaOnly<'_> = read(&params, "server/discover")?;
     let revision = Meta::read(request.meta).modern_revision()?;
     let supported: Vec<&str> = Revision::MODERN.iter().map(|revision| revision.as_str()).collect();
     let mut result = Map::new();
     result.insert("supportedVersions".into(), supported.into());
     result.insert("capabilities".into(), json!({ "tools": {} }));
-    if let Some(instructions) = &core.instructions {
+    if let Some(instructions) = &server.instructions {
         result.insert("instructions".into(), instructions.clone().into());
     }
     result.insert("ttlMs".into(), 0.into());
     result.insert("cacheScope".into(), "private".into());
-    answer(core, revision, result)
+    answer(server, revision, result)
 }
 
 #[derive(Deserialize)]
@@ -380,10 +382,10 @@ struct ListParams<'a> {
 }
 
 /// `tools/list`: one page of tools, as the request's revision describes them.
-fn tools_list(core: &Arc<Core>, params: Params<'_>, cx: &Context) -> Result<MethodOutcome, ErrorObject> {
+fn tools_list(server: &Arc<ToolServer>, params: Params<'_>, cx: &Context) -> Result<MethodOutcome, ErrorObject> {
     let request: ListParams<'_> = read(&params, "tools/list")?;
     let revision = Meta::read(request.meta).revision(cx)?;
-    let (tools, next_cursor) = core.tools.page(revision, request.cursor.as_deref(), core.page_size)?;
+    let (tools, next_cursor) = server.tools.page(revision, request.cursor.as_deref(), server.page_size)?;
     // The tools' JSON is made once per revision; a page only copies it.
     #[derive(serde::Serialize)]
     #[serde(rename_all = "camelCase")]
@@ -404,7 +406,7 @@ fn tools_list(core: &Arc<Core>, params: Params<'_>, cx: &Context) -> Result<Meth
         next_cursor,
         ttl_ms: modern.then_some(0),
         cache_scope: modern.then_some("private"),
-        stamp: core.stamp(revision),
+        stamp: server.stamp(revision),
     };
     Ok(MethodOutcome::Ready(encode(&result)))
 }
@@ -420,16 +422,16 @@ struct CallParams<'a> {
 }
 
 /// `tools/call`: runs the tool's method (see [`call::call_tool`]).
-fn tools_call(core: &Arc<Core>, params: Params<'_>, cx: &Context) -> Result<MethodOutcome, ErrorObject> {
+fn tools_call(server: &Arc<ToolServer>, params: Params<'_>, cx: &Context) -> Result<MethodOutcome, ErrorObject> {
     let request: CallParams<'_> = read(&params, "tools/call")?;
     let meta = Meta::read(request.meta);
     let revision = meta.revision(cx)?;
     let Some(name) = request.name else {
         return Err(ErrorObject::new(INVALID_PARAMS, "Invalid params: `tools/call` needs the tool's `name`"));
     };
-    let Some(tool) = core.tools.get(&name) else {
+    let Some(tool) = server.tools.get(&name) else {
         return Err(ErrorObject::new(INVALID_PARAMS, format!("Invalid params: unknown tool `{name}`")));
     };
     let arguments = request.arguments.filter(|raw| raw.get() != "null");
-    call::call_tool(core, tool, arguments, meta.progress_token, revision, cx)
+    call::call_tool(server, tool, arguments, meta.progress_token, revision, cx)
 }

@@ -12,13 +12,13 @@
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde::Deserialize;
-use serde::de::Deserializer;
 use serde_json::value::RawValue;
 
 use super::revision::Revision;
 use crate::dispatch::Dialect;
 use crate::dispatch::context::Context;
 use crate::dispatch::dialect::Cancellation;
+use crate::wire::message::present;
 use crate::wire::{ErrorObject, INVALID_PARAMS, INVALID_REQUEST};
 
 /// The `_meta` key with the revision of a modern request.
@@ -101,11 +101,6 @@ pub(crate) struct Meta<'a> {
     /// `_meta` was an object at all.
     #[serde(skip)]
     object: bool,
-}
-
-/// Keeps a member that is `null` apart from a missing one.
-pub(crate) fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<&'de RawValue>, D::Error> {
-    <&'de RawValue>::deserialize(deserializer).map(Some)
 }
 
 impl<'a> Meta<'a> {

@@ -1,154 +1,25 @@
-//! The calling side: errors a call can end with, typed application errors,
-//! batches, and the helpers behind the clients `#[rpc]` generates.
+//! The calling side of the clients `#[rpc]` generates: the futures of a
+//! call and a notification, encoding params and decoding results, and the
+//! helpers generated code reaches through `__private`. The errors a call
+//! ends with are in `error.rs`, batches in `batch.rs`; both are re-exported
+//! here, where generated code and the crate root find them.
 
 use std::fmt;
 use std::future::Future;
 use std::marker::PhantomData;
 use std::pin::Pin;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context as TaskContext, Poll};
 use std::time::Duration;
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
-use tokio::sync::oneshot;
 
-use crate::peer::{Peer, Reply, request_bytes};
+pub use super::batch::{Batch, BatchReply};
+pub use super::error::{ClientError, FromErrorObject};
+use super::state::Reply;
+use crate::peer::{Peer, request_bytes};
 use crate::wire::error::ErrorObject;
-
-/// Why a call did not produce a value.
-///
-/// `E` is the method's own error type (from `Result<T, E>` in the trait);
-/// an error object the server sent is turned into an `E` when `E`
-/// implements [`FromErrorObject`] and recognises it ([`ClientError::App`]),
-/// and kept as is otherwise ([`ClientError::Server`]).
-///
-/// It is a [`std::error::Error`] whenever `E` is `Debug + Display` (every
-/// `#[derive(RpcError)]` type is, and so is [`ErrorObject`]), so `?` moves
-/// it into a `Box<dyn Error + Send + Sync>` or an `anyhow::Error`. Its
-/// `Display` includes the inner error's, so it reports no `source`.
-#[derive(Debug)]
-#[non_exhaustive]
-pub enum ClientError<E = ErrorObject> {
-    /// The params failed to serialize, or did not serialize to an array or
-    /// an object. Nothing was sent.
-    Encode(serde_json::Error),
-    /// The transport failed (a write or read error); the connection is
-    /// closed.
-    Transport(Arc<std::io::Error>),
-    /// The connection closed before the answer came.
-    Closed,
-    /// No answer within this time. The call was abandoned (and, if the
-    /// connection is configured for it, a cancellation notification sent).
-    Timeout(Duration),
-    /// The server answered with an error object that is not an `E`.
-    Server(ErrorObject),
-    /// The server answered with an error object that decoded as the
-    /// method's own error type.
-    App(E),
-    /// The server's answer did not decode as the expected type.
-    Decode(serde_json::Error),
-    /// A subscription's items were not read fast enough: this many were
-    /// waiting ([`Limits::subscription_buffer`](crate::Limits)). It was
-    /// unsubscribed.
-    Lagged(usize),
-}
-
-impl<E> ClientError<E> {
-    /// The error object the server sent, when it was not an `E`.
-    pub fn server_error(&self) -> Option<&ErrorObject> {
-        match self {
-            ClientError::Server(error) => Some(error),
-            _ => None,
-        }
-    }
-
-    /// The method's own error, when the server sent one.
-    pub fn app_error(&self) -> Option<&E> {
-        match self {
-            ClientError::App(error) => Some(error),
-            _ => None,
-        }
-    }
-
-    /// Converts an untyped error, turning the server's error object into an
-    /// `E` with `convert` where it can.
-    pub(crate) fn typed(untyped: ClientError, convert: fn(ErrorObject) -> ClientError<E>) -> Self {
-        match untyped {
-            ClientError::Encode(err) => ClientError::Encode(err),
-            ClientError::Transport(err) => ClientError::Transport(err),
-            ClientError::Closed => ClientError::Closed,
-            ClientError::Timeout(limit) => ClientError::Timeout(limit),
-            ClientError::Server(error) | ClientError::App(error) => convert(error),
-            ClientError::Decode(err) => ClientError::Decode(err),
-            ClientError::Lagged(capacity) => ClientError::Lagged(capacity),
-        }
-    }
-}
-
-impl<E: fmt::Display> fmt::Display for ClientError<E> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ClientError::Encode(err) => write!(f, "the params could not be encoded: {err}"),
-            ClientError::Transport(err) => write!(f, "the connection failed: {err}"),
-            ClientError::Closed => f.write_str("the connection closed before the answer came"),
-            ClientError::Timeout(limit) => write!(f, "no answer within {limit:?}"),
-            ClientError::Server(error) => write!(f, "the server answered with an error: {error}"),
-            ClientError::App(error) => write!(f, "the method failed: {error}"),
-            ClientError::Decode(err) => write!(f, "the answer did not decode: {err}"),
-            ClientError::Lagged(capacity) => {
-                write!(
-                    f,
-                    "the subscription's items were not read fast enough ({capacity} were waiting); it was unsubscribed"
-                )
-            }
-        }
-    }
-}
-
-impl<E: fmt::Debug + fmt::Display> std::error::Error for ClientError<E> {}
-
-/// An application error that travels inside a JSON-RPC error object.
-///
-/// The server side converts the error into an object with
-/// `From<E> for ErrorObject`; the client side turns the object back with
-/// this trait, so a typed client returns [`ClientError::App`] with your
-/// error instead of a bare code and message.
-///
-/// ```
-/// use rpc_runtime::{ErrorObject, peer::FromErrorObject};
-///
-/// #[derive(Debug, PartialEq)]
-/// enum BankError { Insufficient { missing: u64 } }
-///
-/// impl From<BankError> for ErrorObject {
-///     fn from(err: BankError) -> Self {
-///         match err {
-///             BankError::Insufficient { missing } =>
-///                 ErrorObject::new(1001, "insufficient funds").with_data(&missing),
-///         }
-///     }
-/// }
-///
-/// impl FromErrorObject for BankError {
-///     fn from_error_object(error: &ErrorObject) -> Option<Self> {
-///         match error.code() {
-///             1001 => Some(BankError::Insufficient { missing: error.data_as()?.ok()? }),
-///             _ => None,
-///         }
-///     }
-/// }
-///
-/// let object = ErrorObject::from(BankError::Insufficient { missing: 5 });
-/// assert_eq!(BankError::from_error_object(&object), Some(BankError::Insufficient { missing: 5 }));
-/// ```
-pub trait FromErrorObject: Sized {
-    /// The application error this object stands for, or `None` if it is
-    /// not one (a protocol error such as -32602, say).
-    fn from_error_object(error: &ErrorObject) -> Option<Self>;
-}
 
 /// Serializes `params` for an untyped call: `null` means no params; arrays
 /// and objects are sent as they are.
@@ -164,226 +35,6 @@ pub(crate) fn encode_any_params<P: Serialize>(params: &P) -> Result<Option<Box<R
 #[cold]
 fn not_structured(json: &str) -> serde_json::Error {
     serde::ser::Error::custom(format!("params must serialize to an array or an object, not `{json}`"))
-}
-
-/// Several calls and notifications sent as one JSON-RPC batch message.
-///
-/// Add calls (each returns a [`BatchReply`] to await later), then
-/// [`Batch::send`] the whole batch at once; the server may answer the
-/// entries in any order, and each reply resolves with its own typed
-/// result. Generated clients have a typed batch too
-/// (`client.batch()`), with one method per trait method.
-///
-/// ```no_run
-/// # async fn run(peer: rpc_runtime::Peer) -> Result<(), rpc_runtime::ClientError> {
-/// let mut batch = peer.batch();
-/// let difference = batch.call::<i64, _>("subtract", [42, 23]);
-/// let greeting = batch.call::<String, _>("greet", ["Ada"]);
-/// batch.notify("notify_hello", [7]);
-/// batch.send().await?;
-/// assert_eq!(difference.await?, 19);
-/// println!("{}", greeting.await?);
-/// # Ok(()) }
-/// ```
-///
-/// A server answers a batch with one message once every entry is done, so
-/// the replies of a batch arrive together.
-///
-/// Each reply waits at most the connection's default timeout (or the
-/// typed client's, for a batch from `client.batch()`), counted from when
-/// it is first awaited. A reply that times out or is dropped before its
-/// answer behaves like an abandoned call (its cancellation notification is
-/// sent if the connection is configured for one). Replies of a batch that
-/// is dropped unsent fail with [`ClientError::Closed`].
-pub struct Batch {
-    peer: Peer,
-    timeout: Option<Duration>,
-    entries: Vec<BatchEntry>,
-}
-
-impl fmt::Debug for Batch {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Batch").field("timeout", &self.timeout).field("entries", &self.entries.len()).finish()
-    }
-}
-
-struct BatchEntry {
-    method: Box<str>,
-    params: Option<Box<RawValue>>,
-    /// `None` for a notification.
-    reply: Option<(oneshot::Sender<Reply>, Arc<AtomicU64>)>,
-}
-
-/// The id of a batch call once sent; 0 before.
-const UNSENT: u64 = 0;
-
-impl Batch {
-    pub(crate) fn new(peer: Peer, timeout: Option<Duration>) -> Self {
-        Batch { timeout: timeout.or(peer.default_timeout()), peer, entries: Vec::new() }
-    }
-
-    /// Adds a call of `method`; `params` as for [`Peer::call`].
-    pub fn call<R: DeserializeOwned, P: Serialize>(&mut self, method: &str, params: P) -> BatchReply<R> {
-        self.push_call(method, encode_any_params(&params), from_json::<R>, ClientError::Server)
-    }
-
-    /// Adds a notification of `method`. A notification whose params fail to
-    /// serialize is left out (and logged).
-    pub fn notify<P: Serialize>(&mut self, method: &str, params: P) {
-        self.push_notification(method, encode_any_params(&params))
-    }
-
-    /// Number of entries so far.
-    pub fn len(&self) -> usize {
-        self.entries.len()
-    }
-
-    /// Whether nothing was added yet.
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
-    }
-
-    /// Adds a call whose params were encoded already.
-    pub(crate) fn push_call<T, E>(
-        &mut self,
-        method: &str,
-        params: Result<Option<Box<RawValue>>, serde_json::Error>,
-        decode: Decoder<T>,
-        convert: fn(ErrorObject) -> ClientError<E>,
-    ) -> BatchReply<T, E> {
-        let (tx, rx) = oneshot::channel();
-        let id = Arc::new(AtomicU64::new(UNSENT));
-        match params {
-            Ok(params) => {
-                self.entries.push(BatchEntry { method: method.into(), params, reply: Some((tx, Arc::clone(&id))) })
-            }
-            Err(err) => {
-                let _ = tx.send(Err(ClientError::Encode(err)));
-            }
-        }
-        BatchReply {
-            reply: rx,
-            decode,
-            convert,
-            peer: self.peer.clone(),
-            id,
-            timeout: self.timeout,
-            sleep: None,
-            done: false,
-        }
-    }
-
-    pub(crate) fn push_notification(&mut self, method: &str, params: Result<Option<Box<RawValue>>, serde_json::Error>) {
-        match params {
-            Ok(params) => self.entries.push(BatchEntry { method: method.into(), params, reply: None }),
-            Err(err) => {
-                tracing::warn!(method, error = %err, "left a notification out of a batch: its params did not encode")
-            }
-        }
-    }
-
-    /// Sends every entry as one batch message and returns once it is
-    /// written. An empty batch sends nothing. If the connection is closed,
-    /// every reply fails with that error too. Writing waits at most the
-    /// batch's timeout (see below); past it, the send and every reply fail
-    /// with [`ClientError::Timeout`].
-    pub async fn send(self) -> Result<(), ClientError> {
-        if self.entries.is_empty() {
-            return Ok(());
-        }
-        let mut message = Vec::new();
-        let mut registered = Vec::new();
-        for (index, entry) in self.entries.into_iter().enumerate() {
-            let id = match entry.reply {
-                None => None,
-                Some((reply, slot)) => match self.peer.register_call(reply) {
-                    Ok(id) => {
-                        registered.push(id);
-                        slot.store(id, Ordering::Release);
-                        Some(id)
-                    }
-                    Err(err) => {
-                        registered.iter().for_each(|id| self.peer.forget_call(*id));
-                        return Err(err);
-                    }
-                },
-            };
-            message.push(if index == 0 { b'[' } else { b',' });
-            message.extend_from_slice(&request_bytes(&entry.method, entry.params.as_deref(), id));
-        }
-        message.push(b']');
-        let written = self.peer.write_and_wait(message, self.timeout).await;
-        if let Err(err) = &written {
-            // A timed-out send fails the replies with the same timeout.
-            registered.iter().for_each(|id| match err {
-                ClientError::Timeout(limit) => self.peer.fail_call(*id, ClientError::Timeout(*limit)),
-                _ => self.peer.forget_call(*id),
-            });
-        }
-        written
-    }
-}
-
-/// The answer to one call of a [`Batch`]; await it after the batch was sent.
-#[must_use = "await the reply to get the call's result"]
-pub struct BatchReply<T, E = ErrorObject> {
-    reply: oneshot::Receiver<Reply>,
-    decode: Decoder<T>,
-    convert: fn(ErrorObject) -> ClientError<E>,
-    peer: Peer,
-    id: Arc<AtomicU64>,
-    timeout: Option<Duration>,
-    sleep: Option<Pin<Box<tokio::time::Sleep>>>,
-    done: bool,
-}
-
-impl<T, E> fmt::Debug for BatchReply<T, E> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("BatchReply").field("done", &self.done).finish_non_exhaustive()
-    }
-}
-
-impl<T, E> Future for BatchReply<T, E> {
-    type Output = Result<T, ClientError<E>>;
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Self::Output> {
-        let this = &mut *self;
-        if this.done {
-            return Poll::Ready(Err(ClientError::Closed));
-        }
-        let reply = match Pin::new(&mut this.reply).poll(cx) {
-            Poll::Ready(reply) => reply.unwrap_or(Err(ClientError::Closed)),
-            Poll::Pending => {
-                let Some(limit) = this.timeout else { return Poll::Pending };
-                let sleep = this.sleep.get_or_insert_with(|| Box::pin(tokio::time::sleep(limit)));
-                if sleep.as_mut().poll(cx).is_pending() {
-                    return Poll::Pending;
-                }
-                this.abandon("timed out");
-                this.done = true;
-                return Poll::Ready(Err(ClientError::Timeout(limit)));
-            }
-        };
-        this.done = true;
-        Poll::Ready(decode(reply, this.decode, this.convert))
-    }
-}
-
-impl<T, E> BatchReply<T, E> {
-    fn abandon(&self, reason: &str) {
-        let id = self.id.load(Ordering::Acquire);
-        if id != UNSENT {
-            self.peer.abandon_call(id, reason);
-        }
-    }
-}
-
-impl<T, E> Drop for BatchReply<T, E> {
-    fn drop(&mut self) {
-        if !self.done {
-            self.abandon("the caller gave up");
-        }
-    }
 }
 
 /// A call of a generated client (`client.method(..)`): await it for the
@@ -481,11 +132,11 @@ impl fmt::Debug for Notify {
 /// Decodes a result from its JSON text.
 pub(crate) type Decoder<T> = fn(&str) -> Result<T, serde_json::Error>;
 
-fn from_json<T: DeserializeOwned>(text: &str) -> Result<T, serde_json::Error> {
+pub(super) fn from_json<T: DeserializeOwned>(text: &str) -> Result<T, serde_json::Error> {
     serde_json::from_str(text)
 }
 
-fn decode<T, E>(
+pub(super) fn decode<T, E>(
     reply: Reply,
     decoder: Decoder<T>,
     convert: fn(ErrorObject) -> ClientError<E>,

@@ -6,28 +6,29 @@
 //! One task, not a reader and a writer: a pipelined burst of requests is
 //! read, answered and written with no hand-over between tasks, and a peer
 //! that stops reading stops us reading too (our answers cannot pile up).
+//!
+//! What the connection takes off the stream for itself (responses to its
+//! calls, claimed notifications) beyond what the engine hands back is
+//! sorted out in `routing.rs`.
 
-use std::borrow::Cow;
-use std::collections::HashMap;
 use std::future::{Future, poll_fn};
 use std::io;
-use std::pin::{Pin, pin};
+use std::pin::pin;
 use std::sync::Arc;
-use std::task::{Context as TaskContext, Poll, Waker};
+use std::task::Poll;
 use std::time::Duration;
 
-use serde_json::value::RawValue;
 use tokio::sync::{Semaphore, oneshot};
 use tokio::time::Instant;
 
-use super::client::ClientError;
+use super::signal_watch::{SignalWatch, raised};
+use super::state::{Closed, ConnectionState, Outgoing};
 use super::transport::{MessageSink, MessageSource, Received};
-use super::{Closed, Outgoing, Peer, PeerOptions, Shared, preview, subscription};
+use super::{Peer, PeerOptions, subscription};
 use crate::dispatch::context::Context;
 use crate::dispatch::engine::{Engine, Incoming, Takes};
 use crate::dispatch::pending::PendingResponse;
 use crate::dispatch::signal::Signal;
-use crate::wire::message::{self, Message};
 use crate::wire::response::write_error;
 use crate::wire::{ErrorObject, INVALID_REQUEST, PARSE_ERROR};
 
@@ -69,8 +70,8 @@ pub(crate) enum AtEof {
 
 /// One connection: the shared state plus what only its task needs.
 pub(crate) struct Connection {
-    shared: Arc<Shared>,
-    engine: Engine,
+    pub(super) shared: Arc<ConnectionState>,
+    pub(super) engine: Engine,
     cx: Context,
     inbox: Inbox,
     controls: Controls,
@@ -106,7 +107,7 @@ enum Wait<'a> {
 /// The receiving side of the connection's outbox: closed when dropped, so
 /// that later sends fail (the connection is gone) and queued messages give
 /// back their share of the byte budget.
-struct Inbox(Arc<Shared>);
+struct Inbox(Arc<ConnectionState>);
 
 impl Inbox {
     /// The next message other tasks queued; never completes while there
@@ -132,7 +133,7 @@ impl Drop for Inbox {
 
 /// Closes the connection if its task is dropped early, so that callers and
 /// running handlers are not left waiting.
-struct CloseOnDrop(Arc<Shared>);
+struct CloseOnDrop(Arc<ConnectionState>);
 
 impl Drop for CloseOnDrop {
     fn drop(&mut self) {
@@ -145,7 +146,7 @@ impl Drop for CloseOnDrop {
 impl Connection {
     /// A connection and a handle on it (one that does not keep it open).
     pub(crate) fn new(engine: Engine, options: PeerOptions, cx: Context, controls: Controls) -> (Self, Peer) {
-        let shared = Shared::new(options, engine.limits());
+        let shared = ConnectionState::new(options, engine.limits());
         let inbox = Inbox(Arc::clone(&shared));
         let peer = Peer { shared: Arc::clone(&shared), _life: None };
         let cx = Context { link: Some(Arc::clone(&shared.link)), peer: Some(Arc::new(peer.clone())), ..cx };
@@ -169,9 +170,9 @@ impl Connection {
         let slots = Arc::new(Semaphore::new(permits));
         let drain = self.controls.drain.clone();
         let stop_raised = pin!(raised(Some(&shared.link.stop)));
-        let mut stop = Watch::new(Some(&shared.link.stop), stop_raised);
+        let mut stop = SignalWatch::new(Some(&shared.link.stop), stop_raised);
         let drain_raised = pin!(raised(drain.as_deref()));
-        let mut drained = Watch::new(drain.as_deref(), drain_raised);
+        let mut drained = SignalWatch::new(drain.as_deref(), drain_raised);
         let end = loop {
             // The messages already at hand are answered at once; then the
             // answers so far are written while we wait for input.
@@ -216,13 +217,13 @@ impl Connection {
     /// What the connection takes off the stream for itself, for the engine
     /// ([`Engine::process_incoming`]): the notifications `claim` says,
     /// when it may claim any, and responses, once it made a call.
-    fn takes<'c>(&self, claim: &'c dyn Fn(&str) -> bool) -> Takes<'c> {
+    pub(super) fn takes<'c>(&self, claim: &'c dyn Fn(&str) -> bool) -> Takes<'c> {
         Takes { claims: self.claiming().then_some(claim), responses: self.shared.made_calls() }
     }
 
     /// Whether notifications `method` are the connection's own:
     /// cancellations, and the items of subscriptions it made.
-    fn claims(&self, method: &str) -> bool {
+    pub(super) fn claims(&self, method: &str) -> bool {
         Some(method) == self.cancel || self.shared.subscribed.claims(method)
     }
 
@@ -249,7 +250,7 @@ impl Connection {
         sink: &mut K,
         slots: &Semaphore,
         permits: usize,
-        (stop, drain): (&mut Watch<'_, F>, &mut Watch<'_, F>),
+        (stop, drain): (&mut SignalWatch<'_, F>, &mut SignalWatch<'_, F>),
     ) -> Wait<'s> {
         let budget = self.shared.budget_bytes;
         // The usual case first: the medium takes the whole burst at once,
@@ -442,16 +443,6 @@ impl Connection {
         }
     }
 
-    /// A notification the connection took for itself (see
-    /// [`Engine::process_incoming`]).
-    fn claimed(&self, method: &str, params: Option<&RawValue>) {
-        if Some(method) == self.shared.options.cancellation.method() {
-            self.cancel_incoming(params);
-        } else {
-            self.shared.subscribed.deliver(&self.shared, method, params);
-        }
-    }
-
     fn queue<K: MessageSink>(&mut self, outgoing: Outgoing, sink: &mut K) {
         sink.send(&outgoing.bytes);
         self.acks.extend(outgoing.written);
@@ -552,170 +543,6 @@ impl Connection {
             Err(err) => result.and(Err(err)),
         }
     }
-
-    /// Takes responses (to our calls) and cancellation notifications off
-    /// the incoming stream; returns what is left for the engine, if
-    /// anything. The general way, for what [`Engine::process_incoming`]
-    /// leaves (batches, and messages that do not decode as one object).
-    fn route<'m>(&self, message: &'m [u8]) -> Option<Cow<'m, [u8]>> {
-        let cancel_method = self.shared.options.cancellation.method();
-        let (maybe_response, maybe_cancel) = probe_keys(message, cancel_method);
-        // Subscription items come one per message; in a batch they are
-        // looked for only on a connection that made subscriptions.
-        let maybe_claimed = maybe_cancel || self.shared.subscribed.watching();
-        let engine = Some(Cow::Borrowed(message));
-        if !maybe_response && !maybe_claimed {
-            return engine;
-        }
-        let Some(text) = message::text(message) else { return engine };
-        if message::is_batch(text) {
-            return self.route_batch(text).map_or(engine, |rest| rest.map(Cow::Owned));
-        }
-        let Ok(probe) = serde_json::from_str::<Message<'_>>(text) else { return engine };
-        if !self.take(&probe, text) {
-            return engine;
-        }
-        None
-    }
-
-    /// Takes `probe` (decoded from `text`) off the stream if it is for the
-    /// connection itself (a response, or a claimed notification); `false`
-    /// if it is for the engine.
-    fn take(&self, probe: &Message<'_>, text: &str) -> bool {
-        if probe.is_response() {
-            self.deliver(probe.id, probe.result, probe.error);
-            return true;
-        }
-        let Some(method) = probe.method_name(text).filter(|_| probe.id.is_none()) else { return false };
-        let cancel = self.shared.options.cancellation.method();
-        let claimed = Some(&*method) == cancel || self.shared.subscribed.claims(&method);
-        if claimed && self.engine.router().spec(&method).is_none() {
-            self.claimed(&method, probe.params);
-            return true;
-        }
-        false
-    }
-
-    /// Delivers the responses and claimed notifications of a batch
-    /// (answers to a batch of ours, or mixed with requests by a peer that
-    /// both answers and asks). `None` when there are none (the batch goes
-    /// to the engine as it is); otherwise what is left for the engine: the
-    /// other entries as a batch (answered as an array, even of one), or
-    /// nothing.
-    fn route_batch(&self, text: &str) -> Option<Option<Vec<u8>>> {
-        let entries = serde_json::from_str::<Vec<&RawValue>>(text).ok()?;
-        let mut rest = Vec::new();
-        let mut delivered = false;
-        for entry in entries {
-            let taken =
-                serde_json::from_str::<Message<'_>>(entry.get()).is_ok_and(|probe| self.take(&probe, entry.get()));
-            if taken {
-                delivered = true;
-            } else {
-                rest.push(if rest.is_empty() { b'[' } else { b',' });
-                rest.extend_from_slice(entry.get().as_bytes());
-            }
-        }
-        if !delivered {
-            return None;
-        }
-        if rest.is_empty() {
-            return Some(None);
-        }
-        rest.push(b']');
-        Some(Some(rest))
-    }
-
-    /// Hands a response (its `id`, `result` and `error` members) to the
-    /// call waiting for it.
-    fn deliver(&self, id: Option<&RawValue>, result: Option<&RawValue>, error: Option<&RawValue>) {
-        let Some(id) = id else {
-            // Answering it would start an exchange of errors about errors.
-            tracing::debug!("dropped a response without an `id`");
-            return;
-        };
-        let reply = match (result, error) {
-            (Some(result), None) => Ok(result.to_owned()),
-            (None, Some(error)) => match serde_json::from_str::<ErrorObject>(error.get()) {
-                Ok(error) => Err(ClientError::Server(error)),
-                Err(err) => Err(ClientError::Decode(err)),
-            },
-            _ => {
-                // Neither may be trusted, but the call must not hang.
-                tracing::debug!(id = preview(id.get()), "a response has both `result` and `error`");
-                Err(ClientError::Decode(serde::de::Error::custom(
-                    "invalid response: it has both `result` and `error` (JSON-RPC 2.0 allows exactly one)",
-                )))
-            }
-        };
-        if id.get() == "null" {
-            // The other side could not read one of our messages.
-            tracing::debug!(response = ?reply.as_ref().err(), "the other side answered a message it could not read");
-            return;
-        }
-        self.shared.deliver(id, reply);
-    }
-
-    fn cancel_incoming(&self, params: Option<&RawValue>) {
-        let field = self.shared.options.cancellation.id_member();
-        let id = params
-            .and_then(|params| serde_json::from_str::<HashMap<&str, &RawValue>>(params.get()).ok())
-            .and_then(|params| params.get(field).copied());
-        let Some(id) = id else {
-            tracing::debug!("cancellation notification without a usable `{field}`");
-            return;
-        };
-        if self.shared.link.cancel(id.get()) {
-            tracing::debug!(id = preview(id.get()), "request cancelled by the caller");
-        } else {
-            tracing::debug!(id = preview(id.get()), "cancellation for a request that is not running");
-        }
-    }
-}
-
-/// Completes when `signal` is raised; never without one.
-async fn raised(signal: Option<&Signal>) {
-    match signal {
-        Some(signal) => signal.raised().await,
-        None => std::future::pending().await,
-    }
-}
-
-/// A signal the connection task waits on for its whole life (stop, drain).
-/// Waiting for a [`Signal`] means registering a waiter with its `Notify`
-/// (a lock) and removing it again (another), which the wait for input used
-/// to do for both signals on every wake-up: about 1,500 instructions per
-/// burst of requests. Here the waiter is registered once and stays; a
-/// wake-up then costs one atomic load, and the waiter is polled again only
-/// if the task's waker changed. The HTTP server's connections watch their
-/// drain signal with it too.
-pub(crate) struct Watch<'a, F> {
-    signal: Option<&'a Signal>,
-    /// `raised(signal)`, pinned in the connection's future.
-    waiting: Pin<&'a mut F>,
-    /// The waker the waiter was last polled with.
-    registered: Option<Waker>,
-}
-
-impl<'a, F: Future<Output = ()>> Watch<'a, F> {
-    /// Watches `signal`; `waiting` is `signal.raised()`, pinned.
-    pub(crate) fn new(signal: Option<&'a Signal>, waiting: Pin<&'a mut F>) -> Self {
-        Watch { signal, waiting, registered: None }
-    }
-
-    /// Ready once the signal is raised; never without one.
-    pub(crate) fn poll_raised(&mut self, cx: &mut TaskContext<'_>) -> Poll<()> {
-        let Some(signal) = self.signal else { return Poll::Pending };
-        if signal.is_raised() {
-            return Poll::Ready(());
-        }
-        if self.registered.as_ref().is_some_and(|waker| waker.will_wake(cx.waker())) {
-            return Poll::Pending;
-        }
-        let polled = self.waiting.as_mut().poll(cx);
-        self.registered = Some(cx.waker().clone());
-        polled
-    }
 }
 
 /// Completes at `deadline`; never without one.
@@ -739,73 +566,10 @@ fn gone(err: &io::Error) -> bool {
     )
 }
 
-/// Whether `message` may be a response (it has a `"result"` or `"error"`
-/// string) and whether it may be a cancellation (a string starts with the
-/// cancel method's name), in one pass over its quotes. Run on the
-/// messages [`Engine::process_incoming`] leaves to [`Connection::route`]
-/// (batches, mostly), before any of them is parsed.
-fn probe_keys(message: &[u8], cancel_method: Option<&str>) -> (bool, bool) {
-    let cancel_method = cancel_method.map(str::as_bytes).filter(|method| !method.is_empty());
-    let cancel_first = cancel_method.and_then(|method| method.first().copied());
-    let (mut response, mut cancel) = (false, false);
-    // A plain loop: messages are short and quotes frequent, so memchr's
-    // per-call setup would cost more than it saves. The byte after a quote
-    // decides which comparison, if any, is worth making.
-    for (quote, _) in message.iter().enumerate().filter(|&(_, &byte)| byte == b'"') {
-        let rest = &message[quote + 1..];
-        match rest.first().copied() {
-            Some(b'r') if rest.starts_with(b"result\"") => response = true,
-            Some(b'e') if rest.starts_with(b"error\"") => response = true,
-            first if first.is_some() && first == cancel_first => {
-                cancel |= cancel_method.is_some_and(|method| rest.starts_with(method));
-            }
-            _ => {}
-        }
-        if response && (cancel || cancel_method.is_none()) {
-            break;
-        }
-    }
-    (response, cancel)
-}
-
 /// Queues an error answer to a message whose id could not be read.
 fn send_error<K: MessageSink>(sink: &mut K, error: &ErrorObject) {
     let buffer = sink.buffer();
     let mark = buffer.len();
     write_error(buffer, "null", error);
     sink.commit(mark);
-}
-
-#[cfg(test)]
-mod tests {
-    use super::probe_keys;
-    use crate::wire::message::Message;
-
-    #[test]
-    fn responses_and_cancellations_are_spotted_by_their_strings() {
-        let cancel = Some("$/cancelRequest");
-        let cases: [(&str, (bool, bool)); 6] = [
-            (r#"{"jsonrpc":"2.0","method":"add","params":[1,2],"id":1}"#, (false, false)),
-            (r#"{"jsonrpc":"2.0","result":3,"id":1}"#, (true, false)),
-            (r#"{"jsonrpc":"2.0","error":{"code":-1,"message":"m"},"id":1}"#, (true, false)),
-            (r#"{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":4}}"#, (false, true)),
-            (r#"{"jsonrpc":"2.0","method":"say","params":["a \"result\" in text"],"id":2}"#, (false, false)),
-            (r#"[{"jsonrpc":"2.0","result":1,"id":1},{"jsonrpc":"2.0","method":"$/cancelRequest"}]"#, (true, true)),
-        ];
-        for (message, expected) in cases {
-            assert_eq!(probe_keys(message.as_bytes(), cancel), expected, "{message}");
-        }
-        assert_eq!(probe_keys(br#"{"method":"$/cancelRequest"}"#, None), (false, false));
-    }
-
-    #[test]
-    fn responses_are_told_from_requests() {
-        let probe = |text: &str| serde_json::from_str::<Message<'_>>(text).unwrap().is_response();
-        assert!(probe(r#"{"jsonrpc":"2.0","result":null,"id":1}"#));
-        assert!(probe(r#"{"jsonrpc":"2.0","error":{"code":1,"message":"m"},"id":1}"#));
-        assert!(!probe(r#"{"jsonrpc":"2.0","method":"m","params":{"result":1},"id":1}"#));
-        // Without an id it cannot be matched, but it is still a response.
-        assert!(probe(r#"{"jsonrpc":"2.0","result":1}"#));
-        assert!(!probe(r#"{"jsonrpc":"2.0","method":"m","result":1}"#));
-    }
 }

@@ -1,39 +1,36 @@
 #![doc = include_str!("../../docs/peer.md")]
 
+mod batch;
+mod builder;
 pub(crate) mod client;
 mod connection;
+mod error;
 mod outbox;
+mod routing;
+mod signal_watch;
+mod state;
 pub(crate) mod subscription;
 pub(crate) mod transport;
 
-use std::collections::HashMap;
-use std::io;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde::Serialize;
 use serde_json::value::RawValue;
-use tokio::sync::{OwnedSemaphorePermit, Semaphore, oneshot};
+use tokio::sync::oneshot;
 use tokio::time::Instant;
 
 use crate::dispatch::context::Context;
 pub(crate) use crate::dispatch::dialect::Cancellation;
-use crate::dispatch::dialect::SharedDialect;
-use crate::dispatch::engine::Engine;
-use crate::dispatch::inflight::Link;
-use crate::dispatch::limits::Limits;
-use crate::dispatch::router::Router;
-use crate::dispatch::signal::Signal;
+use crate::sync::lock;
+pub use builder::PeerBuilder;
 use client::{Batch, ClientError};
 pub use client::{BatchReply, FromErrorObject, Notify};
-#[cfg(feature = "http")]
-pub(crate) use connection::Watch as SignalWatch;
 pub(crate) use connection::{AtEof, Connection, Controls};
-use outbox::Outbox;
+#[cfg(feature = "http")]
+pub(crate) use signal_watch::SignalWatch;
+use state::{Closed, ConnectionState, Reply, Waiter};
 pub use subscription::client::Subscribe;
-use subscription::client::{Entry, Subscribed};
-use subscription::server::Serving;
 pub use subscription::server::{IntoSubscriptionEnd, PendingSubscription, SendError};
 pub use transport::{MessageSink, MessageSource, Received};
 
@@ -42,237 +39,6 @@ pub use transport::{MessageSink, MessageSource, Received};
 pub(crate) struct PeerOptions {
     pub(crate) timeout: Option<Duration>,
     pub(crate) cancellation: Cancellation,
-}
-
-/// Why the connection stopped taking calls.
-#[derive(Clone, Debug)]
-enum Closed {
-    /// The other side hung up, or this side closed it.
-    Clean,
-    /// Reading or writing failed.
-    Failed(Arc<io::Error>),
-}
-
-impl Closed {
-    fn error<E>(&self) -> ClientError<E> {
-        match self {
-            Closed::Clean => ClientError::Closed,
-            Closed::Failed(err) => ClientError::Transport(Arc::clone(err)),
-        }
-    }
-}
-
-/// What an outgoing call receives: the result's raw JSON, or why not.
-pub(crate) type Reply = Result<Box<RawValue>, ClientError>;
-
-/// A message for the connection task to send.
-struct Outgoing {
-    bytes: Vec<u8>,
-    /// Told once the bytes were handed to the transport and flushed.
-    written: Option<oneshot::Sender<()>>,
-    /// Its share of the connection's byte budget, given back once written.
-    _budget: Option<OwnedSemaphorePermit>,
-    /// For a subscription's item: its place in the subscription's buffer,
-    /// given back once written.
-    _room: Option<OwnedSemaphorePermit>,
-}
-
-impl Outgoing {
-    /// A message outside the byte budget (small, and at most one per call
-    /// or subscription: a cancellation, an unsubscribe, a last notification).
-    fn unbudgeted(bytes: Vec<u8>) -> Self {
-        Outgoing { bytes, written: None, _budget: None, _room: None }
-    }
-}
-
-/// An outgoing call waiting for its answer.
-enum Waiter {
-    /// A call: its answer goes to the caller.
-    Call(oneshot::Sender<Reply>),
-    /// A subscribe call: on success its subscription is registered (before
-    /// any later message is read, so that no item is missed), then the
-    /// answer goes to the caller.
-    Subscribe(oneshot::Sender<Reply>, Entry),
-    /// A call whose answer nobody waits for (an unsubscribe sent on drop).
-    Detached,
-}
-
-impl Waiter {
-    /// Fails the call with `err`.
-    fn fail(self, err: ClientError) {
-        match self {
-            Waiter::Call(reply) | Waiter::Subscribe(reply, _) => {
-                let _ = reply.send(Err(err));
-            }
-            Waiter::Detached => {}
-        }
-    }
-}
-
-struct Calls {
-    pending: HashMap<u64, Waiter>,
-    closed: Option<Closed>,
-}
-
-struct Shared {
-    /// Messages for the connection task. Unbounded in count: what bounds it
-    /// is `budget`, in bytes.
-    outbox: Outbox<Outgoing>,
-    /// Bytes queued in `outbox` and not yet written, at most
-    /// [`Limits::max_queued_bytes`]: a sender waits for room, so a peer
-    /// that stops reading holds at most that much of our answers.
-    budget: Arc<Semaphore>,
-    budget_bytes: usize,
-    next_id: AtomicU64,
-    calls: Mutex<Calls>,
-    options: PeerOptions,
-    /// What dispatch sees of the connection: the stop signal (raised by
-    /// close(), the last handle dropped, the other side gone, writing
-    /// failed; running handlers see it as cancellation) and the running
-    /// requests that may be cancelled.
-    link: Arc<Link>,
-    /// Raised once the connection takes no more calls.
-    closed: Signal,
-    /// Subscriptions this side serves (made by the other side's calls).
-    serving: Serving,
-    /// Subscriptions this side made, whose items it receives.
-    subscribed: Subscribed,
-}
-
-use crate::sync::lock;
-
-impl Shared {
-    /// Fails every pending call and refuses new ones.
-    fn close(&self, reason: Closed) {
-        let (pending, reason) = {
-            let mut calls = lock(&self.calls);
-            // The first reason stays.
-            let reason = calls.closed.get_or_insert(reason).clone();
-            (std::mem::take(&mut calls.pending), reason)
-        };
-        for (_, waiter) in pending {
-            waiter.fail(reason.error());
-        }
-        self.serving.close_all();
-        self.subscribed.close_all(&reason);
-        self.closed.raise();
-    }
-
-    fn closed_error<E>(&self) -> ClientError<E> {
-        lock(&self.calls).closed.as_ref().map_or(ClientError::Closed, Closed::error)
-    }
-
-    /// Queues `bytes` for the connection task once they fit in the byte
-    /// budget; `written` is told after they were flushed.
-    async fn send(&self, bytes: Vec<u8>, written: Option<oneshot::Sender<()>>) -> Result<(), ClientError> {
-        self.queue(bytes, written, None).await
-    }
-
-    /// The share of the byte budget a message of `len` bytes takes: a
-    /// message larger than the whole budget takes all of it.
-    fn share(&self, len: usize) -> u32 {
-        len.clamp(1, self.budget_bytes).min(u32::MAX as usize) as u32
-    }
-
-    /// Queues a subscription's item once it fits in the byte budget; it
-    /// keeps `room` (its place in the subscription's buffer) until written.
-    async fn send_item(&self, bytes: Vec<u8>, room: OwnedSemaphorePermit) -> Result<(), ClientError> {
-        self.queue(bytes, None, Some(room)).await
-    }
-
-    /// Takes `bytes`' share of the byte budget, then hands them to the
-    /// connection task with what it tells or holds until they are written.
-    async fn queue(
-        &self,
-        bytes: Vec<u8>,
-        written: Option<oneshot::Sender<()>>,
-        room: Option<OwnedSemaphorePermit>,
-    ) -> Result<(), ClientError> {
-        let share = self.share(bytes.len());
-        let permit = Arc::clone(&self.budget).acquire_many_owned(share).await.map_err(|_| self.closed_error())?;
-        let outgoing = Outgoing { bytes, written, _budget: Some(permit), _room: room };
-        self.outbox.send(outgoing).map_err(|_| self.closed_error())
-    }
-
-    /// [`Shared::send_item`] without waiting: `Ok(false)` when the byte
-    /// budget has no room (the other side is not reading).
-    fn try_send_item(&self, bytes: Vec<u8>, room: OwnedSemaphorePermit) -> Result<bool, ClientError> {
-        let share = self.share(bytes.len());
-        let permit = match Arc::clone(&self.budget).try_acquire_many_owned(share) {
-            Ok(permit) => permit,
-            Err(tokio::sync::TryAcquireError::NoPermits) => return Ok(false),
-            Err(tokio::sync::TryAcquireError::Closed) => return Err(self.closed_error()),
-        };
-        let outgoing = Outgoing { bytes, written: None, _budget: Some(permit), _room: Some(room) };
-        self.outbox.send(outgoing).map(|()| true).map_err(|_| self.closed_error())
-    }
-
-    /// Queues a message outside the byte budget, for code that cannot wait
-    /// (a drop); `false` when the connection is gone.
-    fn push(&self, bytes: Vec<u8>) -> bool {
-        self.outbox.send(Outgoing::unbudgeted(bytes)).is_ok()
-    }
-
-    /// Registers a call whose answer goes to `waiter`; fails if the
-    /// connection is closed.
-    fn register(&self, waiter: Waiter) -> Result<u64, ClientError> {
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let mut calls = lock(&self.calls);
-        if let Some(closed) = &calls.closed {
-            return Err(closed.error());
-        }
-        calls.pending.insert(id, waiter);
-        Ok(id)
-    }
-
-    /// Hands a response to the call waiting for it.
-    fn deliver(&self, id: &RawValue, reply: Reply) {
-        let waiting = id.get().parse::<u64>().ok().and_then(|id| lock(&self.calls).pending.remove(&id));
-        match waiting {
-            Some(Waiter::Call(tx)) => {
-                let _ = tx.send(reply);
-            }
-            Some(Waiter::Subscribe(tx, entry)) => self.subscribed.answered(self, tx, entry, reply),
-            Some(Waiter::Detached) => {}
-            None => tracing::debug!(id = preview(id.get()), "dropped a response whose id matches no pending call"),
-        }
-    }
-
-    /// Runs when a call gives up (dropped or timed out) before its answer.
-    fn abandon(&self, id: u64, sent: bool, reason: &str) {
-        let was_pending = {
-            let mut calls = lock(&self.calls);
-            match calls.pending.get(&id) {
-                // Its answer is still wanted, to end the subscription it
-                // opens (see `Subscribed::answered`).
-                Some(Waiter::Subscribe(..)) if sent => false,
-                Some(_) => calls.pending.remove(&id).is_some(),
-                None => false,
-            }
-        };
-        if !(was_pending && sent) {
-            return;
-        }
-        if let Some(bytes) = self.options.cancellation.notification(id, reason) {
-            // Drop cannot wait: queued outside the byte budget (it is small,
-            // and there is at most one per call).
-            if !self.push(bytes) {
-                tracing::debug!(id, "could not queue a cancellation notification: the connection is closed");
-            }
-        }
-    }
-
-    /// Sends request `method` with params `[subscription]` and forgets its
-    /// answer: an unsubscribe that nobody waits for (from a drop, or for
-    /// a subscription nobody reads).
-    fn unsubscribe_detached(&self, method: &str, subscription: &RawValue) {
-        let Ok(id) = self.register(Waiter::Detached) else { return };
-        let params = format!("[{}]", subscription.get());
-        let params = RawValue::from_string(params).ok();
-        if !self.push(request_bytes(method, params.as_deref(), Some(id))) {
-            lock(&self.calls).pending.remove(&id);
-        }
-    }
 }
 
 /// A handle on a connection: call and notify the other side. Cheap to
@@ -294,13 +60,13 @@ impl Shared {
 /// handle closes it.
 #[derive(Clone)]
 pub struct Peer {
-    shared: Arc<Shared>,
+    shared: Arc<ConnectionState>,
     /// Present on handles given to users; the last one closes the
     /// connection when dropped. Handles inside contexts do not keep it open.
     _life: Option<Arc<Lifeline>>,
 }
 
-struct Lifeline(Arc<Shared>);
+struct Lifeline(Arc<ConnectionState>);
 
 impl Drop for Lifeline {
     fn drop(&mut self) {
@@ -316,7 +82,7 @@ impl std::fmt::Debug for Peer {
 
 /// Removes a call from the pending table unless it completed.
 struct CallGuard<'a> {
-    shared: &'a Shared,
+    shared: &'a ConnectionState,
     id: u64,
     sent: bool,
     done: bool,
@@ -560,155 +326,15 @@ pub(crate) fn request_bytes(method: &str, params: Option<&RawValue>, id: Option<
     out
 }
 
-impl Shared {
-    fn new(options: PeerOptions, limits: &Limits) -> Arc<Self> {
-        let budget_bytes = limits.max_queued_bytes.clamp(1, Semaphore::MAX_PERMITS.min(u32::MAX as usize));
-        Arc::new(Shared {
-            outbox: Outbox::new(),
-            budget: Arc::new(Semaphore::new(budget_bytes)),
-            budget_bytes,
-            next_id: AtomicU64::new(1),
-            calls: Mutex::new(Calls { pending: HashMap::new(), closed: None }),
-            options,
-            link: Arc::new(Link::new(options.cancellation)),
-            closed: Signal::default(),
-            serving: Serving::new(limits.max_subscriptions, limits.subscription_buffer),
-            subscribed: Subscribed::new(limits.subscription_buffer),
-        })
-    }
-
-    /// Whether calls of ours are waiting for answers, or subscriptions are
-    /// open either way.
-    /// Whether this connection ever made a call (ids start at 1), so that
-    /// responses may come in.
-    fn made_calls(&self) -> bool {
-        self.next_id.load(Ordering::Relaxed) > 1
-    }
-
-    fn has_pending_calls(&self) -> bool {
-        !lock(&self.calls).pending.is_empty() || !self.serving.is_empty() || !self.subscribed.is_empty()
-    }
-}
-
 impl Context {
     /// The connection this request came in on, to notify or call the
     /// caller back (for example with a generated client:
     /// `MyClient::new(cx.peer()?.clone())`). `None` outside a connection
     /// (for example with [`Engine::handle`] called directly).
+    ///
+    /// [`Engine::handle`]: crate::dispatch::engine::Engine::handle
     pub fn peer(&self) -> Option<&Peer> {
         self.peer.as_deref()?.downcast_ref()
-    }
-}
-
-/// Builds a connection and starts it over a transport.
-///
-/// ```no_run
-/// # async fn run() -> std::io::Result<()> {
-/// use std::time::Duration;
-/// use rpc_runtime::{Cancellation, Framing, Peer};
-///
-/// let peer = Peer::builder()
-///     .framing(Framing::ContentLength)
-///     .timeout(Duration::from_secs(30))
-///     .cancellation(Cancellation::Lsp)
-///     .connect(rpc_runtime::transport::tcp::Tcp::new("127.0.0.1:4000"))
-///     .await?;
-/// let answer: i64 = peer.call("subtract", [42, 23]).await.expect("a call");
-/// # Ok(()) }
-/// ```
-///
-/// [`PeerBuilder::connect`] takes any [`Connect`](crate::transport::Connect)
-/// target: a TCP address, a byte stream, a message transport, a server in
-/// this process, an HTTP or WebSocket endpoint, a NATS subject;
-/// [`PeerBuilder::spawn_child`] launches a child process and returns its
-/// handle with the peer.
-#[derive(Default, Debug)]
-pub struct PeerBuilder {
-    pub(crate) router: Router,
-    pub(crate) limits: Limits,
-    pub(crate) framing: crate::wire::Framing,
-    pub(crate) options: PeerOptions,
-    pub(crate) cx: Context,
-    pub(crate) dialect: Option<SharedDialect>,
-}
-
-impl PeerBuilder {
-    /// Sets the framing used over byte streams (default newline-delimited).
-    #[must_use = "a builder does nothing until used"]
-    pub fn framing(mut self, framing: crate::wire::Framing) -> Self {
-        self.framing = framing;
-        self
-    }
-
-    /// Serves `router` on this side: the other side may call its methods
-    /// (server-to-client requests, in LSP terms). Without it, incoming
-    /// requests are answered with -32601.
-    #[must_use = "a builder does nothing until used"]
-    pub fn router(mut self, router: Router) -> Self {
-        self.router = router;
-        self
-    }
-
-    /// Limits for incoming messages and queued answers (see [`Limits`]).
-    #[must_use = "a builder does nothing until used"]
-    pub fn limits(mut self, limits: Limits) -> Self {
-        self.limits = limits;
-        self
-    }
-
-    /// The default timeout of every outgoing call (none by default). A
-    /// typed client can override it per call.
-    #[must_use = "a builder does nothing until used"]
-    pub fn timeout(mut self, timeout: Duration) -> Self {
-        self.options.timeout = Some(timeout);
-        self
-    }
-
-    /// How cancellation is announced and understood (none by default).
-    #[must_use = "a builder does nothing until used"]
-    pub fn cancellation(mut self, cancellation: Cancellation) -> Self {
-        self.options.cancellation = cancellation;
-        self
-    }
-
-    /// Holds the requests this side serves to the rules of a protocol
-    /// built on JSON-RPC 2.0 (see [`Dialect`](crate::dispatch::Dialect)),
-    /// and takes its way of cancelling a request when it has one (which
-    /// replaces [`PeerBuilder::cancellation`]; a later call of that
-    /// overrides it again).
-    #[must_use = "a builder does nothing until used"]
-    pub fn dialect(mut self, dialect: impl crate::dispatch::Dialect) -> Self {
-        if let Some(cancellation) = dialect.cancellation() {
-            self.options.cancellation = cancellation;
-        }
-        self.dialect = Some(SharedDialect::new(dialect));
-        self
-    }
-
-    /// Per-connection data for handlers on this side (see
-    /// [`Context::extension`]).
-    #[must_use = "a builder does nothing until used"]
-    pub fn extension<T: Send + Sync + 'static>(mut self, value: T) -> Self {
-        self.cx = self.cx.with_extension(value);
-        self
-    }
-
-    /// Starts the connection over any message transport, on a background
-    /// task (call it inside a tokio runtime).
-    pub(crate) fn start<S, K>(self, source: S, sink: K) -> Peer
-    where
-        S: MessageSource + 'static,
-        K: MessageSink + 'static,
-    {
-        let engine = Engine::new(self.router, self.limits).with_shared_dialect(self.dialect);
-        let (connection, peer) = Connection::new(engine, self.options, self.cx, Controls::default());
-        tokio::spawn(async move {
-            if let Err(err) = connection.run(source, sink).await {
-                tracing::debug!(error = %err, "connection ended with an error");
-            }
-        });
-        let life = Arc::new(Lifeline(Arc::clone(&peer.shared)));
-        Peer { _life: Some(life), ..peer }
     }
 }
 

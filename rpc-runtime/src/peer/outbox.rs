@@ -2,12 +2,12 @@
 //! callers, subscriptions) hand messages to a connection's task.
 //!
 //! A mutex around a `VecDeque` and the receiving task's waker, rather than
-//! tokio's unbounded channel: that channel allocates its first block of 32
-//! slots (about 2 KiB here) and a cache-padded state when it is made, on
-//! every connection, although most connections of a server never use it
-//! (plain methods are answered in place). This one allocates nothing until
-//! the first message. Unbounded in count: what bounds it is the
-//! connection's byte budget, taken before a message is queued.
+//! tokio's unbounded channel: that channel allocates a block of slots and a
+//! cache-padded state when it is made, on every connection, although most
+//! connections of a server never use it (plain methods are answered in
+//! place). This one allocates nothing until the first message. Unbounded
+//! in count: what bounds it is the connection's byte budget, taken before a
+//! message is queued.
 
 use std::collections::VecDeque;
 use std::sync::Mutex;

@@ -1,7 +1,8 @@
 //! What a connection needs of its medium: whole messages in, whole
 //! messages out. Byte streams with a [`Framing`](crate::Framing), the
-//! in-memory pair, and later WebSocket frames and message-queue deliveries
-//! implement these two traits; the peer logic runs on any of them.
+//! in-memory pair, WebSocket frames, HTTP exchanges and NATS deliveries
+//! implement these two traits, so that the peer logic is written once for
+//! all of them.
 
 use std::future::Future;
 use std::io;

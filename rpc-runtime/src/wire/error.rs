@@ -142,9 +142,9 @@ impl ErrorObject {
 impl ErrorObject {
     /// Appends this error object's JSON to `out`: the very bytes its
     /// `Serialize` gives with serde_json (`{"code":..,"message":..}`, then
-    /// `"data"` when set), written directly. Every error answer is written
-    /// here, and through serde_json's serializer the message alone cost
-    /// about ten instructions a byte, escapes checked one byte at a time.
+    /// `"data"` when set), written directly: every error answer is written
+    /// here, a flood of bad requests included, and serde_json's serializer
+    /// checks the message for escapes one byte at a time.
     pub(crate) fn write_json(&self, out: &mut Vec<u8>) {
         // The errors a flood of bad requests gets, written whole.
         let known: Option<(&str, &[u8])> = match self.code {
@@ -206,9 +206,10 @@ const PLAIN: [bool; 256] = {
 /// Appends `text` as a JSON string, escaped as serde_json escapes (`"`,
 /// `\\` and control characters only; `\b \t \n \f \r` by their short
 /// forms, the others as `\u00xx`), the runs between escapes copied whole.
-/// Eight bytes are checked at a time; only a word that holds a byte to
-/// escape is looked at byte by byte (one table load a byte cost ~870
-/// instructions on a typical -32602 message).
+/// Eight bytes are checked at a time, and only a word that holds a byte to
+/// escape is looked at byte by byte: messages name params and types, and
+/// rarely hold anything to escape (the in-process `invalid params` case
+/// of BENCHMARKS.md).
 fn write_string(out: &mut Vec<u8>, text: &str) {
     let bytes = text.as_bytes();
     out.push(b'"');
@@ -237,7 +238,6 @@ fn write_string(out: &mut Vec<u8>, text: &str) {
 }
 
 /// Whether any of these eight bytes is `"`, `\\` or below 0x20.
-#[inline(always)]
 fn needs_escape(word: u64) -> bool {
     has_below(word, 0x20) | has_byte(word, b'"') | has_byte(word, b'\\')
 }

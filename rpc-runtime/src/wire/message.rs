@@ -45,7 +45,7 @@ pub(crate) struct Envelope<'a> {
 
 /// A single message's members with a response's too: `result` and `error`
 /// only matter to a connection, which takes responses off the stream (see
-/// [`Engine::process_incoming`]).
+/// [`Engine::process_incoming`](crate::dispatch::engine::Engine::process_incoming)).
 #[derive(Deserialize)]
 pub(crate) struct Message<'a> {
     #[serde(default, deserialize_with = "version_member")]
@@ -67,12 +67,6 @@ impl<'a> Message<'a> {
     /// an `id` is still taken off the stream (and dropped), not answered.
     pub(crate) fn is_response(&self) -> bool {
         self.method.is_none() && (self.result.is_some() || self.error.is_some())
-    }
-
-    /// The method name, unescaped, if it is a string (`text` is the
-    /// message this was decoded from).
-    pub(crate) fn method_name(&self, text: &'a str) -> Option<Cow<'a, str>> {
-        self.method.and_then(|member| method_name(member, text))
     }
 
     /// The members the engine reads.
@@ -180,7 +174,6 @@ pub(crate) fn method_name<'a>(member: MethodMember<'a>, text: &'a str) -> Option
 
 /// The `method` of request object `text`, read again as a string.
 #[cold]
-#[inline(never)]
 fn unescaped_method(text: &str) -> Option<Cow<'_, str>> {
     #[derive(Deserialize)]
     struct MethodOnly<'a> {
@@ -190,8 +183,24 @@ fn unescaped_method(text: &str) -> Option<Cow<'_, str>> {
     serde_json::from_str::<MethodOnly<'_>>(text).ok().map(|only| only.method)
 }
 
+/// Whether the `method` member of message `text` is `null`, read again:
+/// [`MethodMember::NotString`] is any value but a string, and a reader
+/// that takes `null` for an absent member (MCP's Streamable HTTP) tells
+/// them apart only on that path.
+#[cfg(all(feature = "mcp", feature = "http"))]
+#[cold]
+pub(crate) fn method_is_null(text: &str) -> bool {
+    #[derive(Deserialize)]
+    struct MethodRaw<'a> {
+        #[serde(borrow, default, deserialize_with = "present")]
+        method: Option<&'a RawValue>,
+    }
+    serde_json::from_str::<MethodRaw<'_>>(text).ok().and_then(|only| only.method).is_some_and(|raw| raw.get() == "null")
+}
+
 /// A request's `jsonrpc` member: whether it is `"2.0"` (escaped or not);
-/// what it is otherwise is read again from the message (see [`Why::Version`]).
+/// what it is otherwise is read again from the message (see
+/// `Why::Version` in `dispatch::validate`).
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Version(pub(crate) bool);
 
@@ -229,8 +238,8 @@ pub(crate) fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Opti
 /// than in the framing so that every transport (and both framings, where a
 /// `Content-Length` counts the mark as part of the body) agree.
 fn without_bom(message: &[u8]) -> &[u8] {
-    // A slice pattern: the usual message is told by its first byte
-    // (`strip_prefix` compared all three bytes every time).
+    // A slice pattern, so that the usual message is told apart by its
+    // first byte alone.
     match message {
         [0xEF, 0xBB, 0xBF, rest @ ..] => rest,
         _ => message,

@@ -29,7 +29,6 @@ pub(crate) fn write_response(out: &mut Vec<u8>, id: &str, result: &Result<Box<Ra
 }
 
 /// Closes a success response whose result is already written.
-#[inline(always)]
 pub(crate) fn write_response_tail(out: &mut Vec<u8>, id: &str) {
     out.extend_from_slice(b",\"id\":");
     out.extend_from_slice(id.as_bytes());

@@ -1,13 +1,12 @@
-//! Eight bytes at a time: tests over a word of a short text, where a loop
-//! costs several instructions a byte and memchr's setup more than the
-//! whole text (method names, error messages).
+//! Eight bytes at a time: tests over a word of a short text (method
+//! names, error messages), too short for memchr's setup to pay off and
+//! long enough for a byte loop to show.
 
 const ONES: u64 = u64::from_le_bytes([0x01; 8]);
 const HIGHS: u64 = u64::from_le_bytes([0x80; 8]);
 
 /// The eight bytes of `bytes` from `at` (which must leave eight), as a
 /// little-endian word.
-#[inline(always)]
 pub(crate) fn word_at(bytes: &[u8], at: usize) -> u64 {
     let mut word = [0; 8];
     word.copy_from_slice(&bytes[at..at + 8]);
@@ -17,13 +16,11 @@ pub(crate) fn word_at(bytes: &[u8], at: usize) -> u64 {
 /// Whether a byte of `word` is below `n` (at most 0x80): the classic "has
 /// less than" test, exact for the word as a whole (a borrow only ever
 /// flags a byte above one that is below `n`).
-#[inline(always)]
 pub(crate) fn has_below(word: u64, n: u8) -> bool {
     word.wrapping_sub(ONES * u64::from(n)) & !word & HIGHS != 0
 }
 
 /// Whether a byte of `word` is `byte`.
-#[inline(always)]
 pub(crate) fn has_byte(word: u64, byte: u8) -> bool {
     has_below(word ^ (ONES * u64::from(byte)), 1)
 }

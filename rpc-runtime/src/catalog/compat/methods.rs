@@ -1,6 +1,6 @@
 //! Rules for a method as a whole: present or not, answered or not, who may
 //! call it, its result and its subscription items; its params are
-//! [`params`](super::params)' part.
+//! [`params`]' part.
 
 use serde_json::Value;
 

@@ -286,11 +286,11 @@ impl McpHttpService {
             _ => {}
         }
         cx.link = Some(Arc::clone(&in_use.0.link));
-        let entry = Arc::clone(&in_use.0);
+        let opened = Arc::clone(&in_use.0);
         let answer = Answer { headers, message, modern: false, closed: None, in_use: Some(in_use) };
         let mut response = answer.run(inner, body, cx).await;
         if let Some(id) = new_id {
-            let initialized = entry.state().and_then(|session| session.revision()).is_some();
+            let initialized = opened.state().and_then(|session| session.revision()).is_some();
             match HeaderValue::from_str(&id) {
                 Ok(value) if initialized => {
                     response.headers_mut().insert(SESSION_ID, value);

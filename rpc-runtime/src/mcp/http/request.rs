@@ -8,8 +8,9 @@ use http::header::{self, HeaderMap};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use crate::mcp::session::{Meta, present};
-use crate::wire::ErrorObject;
+use crate::mcp::session::Meta;
+use crate::wire::message::MethodMember;
+use crate::wire::{self, ErrorObject};
 
 /// The session header (legacy revisions).
 pub(crate) const SESSION_ID: &str = "mcp-session-id";
@@ -216,20 +217,10 @@ pub(crate) struct Message<'a> {
     pub(crate) cancelled: Option<&'a RawValue>,
 }
 
-#[derive(Deserialize)]
-struct Envelope<'a> {
-    #[serde(borrow, default)]
-    method: Option<Cow<'a, str>>,
-    #[serde(borrow, default, deserialize_with = "present")]
-    id: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    params: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "present")]
-    result: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "present")]
-    error: Option<&'a RawValue>,
-}
-
+/// The members of `params` the transport reads: MCP's own (`name` or
+/// `uri` for the `Mcp-Name` check, `_meta`, `requestId` of a
+/// cancellation), which no JSON-RPC reader has; the message's own members
+/// are read with the shared model ([`wire::message::Message`]).
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Params<'a> {
@@ -247,8 +238,8 @@ impl<'a> Message<'a> {
     /// Reads a POST body; `None` when it is not a JSON object or array
     /// (the engine says what is wrong with it).
     pub(crate) fn read(body: &'a [u8]) -> Option<Message<'a>> {
-        let text = crate::wire::message::text(body)?;
-        if crate::wire::message::is_batch(text) {
+        let text = wire::message::text(body)?;
+        if wire::message::is_batch(text) {
             serde_json::from_str::<serde::de::IgnoredAny>(text).ok()?;
             return Some(Message {
                 kind: Kind::Batch,
@@ -259,19 +250,28 @@ impl<'a> Message<'a> {
                 cancelled: None,
             });
         }
-        let envelope: Envelope<'a> = serde_json::from_str(text).ok()?;
+        let envelope: wire::message::Message<'a> = serde_json::from_str(text).ok()?;
+        // Unlike the engine, this transport takes `"method": null` for no
+        // method (a response with it is accepted), and refuses to read a
+        // method of another type (the engine then says what is wrong).
+        let method = match envelope.method {
+            None => None,
+            Some(MethodMember::NotString) if wire::message::method_is_null(text) => None,
+            Some(MethodMember::NotString) => return None,
+            Some(member) => wire::message::method_name(member, text),
+        };
         let params = envelope
             .params
             .and_then(|raw| serde_json::from_str::<Params<'a>>(raw.get()).ok())
             .unwrap_or(Params { name: None, uri: None, meta: None, request_id: None });
-        let kind = match (&envelope.method, envelope.id) {
+        let kind = match (&method, envelope.id) {
             (Some(_), Some(_)) => Kind::Request,
             (Some(_), None) => Kind::Notification,
             (None, _) if envelope.result.is_some() || envelope.error.is_some() => Kind::Response,
             // Neither: the engine answers it as an invalid request.
             (None, _) => Kind::Request,
         };
-        let name = match envelope.method.as_deref() {
+        let name = match method.as_deref() {
             Some("resources/read") => params.uri,
             _ => params.name,
         }
@@ -282,7 +282,7 @@ impl<'a> Message<'a> {
             name,
             meta: Meta::read(params.meta),
             cancelled: params.request_id,
-            method: envelope.method,
+            method,
         })
     }
 
@@ -332,6 +332,12 @@ mod tests {
         assert_eq!(read(r#"{"jsonrpc":"2.0","result":{},"id":1}"#), Some(Kind::Response));
         assert_eq!(read(r#"[{"jsonrpc":"2.0","method":"ping","id":1}]"#), Some(Kind::Batch));
         assert_eq!(read("{nope"), None);
+        // `"method": null` is no method; a method of another type is unread.
+        assert_eq!(read(r#"{"jsonrpc":"2.0","method":null,"result":{},"id":1}"#), Some(Kind::Response));
+        assert_eq!(read(r#"{"jsonrpc":"2.0","method":null,"id":1}"#), Some(Kind::Request));
+        assert_eq!(read(r#"{"jsonrpc":"2.0","method":5,"id":1}"#), None);
+        let escaped = Message::read(br#"{"jsonrpc":"2.0","method":"tools\/call","id":1}"#).unwrap();
+        assert_eq!(escaped.method.as_deref(), Some("tools/call"));
         let call =
             br#"{"jsonrpc":"2.0","method":"tools/call","id":1,"params":{"name":"x","_meta":{"progressToken":7}}}"#;
         let message = Message::read(call).unwrap();

@@ -11,7 +11,7 @@ use hyper::body::Incoming;
 use tokio::net::{TcpListener, ToSocketAddrs};
 
 use super::{DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT, McpBody, McpHttpService};
-use crate::transport::http::{Endpoint, Http, HttpAddrs, HttpService, Serving, serve_listener};
+use crate::transport::http::{ConnectionSlot, Endpoint, Http, HttpAddrs, HttpService, serve_listener};
 use crate::transport::listener::{Listener, Shutdown};
 use crate::transport::server::Server;
 
@@ -136,7 +136,7 @@ impl Endpoint for McpHttpService {
         &self,
         mut request: Request<Incoming>,
         addrs: HttpAddrs,
-        _: &Serving,
+        _: &ConnectionSlot,
     ) -> impl Future<Output = Response<McpBody>> + Send {
         request.extensions_mut().insert(addrs);
         // Through the tower service: CORS first, when configured.

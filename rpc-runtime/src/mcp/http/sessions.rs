@@ -15,8 +15,9 @@ use crate::dispatch::dialect::Cancellation;
 use crate::dispatch::inflight::Link;
 use crate::mcp::session::Session;
 
-/// One session.
-pub(crate) struct Entry {
+/// One session of the handshake revisions over Streamable HTTP: what its
+/// `Mcp-Session-Id` names (its MCP handshake state is in `link`).
+pub(crate) struct HttpSession {
     /// Its requests' connection handle: holds the MCP session state,
     /// tracks running requests for `notifications/cancelled`, and its stop
     /// signal cancels them all when the session ends.
@@ -33,7 +34,7 @@ pub(crate) struct Entry {
     pub(crate) max_calls: usize,
 }
 
-impl Entry {
+impl HttpSession {
     /// The MCP handshake state of the session.
     pub(crate) fn state(&self) -> Option<Arc<Session>> {
         self.link.protocol_state(Session::default)
@@ -53,7 +54,7 @@ impl Entry {
 }
 
 /// A session in use by one request: counts as activity until dropped.
-pub(crate) struct InUse(pub(crate) Arc<Entry>);
+pub(crate) struct InUse(pub(crate) Arc<HttpSession>);
 
 impl Drop for InUse {
     fn drop(&mut self) {
@@ -64,7 +65,7 @@ impl Drop for InUse {
 
 /// Every session of one endpoint.
 pub(crate) struct Sessions {
-    by_id: Mutex<HashMap<String, Arc<Entry>>>,
+    by_id: Mutex<HashMap<String, Arc<HttpSession>>>,
     pub(crate) max: usize,
     pub(crate) idle_timeout: Duration,
 }
@@ -74,7 +75,7 @@ impl Sessions {
         Sessions { by_id: Mutex::default(), max, idle_timeout }
     }
 
-    fn lock(&self) -> MutexGuard<'_, HashMap<String, Arc<Entry>>> {
+    fn lock(&self) -> MutexGuard<'_, HashMap<String, Arc<HttpSession>>> {
         self.by_id.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
@@ -84,7 +85,7 @@ impl Sessions {
     pub(crate) fn open(&self, max_calls: usize) -> Option<(String, InUse)> {
         let id = new_id()?;
         let max_calls = max_calls.clamp(1, Semaphore::MAX_PERMITS.min(u32::MAX as usize));
-        let entry = Arc::new(Entry {
+        let session = Arc::new(HttpSession {
             link: Arc::new(Link::new(Cancellation::Mcp)),
             last_used: Mutex::new(Instant::now()),
             active: AtomicUsize::new(1),
@@ -98,30 +99,30 @@ impl Sessions {
                 return None;
             }
         }
-        by_id.insert(id.clone(), Arc::clone(&entry));
-        Some((id, InUse(entry)))
+        by_id.insert(id.clone(), Arc::clone(&session));
+        Some((id, InUse(session)))
     }
 
     /// The session `id`, in use until the guard drops; `None` if unknown,
     /// ended or expired (an expired one is ended now).
     pub(crate) fn get(&self, id: &str) -> Option<InUse> {
         let mut by_id = self.lock();
-        let entry = by_id.get(id)?;
-        if entry.idle_for(Instant::now()).is_some_and(|idle| idle > self.idle_timeout) {
-            if let Some(entry) = by_id.remove(id) {
-                entry.link.stop.raise();
+        let session = by_id.get(id)?;
+        if session.idle_for(Instant::now()).is_some_and(|idle| idle > self.idle_timeout) {
+            if let Some(session) = by_id.remove(id) {
+                session.link.stop.raise();
             }
             return None;
         }
-        entry.active.fetch_add(1, Ordering::AcqRel);
-        Some(InUse(Arc::clone(entry)))
+        session.active.fetch_add(1, Ordering::AcqRel);
+        Some(InUse(Arc::clone(session)))
     }
 
     /// Ends session `id`: its running requests are cancelled. `false` if
     /// there was none.
     pub(crate) fn end(&self, id: &str) -> bool {
-        let Some(entry) = self.lock().remove(id) else { return false };
-        entry.link.stop.raise();
+        let Some(session) = self.lock().remove(id) else { return false };
+        session.link.stop.raise();
         true
     }
 
@@ -131,12 +132,12 @@ impl Sessions {
         self.lock().len()
     }
 
-    fn end_idle(&self, by_id: &mut HashMap<String, Arc<Entry>>) {
+    fn end_idle(&self, by_id: &mut HashMap<String, Arc<HttpSession>>) {
         let now = Instant::now();
-        by_id.retain(|_, entry| {
-            let expired = entry.idle_for(now).is_some_and(|idle| idle > self.idle_timeout);
+        by_id.retain(|_, session| {
+            let expired = session.idle_for(now).is_some_and(|idle| idle > self.idle_timeout);
             if expired {
-                entry.link.stop.raise();
+                session.link.stop.raise();
             }
             !expired
         });

@@ -23,7 +23,8 @@ use tokio::sync::{mpsc, oneshot};
 use super::NotificationParams;
 use crate::peer::client::ClientError;
 use crate::peer::client::{CallState, Decoder, encode_any_params};
-use crate::peer::{Closed, Peer, Reply, Shared, Waiter, json_string, lock, preview, request_bytes, within};
+use crate::peer::state::{Closed, ConnectionState, Reply, Waiter};
+use crate::peer::{Peer, json_string, lock, preview, request_bytes, within};
 use crate::wire::ErrorObject;
 
 /// How a subscription ended, for its stream to report after its items.
@@ -40,8 +41,10 @@ pub(in crate::peer) enum Ending {
     Closed(Closed),
 }
 
-/// A subscription made on this connection, in the table.
-pub(in crate::peer) struct Entry {
+/// Where the items and the end of a subscription made on this connection
+/// go: the sending halves of its [`Subscription`]'s channels, kept in the
+/// table by subscription id.
+pub(in crate::peer) struct SubscriptionFeed {
     items: mpsc::Sender<Box<RawValue>>,
     end: oneshot::Sender<Ending>,
     /// The method of its notifications.
@@ -49,10 +52,10 @@ pub(in crate::peer) struct Entry {
     unsubscribe: &'static str,
 }
 
-impl Entry {
+impl SubscriptionFeed {
     /// Ends the stream: its remaining items, then `ending`.
     fn finish(self, ending: Ending) {
-        let Entry { items, end, .. } = self;
+        let SubscriptionFeed { items, end, .. } = self;
         // The ending first: the stream reads it once the items are done,
         // which they are when `items` is dropped.
         let _ = end.send(ending);
@@ -62,7 +65,7 @@ impl Entry {
 
 /// The subscriptions a connection made, by id.
 pub(in crate::peer) struct Subscribed {
-    table: Mutex<HashMap<Box<str>, Entry>>,
+    table: Mutex<HashMap<Box<str>, SubscriptionFeed>>,
     /// The notification methods of every subscription ever made here: such
     /// notifications are taken off the stream, not given to the engine.
     methods: Mutex<Vec<&'static str>>,
@@ -115,7 +118,7 @@ impl Subscribed {
         self.watching() && lock(&self.methods).contains(&method)
     }
 
-    fn remove(&self, id: &RawValue) -> Option<Entry> {
+    fn remove(&self, id: &RawValue) -> Option<SubscriptionFeed> {
         lock(&self.table).remove(&*key(id))
     }
 
@@ -125,9 +128,9 @@ impl Subscribed {
     /// that gave up meanwhile gets an unsubscribe sent for it.
     pub(in crate::peer) fn answered(
         &self,
-        shared: &Shared,
+        shared: &ConnectionState,
         reply: oneshot::Sender<Reply>,
-        entry: Entry,
+        feed: SubscriptionFeed,
         answer: Reply,
     ) {
         let id = match answer {
@@ -137,13 +140,13 @@ impl Subscribed {
                 return;
             }
         };
-        let unsubscribe = entry.unsubscribe;
+        let unsubscribe = feed.unsubscribe;
         if reply.is_closed() {
             tracing::debug!(id = preview(id.get()), "unsubscribing: the caller gave up before the answer came");
             shared.unsubscribe_detached(unsubscribe, &id);
             return;
         }
-        lock(&self.table).insert(key(&id).into(), entry);
+        lock(&self.table).insert(key(&id).into(), feed);
         if let Err(Ok(id)) = reply.send(Ok(id)) {
             self.remove(&id);
             shared.unsubscribe_detached(unsubscribe, &id);
@@ -152,7 +155,7 @@ impl Subscribed {
 
     /// A notification `method` with `params`: an item, or the end, of one
     /// of the subscriptions made here.
-    pub(in crate::peer) fn deliver(&self, shared: &Shared, method: &str, params: Option<&RawValue>) {
+    pub(in crate::peer) fn deliver(&self, shared: &ConnectionState, method: &str, params: Option<&RawValue>) {
         let Some(params) = params.and_then(|params| serde_json::from_str::<NotificationParams<'_>>(params.get()).ok())
         else {
             tracing::debug!(method, "dropped a subscription notification without `subscription` in its params");
@@ -161,13 +164,13 @@ impl Subscribed {
         let id = params.subscription;
         let mut table = lock(&self.table);
         let key = key(id);
-        let Some(entry) = table.get(&*key).filter(|entry| entry.notification == method) else {
+        let Some(feed) = table.get(&*key).filter(|feed| feed.notification == method) else {
             // An item sent before the server saw our unsubscribe, say.
             tracing::debug!(method, subscription = preview(id.get()), "dropped an item of an unknown subscription");
             return;
         };
         let ending = match (params.result, params.error) {
-            (Some(item), _) => match entry.items.try_send(item.to_owned()) {
+            (Some(item), _) => match feed.items.try_send(item.to_owned()) {
                 Ok(()) => return,
                 Err(TrySendError::Full(_)) => {
                     tracing::debug!(subscription = preview(id.get()), "unsubscribing: its items are not read");
@@ -182,14 +185,14 @@ impl Subscribed {
             }),
             (None, None) => Some(Ending::Done),
         };
-        let entry = table.remove(&*key);
+        let feed = table.remove(&*key);
         drop(table);
-        let Some(entry) = entry else { return };
-        let unsubscribe = entry.unsubscribe;
+        let Some(feed) = feed else { return };
+        let unsubscribe = feed.unsubscribe;
         let ended_by_server = matches!(ending, Some(Ending::Done | Ending::Failed(_) | Ending::Invalid(_)));
         match ending {
-            Some(ending) => entry.finish(ending),
-            None => drop(entry),
+            Some(ending) => feed.finish(ending),
+            None => drop(feed),
         }
         if !ended_by_server {
             shared.unsubscribe_detached(unsubscribe, id);
@@ -198,9 +201,9 @@ impl Subscribed {
 
     /// Ends every stream: the connection closed.
     pub(in crate::peer) fn close_all(&self, reason: &Closed) {
-        let entries = std::mem::take(&mut *lock(&self.table));
-        for entry in entries.into_values() {
-            entry.finish(Ending::Closed(reason.clone()));
+        let feeds = std::mem::take(&mut *lock(&self.table));
+        for feed in feeds.into_values() {
+            feed.finish(Ending::Closed(reason.clone()));
         }
     }
 
@@ -221,7 +224,7 @@ pub(in crate::peer) struct Opened {
 
 /// Forgets a subscribe call that was never sent.
 struct Unsent<'a> {
-    shared: &'a Shared,
+    shared: &'a ConnectionState,
     id: u64,
     sent: bool,
 }
@@ -250,8 +253,8 @@ impl Peer {
         let (end_tx, end) = oneshot::channel();
         let (reply_tx, reply) = oneshot::channel();
         shared.subscribed.watch(notification);
-        let entry = Entry { items: items_tx, end: end_tx, notification, unsubscribe };
-        let id = shared.register(Waiter::Subscribe(reply_tx, entry))?;
+        let feed = SubscriptionFeed { items: items_tx, end: end_tx, notification, unsubscribe };
+        let id = shared.register(Waiter::Subscribe(reply_tx, feed))?;
         let mut unsent = Unsent { shared, id, sent: false };
         // Should the caller give up after sending, the call stays pending:
         // its answer then unsubscribes (see `Subscribed::answered`).
@@ -326,7 +329,7 @@ pub struct Subscription<T, E = ErrorObject> {
     opened: Opened,
     decode: Decoder<T>,
     convert: fn(ErrorObject) -> ClientError<E>,
-    /// The stream has ended (its entry is out of the table).
+    /// The stream has ended (its feed is out of the table).
     finished: bool,
 }
 
@@ -395,8 +398,8 @@ impl<T, E> Drop for Subscription<T, E> {
             return;
         }
         let shared = &self.opened.peer.shared;
-        if let Some(entry) = shared.subscribed.remove(&self.opened.id) {
-            drop(entry);
+        if let Some(feed) = shared.subscribed.remove(&self.opened.id) {
+            drop(feed);
             shared.unsubscribe_detached(self.opened.unsubscribe, &self.opened.id);
         }
     }

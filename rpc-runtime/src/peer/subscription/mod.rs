@@ -19,13 +19,17 @@
 //! client ends (unsubscribing, or closing the connection) gets no last
 //! notification.
 //!
-//! [`server`] is the serving side ([`SubscriptionSink`](server::SubscriptionSink) and the
-//! connection's table of open subscriptions); [`client`] the calling side
-//! ([`Subscription`](client::Subscription), a typed stream, and the table
-//! that routes incoming items to it).
+//! [`server`] is the serving side (the connection's table of open
+//! subscriptions, and what both kinds of subscription method share), with
+//! [`SubscriptionSink`](server::SubscriptionSink) in `sink` and
+//! [`PendingSubscription`](server::PendingSubscription) in `pending`;
+//! [`client`] the calling side ([`Subscription`](client::Subscription), a
+//! typed stream, and the table that routes incoming items to it).
 
 pub(crate) mod client;
+mod pending;
 pub(crate) mod server;
+mod sink;
 
 use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;

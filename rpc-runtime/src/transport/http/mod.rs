@@ -21,6 +21,8 @@ pub(crate) use responses::status_response;
 pub use serve::HttpListener;
 #[cfg(feature = "mcp")]
 pub(crate) use serve::{Endpoint, serve_listener};
-pub use service::{HttpAddrs, HttpService};
 #[cfg(any(feature = "ws", feature = "mcp"))]
-pub(crate) use service::{Inner, Serving};
+pub(crate) use service::ConnectionSlot;
+#[cfg(any(feature = "ws", feature = "mcp"))]
+pub(crate) use service::Inner;
+pub use service::{HttpAddrs, HttpService};

@@ -34,7 +34,7 @@ use tokio::sync::{Notify, Semaphore};
 
 use super::config::Http;
 use super::responses::status_response;
-use super::service::{HttpAddrs, HttpService, Serving};
+use super::service::{ConnectionSlot, HttpAddrs, HttpService};
 use crate::dispatch::signal::Signal;
 use crate::peer::SignalWatch;
 use crate::transport::deadline::WriteDeadline;
@@ -131,7 +131,7 @@ pub(crate) trait Endpoint: Clone + Send + Sync + 'static {
         &self,
         request: Request<Incoming>,
         addrs: HttpAddrs,
-        serving: &Serving,
+        slot: &ConnectionSlot,
     ) -> impl Future<Output = Response<Self::Body>> + Send;
 }
 
@@ -153,9 +153,9 @@ impl Endpoint for HttpService {
         &self,
         request: Request<Incoming>,
         addrs: HttpAddrs,
-        serving: &Serving,
+        slot: &ConnectionSlot,
     ) -> impl Future<Output = Response<Full<Bytes>>> + Send {
-        self.respond_accepted(request, addrs, serving)
+        self.respond_accepted(request, addrs, slot)
     }
 }
 
@@ -178,14 +178,14 @@ pub(crate) async fn serve_listener<E: Endpoint>(
 async fn accept_loop<E: Endpoint>(endpoint: &E, listener: &TcpListener, drain: &Arc<Signal>, slots: &Arc<Semaphore>) {
     while let Some((stream, peer)) = crate::transport::tcp::accept(listener, drain).await {
         let _ = stream.set_nodelay(true);
-        let Ok(slot) = Arc::clone(slots).try_acquire_owned() else {
+        let Ok(permit) = Arc::clone(slots).try_acquire_owned() else {
             tracing::debug!(%peer, "refused an HTTP connection: at the connection limit");
             tokio::spawn(refuse_overloaded(endpoint.http().clone(), stream, peer));
             continue;
         };
         let Ok(local) = stream.local_addr() else { continue };
-        let serving = Serving { drain: Arc::clone(drain), _slot: Arc::new(slot) };
-        tokio::spawn(serve_connection(endpoint.clone(), stream, HttpAddrs { peer, local }, serving));
+        let slot = ConnectionSlot { drain: Arc::clone(drain), _permit: Arc::new(permit) };
+        tokio::spawn(serve_connection(endpoint.clone(), stream, HttpAddrs { peer, local }, slot));
     }
 }
 
@@ -196,9 +196,8 @@ macro_rules! http1_settings {
         // `writev(false)`: hyper copies each answer's body after its head
         // and writes both with one `write`, instead of queueing the body
         // as a second buffer for `writev`. JSON-RPC answers are mostly
-        // small, and the copy costs less than the queue (about 490 fewer
-        // instructions per small call; a large answer pays one more copy
-        // of itself).
+        // small, and copying one costs less than queueing it (a large
+        // answer pays one more copy of itself).
         $builder
             .timer(TokioTimer::new())
             .header_read_timeout($config.header_timeout)
@@ -255,7 +254,7 @@ const MAX_LOCAL_ERROR_RESET_STREAMS: usize = 1024;
 
 /// Serves one accepted connection: the TLS handshake first when
 /// configured (a failure closes it, logged at debug), then HTTP.
-async fn serve_connection<E: Endpoint>(endpoint: E, stream: TcpStream, addrs: HttpAddrs, serving: Serving) {
+async fn serve_connection<E: Endpoint>(endpoint: E, stream: TcpStream, addrs: HttpAddrs, slot: ConnectionSlot) {
     #[cfg(feature = "metrics")]
     let _open = crate::dispatch::metrics::OpenConnection::new("http");
     // The write timeout sits under hyper (and under TLS, and the WebSocket
@@ -269,24 +268,24 @@ async fn serve_connection<E: Endpoint>(endpoint: E, stream: TcpStream, addrs: Ht
         else {
             return;
         };
-        return serve_http(endpoint, stream, addrs, serving, Client { certificates: certs }).await;
+        return serve_http(endpoint, stream, addrs, slot, Client { certificates: certs }).await;
     }
-    serve_http(endpoint, stream, addrs, serving, Client::default()).await;
+    serve_http(endpoint, stream, addrs, slot, Client::default()).await;
 }
 
 /// Serves HTTP on one connection's `io` (TCP, or TLS over it).
-async fn serve_http<E, I>(endpoint: E, io: I, addrs: HttpAddrs, serving: Serving, client: Client)
+async fn serve_http<E, I>(endpoint: E, io: I, addrs: HttpAddrs, slot: ConnectionSlot, client: Client)
 where
     E: Endpoint,
     I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
-    let drain = Arc::clone(&serving.drain);
+    let drain = Arc::clone(&slot.drain);
     let builder = builder(endpoint.http());
     let header_timeout = endpoint.http().inner().config.header_timeout;
     let upgrades = endpoint.upgrades();
     let streams = Arc::new(Streams::default());
     // One handle per connection; each request clones it once.
-    let accepted = Arc::new(Accepted { endpoint, addrs, serving, streams: Arc::clone(&streams), client });
+    let accepted = Arc::new(Accepted { endpoint, addrs, slot, streams: Arc::clone(&streams), client });
     let service = hyper::service::service_fn(move |request: Request<Incoming>| {
         // Called on the connection's task, so the connection sees the
         // stream open as soon as it is.
@@ -294,12 +293,12 @@ where
         let accepted = Arc::clone(&accepted);
         async move {
             let request = accepted.client.mark(request);
-            let response = accepted.endpoint.respond(request, accepted.addrs, &accepted.serving).await;
+            let response = accepted.endpoint.respond(request, accepted.addrs, &accepted.slot).await;
             Ok::<_, Infallible>(response.map(|body| Tracked { body, _open: open }))
         }
     });
     let io = TokioIo::new(io);
-    let watch = Watch { drain: &drain, streams: &streams, header_timeout };
+    let watch = ConnectionWatch { drain: &drain, streams: &streams, header_timeout };
     // Upgrades only when WebSocket is served: the plain connection is a
     // little cheaper per request.
     #[cfg(feature = "http2")]
@@ -337,7 +336,7 @@ where
 struct Accepted<E> {
     endpoint: E,
     addrs: HttpAddrs,
-    serving: Serving,
+    slot: ConnectionSlot,
     streams: Arc<Streams>,
     client: Client,
 }
@@ -413,7 +412,7 @@ impl<B: Body + Unpin> Body for Tracked<B> {
     }
 }
 
-/// Why [`Watch::serve`] ended a connection with an error.
+/// Why [`ConnectionWatch::serve`] ended a connection with an error.
 enum Ended {
     /// No request began within the header timeout.
     NoRequest,
@@ -421,15 +420,16 @@ enum Ended {
     Failed(Box<dyn std::error::Error + Send + Sync>),
 }
 
-/// What a connection is served under: the server's drain, and the header
-/// timeout for the time hyper does not watch.
-struct Watch<'a> {
+/// The watch over one HTTP connection while hyper serves it: the
+/// server's drain, and the header timeout for the time hyper does not
+/// watch.
+struct ConnectionWatch<'a> {
     drain: &'a Signal,
     streams: &'a Streams,
     header_timeout: Duration,
 }
 
-impl Watch<'_> {
+impl ConnectionWatch<'_> {
     /// Serves `connection` to its end; once `drain` is raised, lets the
     /// requests in progress finish and closes it (`graceful_shutdown` is
     /// the connection type's; on HTTP/2 it sends `GOAWAY`).

@@ -58,14 +58,16 @@ impl HttpAddrs {
     }
 }
 
-/// What the standalone server adds to requests so that upgraded
-/// WebSocket connections drain with it and count against its limit.
+/// An accepted connection's place in the standalone server: its permit
+/// under `max_connections` and the server's drain signal. The server adds
+/// it to each request, so that a connection upgraded to WebSocket keeps
+/// counting against the limit and drains with the server.
 #[derive(Clone)]
-pub(crate) struct Serving {
+pub(crate) struct ConnectionSlot {
     pub(crate) drain: Arc<Signal>,
     /// Held, never read: the connection counts against the limit while
     /// a clone lives.
-    pub(crate) _slot: Arc<OwnedSemaphorePermit>,
+    pub(crate) _permit: Arc<OwnedSemaphorePermit>,
 }
 
 /// The HTTP (and, with the `ws` feature, WebSocket) face of a [`Server`]:
@@ -129,14 +131,14 @@ impl HttpService {
         B::Data: Send,
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
-        let core = Core(Arc::clone(&self.inner));
+        let bare = BareService(Arc::clone(&self.inner));
         #[cfg(feature = "cors")]
         if let Some(layer) = &self.inner.config.cors {
             use tower_layer::Layer;
             use tower_service::Service;
-            return Box::pin(layer.layer(core).call(request));
+            return Box::pin(layer.layer(bare).call(request));
         }
-        core.answer(request)
+        bare.answer(request)
     }
 
     /// Answers one request of a connection the standalone server accepted
@@ -145,7 +147,7 @@ impl HttpService {
         &self,
         request: Request<B>,
         addrs: HttpAddrs,
-        serving: &Serving,
+        slot: &ConnectionSlot,
     ) -> Response<Full<Bytes>>
     where
         B: Body + Send + 'static,
@@ -156,10 +158,10 @@ impl HttpService {
         if self.inner.config.cors.is_some() {
             let mut request = request;
             request.extensions_mut().insert(addrs);
-            request.extensions_mut().insert(serving.clone());
+            request.extensions_mut().insert(slot.clone());
             return self.respond(request).await.unwrap_or_else(|never| match never {});
         }
-        self.inner.answer(request, Some(addrs), Some(serving), true).await
+        self.inner.answer(request, Some(addrs), Some(slot), true).await
     }
 }
 
@@ -186,12 +188,13 @@ where
 }
 
 /// The service without CORS: what [`HttpService`] answers with, directly
-/// or inside the CORS layer when one is configured (a layer cannot wrap
-/// the `HttpService` itself, which would apply CORS again).
+/// or as the inner service of the CORS layer when one is configured (a
+/// layer cannot wrap the `HttpService` itself, which would apply CORS
+/// again).
 #[derive(Clone)]
-struct Core(Arc<Inner>);
+struct BareService(Arc<Inner>);
 
-impl Core {
+impl BareService {
     /// Answers `request`, taking the connection's addresses from its
     /// extensions.
     fn answer<B>(self, request: Request<B>) -> ResponseFuture
@@ -200,14 +203,14 @@ impl Core {
         B::Data: Send,
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
-        let Core(inner) = self;
+        let BareService(inner) = self;
         Box::pin(async move { Ok(inner.respond(request).await) })
     }
 }
 
-/// The CORS layer's view of [`Core`].
+/// The CORS layer's view of [`BareService`].
 #[cfg(feature = "cors")]
-impl<B> tower_service::Service<Request<B>> for Core
+impl<B> tower_service::Service<Request<B>> for BareService
 where
     B: Body + Send + 'static,
     B::Data: Send,
@@ -228,7 +231,7 @@ where
 
 impl Inner {
     /// Answers one request that carries its connection's addresses (and,
-    /// from the standalone server, its [`Serving`]) as extensions.
+    /// from the standalone server, its [`ConnectionSlot`]) as extensions.
     async fn respond<B>(self: Arc<Self>, request: Request<B>) -> Response<Full<Bytes>>
     where
         B: Body + Send + 'static,
@@ -236,11 +239,11 @@ impl Inner {
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
         let addrs = request.extensions().get::<HttpAddrs>().copied();
-        let serving = request.extensions().get::<Serving>().cloned();
-        self.answer(request, addrs, serving.as_ref(), false).await
+        let slot = request.extensions().get::<ConnectionSlot>().cloned();
+        self.answer(request, addrs, slot.as_ref(), false).await
     }
 
-    /// Answers one request. `addrs` and `serving` are the connection's;
+    /// Answers one request. `addrs` and `slot` are the connection's;
     /// with `extend`, the standalone server's request does not carry them
     /// as extensions yet, and gets them only where user code can see them
     /// (the connection hook, given the request's parts).
@@ -248,7 +251,7 @@ impl Inner {
         self: &Arc<Self>,
         mut request: Request<B>,
         addrs: Option<HttpAddrs>,
-        serving: Option<&Serving>,
+        slot: Option<&ConnectionSlot>,
         extend: bool,
     ) -> Response<Full<Bytes>>
     where
@@ -260,8 +263,8 @@ impl Inner {
             if let Some(addrs) = addrs {
                 request.extensions_mut().insert(addrs);
             }
-            if let Some(serving) = serving {
-                request.extensions_mut().insert(serving.clone());
+            if let Some(slot) = slot {
+                request.extensions_mut().insert(slot.clone());
             }
         }
         let heads = Heads::of_request(&request);
@@ -273,10 +276,10 @@ impl Inner {
             if let Some(refusal) = self.check_origin(heads.origin, heads.own_host()) {
                 return refusal;
             }
-            return crate::transport::ws::upgrade(Arc::clone(self), request, addrs, serving.cloned()).await;
+            return crate::transport::ws::upgrade(Arc::clone(self), request, addrs, slot.cloned()).await;
         }
         #[cfg(not(feature = "ws"))]
-        let _ = serving;
+        let _ = slot;
         if request.method() != Method::POST {
             return method_not_allowed(request.method());
         }

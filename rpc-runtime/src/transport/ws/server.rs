@@ -23,7 +23,7 @@ use tokio_tungstenite::tungstenite::protocol::Role;
 
 use super::socket::{build, config};
 use crate::peer::{Connection, Controls};
-use crate::transport::http::{HttpAddrs, Inner, Serving, status_response};
+use crate::transport::http::{ConnectionSlot, HttpAddrs, Inner, status_response};
 
 /// Default interval of the server's keep-alive pings.
 const DEFAULT_PING_INTERVAL: Duration = Duration::from_secs(30);
@@ -58,7 +58,7 @@ pub(crate) async fn upgrade<B>(
     inner: Arc<Inner>,
     mut request: Request<B>,
     addrs: Option<HttpAddrs>,
-    serving: Option<Serving>,
+    slot: Option<ConnectionSlot>,
 ) -> Response<Full<Bytes>>
 where
     B: Body + Send + 'static,
@@ -104,7 +104,7 @@ where
         let (source, sink) = build(ws, ping_interval, max_message_size, budget, None);
         let controls = Controls {
             idle_timeout: server.idle_timeout,
-            drain: serving.as_ref().map(|s| Arc::clone(&s.drain)),
+            drain: slot.as_ref().map(|slot| Arc::clone(&slot.drain)),
             at_eof: server.network_eof(),
         };
         #[cfg(feature = "metrics")]
@@ -115,7 +115,7 @@ where
         }
         // Held until here: the connection counts against the limit and
         // graceful shutdown waits for it.
-        drop(serving);
+        drop(slot);
     });
     let mut response = Response::new(Full::default());
     *response.status_mut() = StatusCode::SWITCHING_PROTOCOLS;

@@ -30,9 +30,9 @@ use super::source::WsSource;
 
 /// Bytes tungstenite asks of the socket per read. It zeroes this much of
 /// its read buffer before every read, including the read that finds
-/// nothing more after a burst; at its default (128 KiB) that zeroing cost
-/// more than the rest of the work per pipelined message. Smaller buffers
-/// save little more, and 4 KiB keeps large messages at fewer reads.
+/// nothing more after a burst, so the size is paid for on every burst of
+/// pipelined messages: small, but large enough that a large message takes
+/// few reads.
 const READ_BUFFER_SIZE: usize = 4 * 1024;
 /// Bytes tungstenite gathers before it writes; the sink flushes after
 /// every burst anyway.

@@ -1,14 +1,22 @@
 //! The method table: wire name -> handler, built from one or more services.
+//!
+//! Three jobs, one file each: the table and the one way to call a method
+//! in it (here), finding a name fast (`names`: the hash and the short
+//! keys the table is searched by), and what a method returns as the wire
+//! wants it (`results`: encoding, the traits of return and error types,
+//! running a `blocking` call).
+
+mod names;
+mod results;
 
 use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
-use std::hash::{BuildHasherDefault, Hasher};
+use std::hash::BuildHasherDefault;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
 use std::sync::OnceLock;
 
-use serde::Serialize;
 use serde_json::value::RawValue;
 
 use crate::catalog::{Catalog, DISCOVER_METHOD};
@@ -18,7 +26,11 @@ use crate::dispatch::permissions::{Permissions, denied};
 use crate::log::KeyedThrottle;
 use crate::spec::MethodSpec;
 use crate::wire::error::ErrorObject;
-use crate::wire::words::word_at;
+
+pub(crate) use names::NameHasher;
+use names::NameKey;
+pub use results::{IntoErrorObject, IntoMethodResult, encode};
+pub(crate) use results::{blocking_future, encode_into, sealed, written_result};
 
 /// What a method produced: its result as raw JSON, or an error object.
 pub type MethodResult = Result<Box<RawValue>, ErrorObject>;
@@ -58,12 +70,12 @@ enum AnyHandler {
 
 /// A method in a [`Router`]'s table, with its name's [`NameKey`] (a table
 /// of up to [`SMALL_TABLE`] methods is searched by these).
-struct Entry {
+struct Route {
     key: NameKey,
     method: Method,
 }
 
-impl Entry {
+impl Route {
     /// The method's wire name (its spec's: an alias has a spec of its own).
     fn name(&self) -> &'static str {
         self.method.spec.name
@@ -111,7 +123,7 @@ impl std::error::Error for DuplicateMethod {}
 #[derive(Default)]
 pub struct Router {
     /// The methods, in the order they were added.
-    methods: Vec<Entry>,
+    methods: Vec<Route>,
     /// Name -> position in `methods`, for larger tables.
     index: HashMap<&'static str, usize, BuildHasherDefault<NameHasher>>,
     catalog: Catalog,
@@ -123,93 +135,9 @@ pub struct Router {
     ordered: bool,
 }
 
-/// A multiply-fold hash over the method name, eight bytes a step, in
-/// place of SipHash: the table's keys are the server's own method names,
-/// so a caller choosing the looked-up name cannot grow a collision chain,
-/// and a short name hashes in a few instructions instead of a keyed round
-/// function (or FNV-1a's one multiply per byte).
-#[derive(Default)]
-pub(crate) struct NameHasher(u64);
-
 /// Up to this many methods are found by comparing [`NameKey`]s one by
 /// one, which beats hashing the name for a table this small.
 const SMALL_TABLE: usize = 16;
-
-/// A name's length and a word of its bytes: for a name of up to eight
-/// bytes, two names are equal exactly when their keys are (the word holds
-/// every byte); a longer name's word is of its first and last eight bytes,
-/// and equal keys are then checked by comparing the names.
-#[derive(Clone, Copy, PartialEq, Eq)]
-struct NameKey {
-    len: usize,
-    word: u64,
-}
-
-impl NameKey {
-    #[inline(always)]
-    fn of(name: &str) -> Self {
-        let bytes = name.as_bytes();
-        let word = match bytes.len() {
-            0 => 0,
-            1..=8 => short_word(bytes),
-            len => word_at(bytes, 0) ^ word_at(bytes, len - 8).rotate_left(29),
-        };
-        NameKey { len: bytes.len(), word }
-    }
-}
-
-/// One to eight bytes as one word holding each of them, from (possibly
-/// overlapping) loads that need no loop. Two slices of the same length
-/// give the same word only when they are equal.
-#[inline(always)]
-fn short_word(bytes: &[u8]) -> u64 {
-    match bytes.len() {
-        len @ 1..=3 => u64::from(bytes[0]) | u64::from(bytes[len / 2]) << 8 | u64::from(bytes[len - 1]) << 16,
-        len => {
-            let low = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
-            let high = u32::from_le_bytes([bytes[len - 4], bytes[len - 3], bytes[len - 2], bytes[len - 1]]);
-            u64::from(low) | u64::from(high) << 32
-        }
-    }
-}
-
-impl NameHasher {
-    /// Mixes `word` in: one 64x64->128-bit multiply, its halves folded, so
-    /// that both the high bits (hashbrown's tag) and the low bits (its
-    /// bucket) depend on every input bit.
-    #[inline(always)]
-    fn mix(&mut self, word: u64) {
-        let product = u128::from(self.0 ^ word ^ 0x243f_6a88_85a3_08d3) * 0x9e37_79b9_7f4a_7c15;
-        self.0 = (product as u64) ^ ((product >> 64) as u64);
-    }
-}
-
-impl Hasher for NameHasher {
-    #[inline]
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for chunk in &mut chunks {
-            let mut word = [0; 8];
-            word.copy_from_slice(chunk);
-            self.mix(u64::from_le_bytes(word));
-        }
-        let rest = chunks.remainder();
-        if rest.is_empty() {
-            return;
-        }
-        // The last 1-7 bytes as one word; the length keeps `a` and `a\0` apart.
-        self.mix(short_word(rest) ^ (rest.len() as u64) << 59);
-    }
-
-    #[inline]
-    fn write_u8(&mut self, byte: u8) {
-        self.mix(u64::from(byte));
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
 
 impl Router {
     /// An empty router.
@@ -250,16 +178,16 @@ impl Router {
     fn push(&mut self, method: Method) {
         self.ordered |= method.spec.exclusive;
         self.index.insert(method.spec.name, self.methods.len());
-        self.methods.push(Entry { key: NameKey::of(method.spec.name), method });
+        self.methods.push(Route { key: NameKey::of(method.spec.name), method });
     }
 
     /// Moves every method of `other` into `self`. Fails, leaving `self`
     /// unchanged, if any name is already taken.
     pub fn merge(&mut self, other: Router) -> Result<(), DuplicateMethod> {
-        if let Some(entry) = other.methods.iter().find(|entry| self.index.contains_key(entry.name())) {
-            return Err(DuplicateMethod(entry.name().to_owned()));
+        if let Some(route) = other.methods.iter().find(|route| self.index.contains_key(route.name())) {
+            return Err(DuplicateMethod(route.name().to_owned()));
         }
-        for Entry { method, .. } in other.methods {
+        for Route { method, .. } in other.methods {
             self.push(method);
         }
         self.catalog.merge(other.catalog);
@@ -294,7 +222,7 @@ impl Router {
 
     /// The wire names of all methods, sorted.
     pub fn method_names(&self) -> Vec<&str> {
-        let mut names: Vec<&str> = self.methods.iter().map(Entry::name).collect();
+        let mut names: Vec<&str> = self.methods.iter().map(Route::name).collect();
         names.sort_unstable();
         names
     }
@@ -317,13 +245,13 @@ impl Router {
             return self.find_hashed(name);
         }
         let key = NameKey::of(name);
-        let mut entries = self.methods.iter();
+        let mut routes = self.methods.iter();
         let found = if name.len() <= 8 {
-            entries.find(|entry| entry.key == key)
+            routes.find(|route| route.key == key)
         } else {
-            entries.find(|entry| entry.key == key && entry.name() == name)
+            routes.find(|route| route.key == key && route.name() == name)
         };
-        found.map(|entry| &entry.method)
+        found.map(|route| &route.method)
     }
 
     /// [`Router::find`] in a table past [`SMALL_TABLE`] methods.
@@ -399,13 +327,13 @@ fn call_method(
     }
     let start = out.len();
     // Each kind of handler behind an unwinding boundary of its own, whose
-    // closure holds little more than the call: the optimizer inlines it
-    // (one closure for both kinds, with the params built inside, it did
-    // not in the engine's fast path).
+    // closure holds little more than the call, so that the optimizer
+    // inlines it into the engine's fast path (one closure for both kinds,
+    // with the params built inside, is too large for that).
     let outcome = match &method.handler {
         // Generated handlers decode every declared param, in order.
         AnyHandler::Direct(handler) => {
-            // Built where it stays (a `Result` of it was moved twice).
+            // Built where it stays: a `Result` of it would be moved twice.
             let mut params = Params::unsplit(params, method.spec, true, notification);
             catch_unwind(AssertUnwindSafe(|| {
                 params.split_if_needed()?;
@@ -533,174 +461,9 @@ pub(crate) fn panicked(method: &str, panic: &(dyn std::any::Any + Send)) -> Erro
     ErrorObject::internal_error(format!("Internal error: method `{method}` panicked"))
 }
 
-/// The call of a `#[rpc(blocking)]` method with its decoded params, and the
-/// encoding of what it returns.
-pub(crate) type BlockingCall = Box<dyn FnOnce() -> MethodResult + Send + 'static>;
-
-/// The future of a `#[rpc(blocking)]` method: `call` runs on tokio's
-/// blocking thread pool, so that the connection's reader goes on with the
-/// next message meanwhile. The future is run as an `async fn` method's is
-/// (a task within the connection's limit of requests in flight, answered
-/// with -32800 if it was cancelled meanwhile); dropping it does not stop
-/// `call`, which cannot be interrupted. A panic in `call` resumes here, so
-/// that it is answered with -32603 as any method's panic is. Outside a
-/// tokio runtime (a future polled by hand), `call` runs where it is polled.
-pub(crate) fn blocking_future(call: BlockingCall) -> MethodFuture {
-    Box::pin(run_blocking(call))
-}
-
-async fn run_blocking(call: BlockingCall) -> MethodResult {
-    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-        return call();
-    };
-    match runtime.spawn_blocking(call).await {
-        Ok(result) => result,
-        Err(err) => match err.try_into_panic() {
-            Ok(panic) => std::panic::resume_unwind(panic),
-            // The runtime shut down before the call ran.
-            Err(_) => Err(ErrorObject::internal_error("Internal error: the request was aborted")),
-        },
-    }
-}
-
-/// A result that [`Router::call_into`] wrote into `out`, as raw JSON.
-pub(crate) fn written_result(out: Vec<u8>) -> MethodResult {
-    String::from_utf8(out)
-        .ok()
-        .and_then(|text| RawValue::from_string(text).ok())
-        .ok_or_else(|| ErrorObject::internal_error("Internal error: the result is not valid JSON"))
-}
-
-/// Serializes a method's return value. Inlined, and matched rather than
-/// mapped: what generated code instantiates stays in its caller's code,
-/// not in a codegen unit of this module (nor of `Result`'s) per crate.
-#[inline(always)]
-pub fn encode<T: Serialize>(value: &T) -> MethodResult {
-    match serde_json::value::to_raw_value(value) {
-        Ok(raw) => Ok(raw),
-        Err(err) => Err(encode_failed(err)),
-    }
-}
-
-/// Serializes a method's return value straight into a response buffer;
-/// on failure the buffer is left as it was. Inlined and matched, as
-/// [`encode`] is.
-#[inline(always)]
-pub(crate) fn encode_into<T: Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) -> Result<(), ErrorObject> {
-    let start = out.len();
-    match serde_json::to_writer(&mut *out, value) {
-        Ok(()) => Ok(()),
-        Err(err) => Err(encode_failed_into(out, start, err)),
-    }
-}
-
-#[cold]
-fn encode_failed(err: serde_json::Error) -> ErrorObject {
-    ErrorObject::internal_error(format!("Internal error: the result failed to serialize: {err}"))
-}
-
-/// [`encode_failed`], with `out` cut back to `start`: what it was before
-/// the result's partial encoding.
-#[cold]
-fn encode_failed_into(out: &mut Vec<u8>, start: usize, err: serde_json::Error) -> ErrorObject {
-    out.truncate(start);
-    encode_failed(err)
-}
-
-/// A method return type that is a `Result<T, E>` with `E` convertible into
-/// an error object.
-///
-/// Sealed: implemented for `Result<T, E>` with `T: Serialize` and
-/// `E: IntoErrorObject`, and nothing else.
-pub trait IntoMethodResult: sealed::EncodeInto {
-    /// Encodes `Ok` as the result, converts `Err` into an error object.
-    fn into_method_result(self) -> MethodResult;
-}
-
-impl<T: Serialize, E: IntoErrorObject> IntoMethodResult for Result<T, E> {
-    fn into_method_result(self) -> MethodResult {
-        match self {
-            Ok(value) => encode(&value),
-            Err(err) => Err(err.into_error_object()),
-        }
-    }
-}
-
-/// What generated code needs of a method's result beyond the public
-/// [`IntoMethodResult`]: writing it straight into the response buffer.
-/// Public in a private module, so that users can neither name nor
-/// implement it (which seals `IntoMethodResult`).
-pub(crate) mod sealed {
-    use super::*;
-
-    /// Appends the encoded `Ok` value to a response buffer.
-    pub trait EncodeInto {
-        /// Appends the encoded `Ok` value to `out` (left as it was on
-        /// `Err`, which becomes the error object).
-        fn encode_into(self, out: &mut Vec<u8>) -> Result<(), ErrorObject>;
-    }
-
-    impl<T: Serialize, E: IntoErrorObject> EncodeInto for Result<T, E> {
-        fn encode_into(self, out: &mut Vec<u8>) -> Result<(), ErrorObject> {
-            match self {
-                Ok(value) => super::encode_into(out, &value),
-                Err(err) => Err(err.into_error_object()),
-            }
-        }
-    }
-}
-
-/// An error type a method may return: anything that converts into an
-/// [`ErrorObject`] (`ErrorObject` itself, an enum with
-/// `#[derive(RpcError)]`, or a type with `From<E> for ErrorObject`).
-///
-/// Implemented for every such type; it exists so that a method returning
-/// an error type without the conversion gets a compile error that says so
-/// (and how to add it), rather than rustc's list of other `From` impls.
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be the error type of an #[rpc] method: it does not convert into a JSON-RPC `ErrorObject`",
-    label = "needs `From<{Self}> for ErrorObject`",
-    note = "add `#[derive(RpcError)]` to the error enum (a code and message per variant), or implement `From<{Self}> for rpc_runtime::ErrorObject`; or return `Result<T, ErrorObject>`"
-)]
-pub trait IntoErrorObject {
-    /// The error object sent for this error.
-    fn into_error_object(self) -> ErrorObject;
-}
-
-// `do_not_recommend`: when `E` lacks the conversion, rustc reports the
-// message above instead of digging into `From` and listing unrelated impls.
-#[diagnostic::do_not_recommend]
-impl<E: Into<ErrorObject>> IntoErrorObject for E {
-    fn into_error_object(self) -> ErrorObject {
-        self.into()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::hash::BuildHasher;
-
-    #[test]
-    fn names_of_every_length_hash_apart_and_are_found() {
-        let names: Vec<String> =
-            (0..40).flat_map(|len| ["a", "b", "é"].map(|c| format!("{}{c}", "x".repeat(len)))).collect();
-        let build = BuildHasherDefault::<NameHasher>::default();
-        let hashes: std::collections::HashSet<u64> = names.iter().map(|name| build.hash_one(name.as_str())).collect();
-        assert_eq!(hashes.len(), names.len());
-        // A trailing NUL or a repeated byte still makes another name.
-        for (a, b) in [("a", "a\0"), ("ab", "abb"), ("abcd", "abcd\0\0\0"), ("", "\0")] {
-            assert_ne!(build.hash_one(a), build.hash_one(b), "{a:?} {b:?}");
-        }
-        let mut map: HashMap<Box<str>, usize, BuildHasherDefault<NameHasher>> = HashMap::default();
-        for (i, name) in names.iter().enumerate() {
-            map.insert(name.as_str().into(), i);
-        }
-        for (i, name) in names.iter().enumerate() {
-            assert_eq!(map.get(name.as_str()), Some(&i));
-        }
-        assert_eq!(map.get("x"), None);
-    }
 
     /// A router of `names`, each method answering its own name.
     fn router_of(names: &[String]) -> Router {

@@ -1,78 +1,41 @@
-#![doc = include_str!("../../docs/transport-nats.md")]
-
-/// The NATS client the transport runs on, re-exported so that the versions
-/// agree: connect with `async_nats::connect`; hooks read
-/// `async_nats::HeaderMap`. Its types cross this API because the caller
-/// brings a connected client (with its own authentication, TLS and
-/// reconnection settings), so the `nats` feature follows async-nats' minor
-/// versions.
-pub use async_nats;
+//! Serving a NATS subject as a member of a queue group: [`NatsListener`],
+//! which answers each message on its own and drains without losing one.
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, VecDeque};
-use std::future::Future;
 use std::io;
-use std::pin::{Pin, pin};
-use std::sync::{Arc, Mutex};
+use std::pin::pin;
+use std::sync::Arc;
 use std::task::{Context as TaskContext, Poll, Waker};
 use std::time::Duration;
 
-use async_nats::client::PublishErrorKind;
-use async_nats::{Client, HeaderMap, Message, StatusCode, Subject, Subscriber};
+use async_nats::{Client, Message, Subject, Subscriber};
 use bytes::Bytes;
-use futures_core::Stream;
-use serde_json::value::RawValue;
-use tokio::sync::{Semaphore, mpsc};
+use tokio::sync::Semaphore;
 use tokio::time::Instant;
 
-use super::hook::{ConnectionInfo, HookFuture, Refused};
-use super::listener::{Connect, Listener, Shutdown};
-use super::server::Server;
+use super::{REFUSED, ids_of, next, other, write_errors};
 use crate::dispatch::context::Context;
 use crate::dispatch::engine::Engine;
 use crate::dispatch::pending::PendingResponse;
-use crate::peer::{MessageSink, MessageSource, Peer, PeerBuilder, Received};
-use crate::wire::message::{self, IdOnly};
+use crate::transport::hook::{ConnectionInfo, HookFuture, Refused};
+use crate::transport::listener::{Listener, Shutdown};
+use crate::transport::server::Server;
 use crate::wire::response::write_error;
 use crate::wire::{ErrorObject, INTERNAL_ERROR, INVALID_REQUEST};
 
-/// The code of the error a call over NATS fails with at once when nothing
-/// is subscribed to its subject (the broker's "no responders"): no server
-/// is running, or none serves that subject.
-pub const NO_RESPONDERS: i64 = -32001;
-
-/// The code of the error a server over NATS answers a message with when
-/// its connection hook refused it (message `Unauthorized` or `Forbidden`;
-/// the hook's reason stays in the server's log).
-pub const REFUSED: i64 = -32002;
-
-/// Serving: when told to stop, the subscription stays for at least this
+/// When told to stop, the subscription stays for at least this
 /// many more messages, or as many as arrived in the last quarter second
 /// if more (see [`Replica::drain`]).
 const MIN_DRAIN_WINDOW: u64 = 1024;
 /// Where `max_concurrent_requests` holds over NATS, for its refusal.
 const REPLICA: &str = "in this replica";
 
-/// Serving: how long a rate bucket lasts (see [`Traffic`]).
+/// How long a rate bucket lasts (see [`Traffic`]).
 const RATE_BUCKET: Duration = Duration::from_millis(250);
 
-/// Serving: a draining replica that received nothing for this long leaves
+/// A draining replica that received nothing for this long leaves
 /// the queue group at once (see [`Replica::drain`]).
 const DRAIN_QUIET: Duration = Duration::from_millis(50);
-
-/// Calling: a call still unanswered after this long (its caller gave up
-/// long ago) is forgotten by the transport; a late answer still reaches
-/// the peer, which drops it.
-const FORGET_AFTER: Duration = Duration::from_secs(600);
-
-fn other(err: impl std::error::Error + Send + Sync + 'static) -> io::Error {
-    io::Error::other(err)
-}
-
-/// The next message of a subscription (cancel-safe).
-fn next(subscriber: &mut Subscriber) -> impl Future<Output = Option<Message>> + '_ {
-    std::future::poll_fn(move |cx| Pin::new(&mut *subscriber).poll_next(cx))
-}
 
 /// A NATS subject served as a member of a queue group, for
 /// [`Server::serve`]: any number of processes share the calls (the broker
@@ -99,8 +62,9 @@ fn next(subscriber: &mut Subscriber) -> impl Future<Output = Option<Message>> + 
 ///   no connection to call the client back on).
 /// - The connection hook ([`Server::on_connect`]) runs once per
 ///   message, with a [`ConnectionInfo`] of transport `"nats"` whose
-///   parts are the message's [`HeaderMap`] (empty without headers) and
-///   its [`Subject`]: a token in a header authenticates each call. A
+///   parts are the message's [`HeaderMap`](async_nats::HeaderMap)
+///   (empty without headers) and its [`Subject`]: a token in a header
+///   authenticates each call. A
 ///   refused message is answered with [`REFUSED`] for each of its ids.
 ///   Cost: without a hook nothing is built; with one, each message
 ///   costs a `ConnectionInfo` (two small allocations) and the hook's
@@ -434,23 +398,6 @@ fn too_large(answer: &[u8], limit: usize) -> Vec<u8> {
     single
 }
 
-/// The ids in a message: of a single request or response, or of each
-/// entry of a batch (`true`). `None` when it is not JSON of that shape.
-fn ids_of(message: &[u8]) -> Option<(bool, Vec<&RawValue>)> {
-    let text = message::text(message)?;
-    if message::is_batch(text) {
-        let entries: Vec<&RawValue> = serde_json::from_str(text).ok()?;
-        let ids = entries
-            .into_iter()
-            .filter_map(|entry| serde_json::from_str::<IdOnly<'_>>(entry.get()).ok().and_then(|entry| entry.id))
-            .collect();
-        Some((true, ids))
-    } else {
-        let single: IdOnly<'_> = serde_json::from_str(text).ok()?;
-        Some((false, single.id.into_iter().collect()))
-    }
-}
-
 /// `error` for each id of `message` (a batch of them for a batch); one
 /// error with id null when the ids cannot be read; nothing when there are
 /// none (notifications are never answered).
@@ -463,336 +410,9 @@ fn error_answer(message: &[u8], error: &ErrorObject) -> Vec<u8> {
     out
 }
 
-/// `error` for each of `ids`, as a batch or as one response.
-fn write_errors<'a>(out: &mut Vec<u8>, batch: bool, ids: impl Iterator<Item = &'a str>, error: &ErrorObject) {
-    for id in ids {
-        if batch {
-            out.push(if out.is_empty() { b'[' } else { b',' });
-        }
-        write_error(out, id, error);
-        if !batch {
-            return;
-        }
-    }
-    if batch && !out.is_empty() {
-        out.push(b']');
-    }
-}
-
-/// A service on a NATS subject (served with a [`NatsListener`] in any
-/// number of processes), for [`PeerBuilder::connect`]: every request
-/// and batch is published with a reply subject under a private inbox
-/// of `client`, notifications are plain publishes, and the answers
-/// come back as on any other connection, so generated clients, typed
-/// batches and timeouts work as everywhere.
-///
-/// A call when nothing is subscribed to `subject` fails at once with
-/// the broker's "no responders", as [`ClientError::Server`](crate::ClientError::Server)
-/// with code [`NO_RESPONDERS`]; a request larger than the broker's
-/// `max_payload` fails with -32600 without being sent. A call whose
-/// server dies before answering waits for its timeout: set one
-/// ([`PeerBuilder::timeout`]). Cancellation notifications, if
-/// configured, would reach any member of the queue group, so they are
-/// of no use here; calls back from the server are not possible.
-///
-/// ```no_run
-/// # async fn run() -> std::io::Result<()> {
-/// use std::time::Duration;
-/// use rpc_runtime::{Peer, transport::nats::{async_nats, NatsConnect}};
-///
-/// let client = async_nats::connect("nats://127.0.0.1:4222").await.map_err(std::io::Error::other)?;
-/// let peer = Peer::builder().timeout(Duration::from_secs(5)).connect(NatsConnect::new(client, "svc.calculator")).await?;
-/// let difference: i64 = peer.call("subtract", [42, 23]).await.expect("a call");
-/// # Ok(()) }
-/// ```
-#[derive(Clone, Debug)]
-pub struct NatsConnect {
-    client: Client,
-    subject: String,
-    headers: HeaderMap,
-}
-
-impl NatsConnect {
-    /// The service on subject `subject`, called over `client`'s connection.
-    pub fn new(client: Client, subject: impl Into<String>) -> Self {
-        NatsConnect { client, subject: subject.into(), headers: HeaderMap::new() }
-    }
-
-    /// Sends `headers` with every message (a token for the server's
-    /// connection hook, say).
-    ///
-    /// ```no_run
-    /// # async fn run(client: rpc_runtime::transport::nats::async_nats::Client) -> std::io::Result<()> {
-    /// use rpc_runtime::{Peer, transport::nats::{async_nats::HeaderMap, NatsConnect}};
-    ///
-    /// let mut headers = HeaderMap::new();
-    /// headers.insert("Authorization", "Bearer secret");
-    /// let peer = Peer::builder().connect(NatsConnect::new(client, "svc.calculator").headers(headers)).await?;
-    /// # Ok(()) }
-    /// ```
-    #[must_use = "a builder does nothing until used"]
-    pub fn headers(self, headers: HeaderMap) -> Self {
-        NatsConnect { headers, ..self }
-    }
-}
-
-impl Connect for NatsConnect {
-    async fn connect(self, builder: PeerBuilder) -> io::Result<Peer> {
-        let NatsConnect { client, subject, headers } = self;
-        let wildcard = subject.split('.').any(|token| token == "*" || token == ">");
-        if wildcard || !Subject::from(subject.as_str()).is_valid() {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!("`{subject}` is not a NATS subject one can publish to"),
-            ));
-        }
-        let subject = Subject::from(subject);
-        let prefix = client.new_inbox();
-        let inbox = client.subscribe(format!("{prefix}.*")).await.map_err(other)?;
-        let (local_tx, local_rx) = mpsc::unbounded_channel();
-        let calls = Arc::new(Mutex::new(Outstanding::default()));
-        let source = NatsSource {
-            inbox,
-            local: local_rx,
-            calls: Arc::clone(&calls),
-            subject: subject.clone(),
-            current: Bytes::new(),
-        };
-        let sink = NatsSink {
-            client,
-            subject,
-            headers: (!headers.is_empty()).then_some(headers),
-            prefix,
-            next_seq: 1,
-            scratch: Vec::new(),
-            queue: VecDeque::new(),
-            queued: 0,
-            local: local_tx,
-            calls,
-        };
-        Ok(builder.start(source, sink))
-    }
-}
-
-/// The requests published and not answered yet, by the sequence number
-/// ending their reply subject: what to answer for them if the broker
-/// says nobody will.
-#[derive(Default)]
-struct Outstanding {
-    by_seq: BTreeMap<u64, Expected>,
-}
-
-struct Expected {
-    sent: Instant,
-    batch: bool,
-    ids: Vec<Box<str>>,
-}
-
-use crate::sync::lock;
-
-/// The receiving half of a NATS peer: answers on its inbox, and answers
-/// made up by the sending half (for requests that could not be sent).
-struct NatsSource {
-    inbox: Subscriber,
-    local: mpsc::UnboundedReceiver<Vec<u8>>,
-    calls: Arc<Mutex<Outstanding>>,
-    subject: Subject,
-    current: Bytes,
-}
-
-impl MessageSource for NatsSource {
-    async fn recv(&mut self) -> io::Result<Option<Received<'_>>> {
-        loop {
-            let message = tokio::select! {
-                biased;
-                Some(local) = self.local.recv() => {
-                    self.current = Bytes::from(local);
-                    return Ok(Some(Received::Message(&self.current)));
-                }
-                message = next(&mut self.inbox) => message,
-            };
-            let Some(message) = message else { return Ok(None) };
-            let seq = message.subject.rsplit('.').next().and_then(|seq| seq.parse::<u64>().ok());
-            let expected = seq.and_then(|seq| lock(&self.calls).by_seq.remove(&seq));
-            match message.status {
-                None | Some(StatusCode::OK) => {
-                    self.current = message.payload;
-                    return Ok(Some(Received::Message(&self.current)));
-                }
-                Some(status) => {
-                    let Some(expected) = expected else { continue };
-                    let error = if status == StatusCode::NO_RESPONDERS {
-                        ErrorObject::new(
-                            NO_RESPONDERS,
-                            format!(
-                                "No responders: nothing is subscribed to NATS subject `{}` (is a server running?)",
-                                self.subject
-                            ),
-                        )
-                    } else {
-                        let description = message.description.as_deref().unwrap_or("");
-                        ErrorObject::new(
-                            INTERNAL_ERROR,
-                            format!("the NATS server answered with status {status} {description}"),
-                        )
-                    };
-                    let mut answer = Vec::new();
-                    write_errors(&mut answer, expected.batch, expected.ids.iter().map(|id| &**id), &error);
-                    if answer.is_empty() {
-                        continue;
-                    }
-                    self.current = Bytes::from(answer);
-                    return Ok(Some(Received::Message(&self.current)));
-                }
-            }
-        }
-    }
-}
-
-/// One message waiting to be published.
-struct Outbound {
-    /// The reply subject and sequence number of a message with ids.
-    reply: Option<(u64, Subject)>,
-    payload: Bytes,
-}
-
-/// The sending half of a NATS peer: each message is one publish to the
-/// service's subject.
-struct NatsSink {
-    client: Client,
-    subject: Subject,
-    /// Sent with every message, if any.
-    headers: Option<HeaderMap>,
-    prefix: String,
-    next_seq: u64,
-    scratch: Vec<u8>,
-    queue: VecDeque<Outbound>,
-    queued: usize,
-    local: mpsc::UnboundedSender<Vec<u8>>,
-    calls: Arc<Mutex<Outstanding>>,
-}
-
-impl NatsSink {
-    /// Queues a message: with a reply subject when it expects answers
-    /// (it has ids), as a plain publish otherwise.
-    fn enqueue(&mut self, message: Vec<u8>) {
-        let reply = match ids_of(&message) {
-            Some((batch, ids)) if !ids.is_empty() => {
-                let seq = self.next_seq;
-                self.next_seq += 1;
-                let ids = ids.into_iter().map(|id| Box::<str>::from(id.get())).collect();
-                let now = Instant::now();
-                let mut calls = lock(&self.calls);
-                while calls.by_seq.first_key_value().is_some_and(|(_, old)| now.duration_since(old.sent) > FORGET_AFTER)
-                {
-                    calls.by_seq.pop_first();
-                }
-                calls.by_seq.insert(seq, Expected { sent: now, batch, ids });
-                Some((seq, Subject::from(format!("{}.{seq}", self.prefix))))
-            }
-            _ => None,
-        };
-        self.queued += message.len();
-        self.queue.push_back(Outbound { reply, payload: Bytes::from(message) });
-    }
-
-    /// Fails the calls of a message too large to publish, through the
-    /// receiving half.
-    fn refuse_too_large(&mut self, outbound: Outbound, limit: usize) {
-        let size = outbound.payload.len();
-        tracing::debug!(size, limit, "a request exceeds the NATS server's max_payload; not sent");
-        let Some((seq, _)) = outbound.reply else { return };
-        let Some(expected) = lock(&self.calls).by_seq.remove(&seq) else { return };
-        let error = ErrorObject::new(
-            INVALID_REQUEST,
-            format!(
-                "Invalid Request: the request of {size} bytes exceeds the NATS server's max_payload of {limit} bytes; it was not sent"
-            ),
-        );
-        let mut answer = Vec::new();
-        write_errors(&mut answer, expected.batch, expected.ids.iter().map(|id| &**id), &error);
-        let _ = self.local.send(answer);
-    }
-}
-
-impl MessageSink for NatsSink {
-    fn buffer(&mut self) -> &mut Vec<u8> {
-        &mut self.scratch
-    }
-
-    fn commit(&mut self, start: usize) {
-        if self.scratch.len() > start {
-            let message = if start == 0 { std::mem::take(&mut self.scratch) } else { self.scratch.split_off(start) };
-            self.enqueue(message);
-        }
-    }
-
-    fn send(&mut self, message: &[u8]) {
-        self.enqueue(message.to_vec());
-    }
-
-    fn queued(&self) -> usize {
-        self.queued
-    }
-
-    async fn flush(&mut self) -> io::Result<()> {
-        let limit = self.client.max_payload();
-        while let Some(front) = self.queue.front() {
-            let size = front.payload.len();
-            if size > limit {
-                if let Some(outbound) = self.queue.pop_front() {
-                    self.queued -= size;
-                    self.refuse_too_large(outbound, limit);
-                }
-                continue;
-            }
-            // Published before it leaves the queue: a flush dropped while
-            // waiting sends it next time, never twice.
-            let (client, subject, payload) = (&self.client, self.subject.clone(), front.payload.clone());
-            let published = match (&front.reply, &self.headers) {
-                (Some((_, reply)), None) => client.publish_with_reply(subject, reply.clone(), payload).await,
-                (None, None) => client.publish(subject, payload).await,
-                (Some((_, reply)), Some(headers)) => {
-                    client.publish_with_reply_and_headers(subject, reply.clone(), headers.clone(), payload).await
-                }
-                (None, Some(headers)) => client.publish_with_headers(subject, headers.clone(), payload).await,
-            };
-            let outbound = self.queue.pop_front();
-            self.queued -= size;
-            match published {
-                Ok(()) => {}
-                // The headers took it over the limit.
-                Err(err) if err.kind() == PublishErrorKind::MaxPayloadExceeded => {
-                    if let Some(outbound) = outbound {
-                        self.refuse_too_large(outbound, limit);
-                    }
-                }
-                Err(err) => return Err(other(err)),
-            }
-        }
-        Ok(())
-    }
-
-    async fn close(&mut self) -> io::Result<()> {
-        self.flush().await
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn ids_are_read_from_requests_and_batches() {
-        let (batch, ids) = ids_of(br#"{"jsonrpc":"2.0","method":"m","params":[1],"id":7}"#).unwrap();
-        assert!(!batch);
-        assert_eq!(ids.iter().map(|id| id.get()).collect::<Vec<_>>(), ["7"]);
-        let (batch, ids) = ids_of(br#"[{"method":"a","id":"x"},{"method":"n"},{"id":null},5]"#).unwrap();
-        assert!(batch);
-        assert_eq!(ids.iter().map(|id| id.get()).collect::<Vec<_>>(), ["\"x\"", "null"]);
-        assert!(ids_of(b"{not json").is_none());
-        assert_eq!(ids_of(br#"{"method":"n"}"#).unwrap().1.len(), 0);
-    }
 
     #[test]
     fn error_answers_follow_the_shape_of_the_message() {
