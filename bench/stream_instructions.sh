@@ -30,7 +30,7 @@ for secs in "$short" "$long"; do
     case $target in
       handwritten|hyper-http) answer='rpc_bench::handwritten::handle' ;;
       ours-http|ours-h2c|ours-https) answer='rpc_runtime::dispatch::engine::Engine::process' ;;
-      *) answer='rpc_runtime::dispatch::engine::Engine::process_incoming' ;;
+      *) answer='rpc_runtime::dispatch::engine::incoming::<impl rpc_runtime::dispatch::engine::Engine>::process_incoming' ;;
     esac
     instr[$target,$secs]=$(grep -m1 '^summary' "${files[$i]}" | awk '{print $2}')
     requests[$target,$secs]=$(callgrind_annotate --inclusive=yes --tree=calling "${files[$i]}" 2>/dev/null |

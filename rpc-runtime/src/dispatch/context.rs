@@ -161,7 +161,6 @@ impl Context {
     }
 
     /// The registering half of [`Context::for_request`].
-    #[inline(never)]
     fn for_tracked_request(&self, link: &Arc<Link>, id: &str) -> (Cow<'_, Context>, Option<InflightGuard>) {
         match link.track(id) {
             Some((signal, guard)) => {

@@ -347,10 +347,8 @@ impl Connection {
 
     /// What the engine left to the connection: a response to one of its
     /// calls, a notification it claims, or a message to route the general
-    /// way (a batch, say). Out of line: the usual outcome is then told
-    /// apart with one compare of the engine's result, not a jump table.
+    /// way (a batch, say).
     #[cold]
-    #[inline(never)]
     fn answer_other(&self, incoming: Incoming<'_>, message: &[u8], buffer: &mut Vec<u8>) -> Option<PendingResponse> {
         match incoming {
             Incoming::Handled(pending) => pending,
@@ -369,11 +367,8 @@ impl Connection {
         }
     }
 
-    /// Answers a unit that is not a message (too large, malformed): kept
-    /// out of [`Connection::answer`], whose every call would otherwise pay
-    /// for this path's stack frame.
+    /// Answers a unit that is not a message (too large, malformed).
     #[cold]
-    #[inline(never)]
     fn refuse<K: MessageSink>(&self, received: Received<'_>, sink: &mut K) {
         match received {
             Received::Message(_) => {}
@@ -394,9 +389,7 @@ impl Connection {
 
     /// Runs what an answered message left to do: its `async` work (on a
     /// task of its own, within the connection's limit of requests in
-    /// flight) and the subscriptions it opened. Out of line for the same
-    /// reason as [`Connection::refuse`].
-    #[inline(never)]
+    /// flight) and the subscriptions it opened.
     fn start_pending<K: MessageSink>(
         &self,
         pending: Option<PendingResponse>,
