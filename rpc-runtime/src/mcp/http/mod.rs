@@ -176,7 +176,8 @@ impl McpHttpService {
             Err(refusal) => return refusal.map(McpBody::from),
         };
         let Some(message) = Message::read(&body) else {
-            // Not a JSON object or array: the engine says what is wrong.
+            // Not a message the model reads (not JSON, a member given twice,
+            // a method that is not a string): the engine says what is wrong.
             let out = inner.server.engine.handle(&body, &cx).await;
             return json(StatusCode::BAD_REQUEST, out);
         };

@@ -336,6 +336,8 @@ mod tests {
         assert_eq!(read(r#"{"jsonrpc":"2.0","method":null,"result":{},"id":1}"#), Some(Kind::Response));
         assert_eq!(read(r#"{"jsonrpc":"2.0","method":null,"id":1}"#), Some(Kind::Request));
         assert_eq!(read(r#"{"jsonrpc":"2.0","method":5,"id":1}"#), None);
+        // A member given twice is the engine's to refuse, as on every transport.
+        assert_eq!(read(r#"{"jsonrpc":"2.0","jsonrpc":"2.0","method":"ping","id":1}"#), None);
         let escaped = Message::read(br#"{"jsonrpc":"2.0","method":"tools\/call","id":1}"#).unwrap();
         assert_eq!(escaped.method.as_deref(), Some("tools/call"));
         let call =
