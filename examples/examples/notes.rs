@@ -1,6 +1,11 @@
 //! A notebook as a Model Context Protocol server: the trait below is the
 //! whole definition of its tools (names, descriptions, argument and result
-//! schemas, hints), served over stdio the way MCP hosts launch servers.
+//! schemas, hints), its resources (each note is `notes://{id}`, listed by
+//! title, read as Markdown; subscribers hear of changes), a prompt
+//! (`summarize_note`) and the completion of its argument, served over
+//! stdio the way MCP hosts launch servers. `clear_notes` asks the user to
+//! confirm (elicitation), `suggest_title` asks the host's model (sampling),
+//! and the calls' logs reach a client that asks for them.
 //!
 //! ```text
 //! cargo build --release --example notes
@@ -18,9 +23,10 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::Duration;
 
+use rpc_runtime::mcp::{Changes, Elicit, Elicitation, McpServer, PromptMessages, Resource, Sampling};
 use rpc_runtime::schemars::JsonSchema;
 use rpc_runtime::serde::{Deserialize, Serialize};
-use rpc_runtime::{mcp::McpServer, rpc, Context, RpcError};
+use rpc_runtime::{rpc, Context, ErrorObject, RpcError};
 
 /// A notebook: short notes with a title, a body and tags. Search before
 /// adding, to avoid duplicates; note ids are stable.
@@ -52,6 +58,49 @@ pub trait Notes {
     /// Rebuilds the search index, reporting progress note by note.
     #[rpc(mcp(title = "Rebuild the index", destructive = false, idempotent, open_world = false))]
     async fn reindex(&self, cx: Context) -> IndexReport;
+
+    /// One note as Markdown: its title as a heading, then its body.
+    #[rpc(mcp(resource = "notes://{id}", mime_type = "text/markdown", name = "note", title = "A note"))]
+    fn note(&self, id: u64) -> Result<String, NotesError>;
+
+    /// Every note, by title.
+    #[rpc(mcp(resource_list))]
+    fn list_notes(&self) -> Vec<Resource>;
+
+    /// Asks the model for a short summary of one note.
+    #[rpc(mcp(prompt, title = "Summarize a note"))]
+    fn summarize_note(
+        &self,
+        /// The note's id (`search` finds it).
+        id: u64,
+    ) -> Result<PromptMessages, NotesError>;
+
+    /// The ids of notes that start with what was typed, for the
+    /// `summarize_note` prompt.
+    #[rpc(mcp(complete(prompt = "summarize_note", argument = "id")))]
+    fn complete_note_id(&self, value: String) -> Vec<String>;
+
+    /// The same, for the `notes://{id}` template.
+    #[rpc(mcp(complete(resource = "notes://{id}", argument = "id")))]
+    fn complete_note_uri(&self, value: String) -> Vec<String>;
+
+    /// Deletes every note, once the user confirms; answers how many were
+    /// deleted.
+    #[rpc(mcp(title = "Delete every note", destructive, idempotent, open_world = false))]
+    async fn clear_notes(&self, cx: Context) -> Result<u64, ErrorObject>;
+
+    /// Asks the host's model for a better title for a note; answers its
+    /// suggestion (the note is not changed).
+    #[rpc(mcp(title = "Suggest a title", read_only))]
+    async fn suggest_title(&self, id: u64, cx: Context) -> Result<String, ErrorObject>;
+}
+
+/// What `clear_notes` asks the user.
+#[derive(Debug, Deserialize, Elicit)]
+#[serde(crate = "rpc_runtime::serde")]
+struct Confirm {
+    /// Delete every note? This cannot be undone.
+    confirm: bool,
 }
 
 /// One note.
@@ -103,6 +152,8 @@ pub enum NotesError {
 struct Notebook {
     notes: Mutex<BTreeMap<u64, Note>>,
     file: Option<PathBuf>,
+    /// Tells subscribed clients what changed.
+    changes: Changes,
 }
 
 impl Notebook {
@@ -114,7 +165,7 @@ impl Notebook {
             }
             _ => BTreeMap::new(),
         };
-        Ok(Notebook { notes: Mutex::new(notes), file })
+        Ok(Notebook { notes: Mutex::new(notes), file, changes: Changes::new() })
     }
 
     fn notes(&self) -> std::sync::MutexGuard<'_, BTreeMap<u64, Note>> {
@@ -141,6 +192,8 @@ impl Notes for Notebook {
         let note = Note { id, title, body, tags: tags.unwrap_or_default() };
         notes.insert(id, note.clone());
         self.save(&notes);
+        tracing::info!(id, "note added");
+        self.changes.resources_list_changed();
         note
     }
 
@@ -157,6 +210,7 @@ impl Notes for Notebook {
             })
             .collect();
         let limit = limit.unwrap_or(20) as usize;
+        tracing::debug!(query, found = found.len(), "searched the notes");
         Matches { total: found.len() as u64, matches: found.into_iter().take(limit).cloned().collect() }
     }
 
@@ -168,6 +222,9 @@ impl Notes for Notebook {
         let mut notes = self.notes();
         notes.remove(&id).ok_or(NotesError::NotFound { id })?;
         self.save(&notes);
+        tracing::info!(id, "note deleted");
+        self.changes.resource_updated(format!("notes://{id}"));
+        self.changes.resources_list_changed();
         Ok(())
     }
 
@@ -180,15 +237,90 @@ impl Notes for Notebook {
             if cx.is_cancelled() {
                 break;
             }
+            tracing::debug!(done, "indexed a note");
             cx.report_progress(done as f64, Some(total), Some("indexing")).await;
         }
+        tracing::info!(notes = count, "index rebuilt");
         IndexReport { notes: count }
+    }
+
+    fn note(&self, id: u64) -> Result<String, NotesError> {
+        let note = self.get_note(id)?;
+        Ok(format!("# {}\n\n{}\n", note.title, note.body))
+    }
+
+    fn list_notes(&self) -> Vec<Resource> {
+        let notes = self.notes();
+        notes
+            .values()
+            .map(|note| {
+                Resource::new(format!("notes://{}", note.id), format!("note-{}", note.id))
+                    .title(note.title.clone())
+                    .mime_type("text/markdown")
+            })
+            .collect()
+    }
+
+    fn summarize_note(&self, id: u64) -> Result<PromptMessages, NotesError> {
+        let note = self.note(id)?;
+        Ok(PromptMessages::new()
+            .description(format!("Summarize note {id}"))
+            .user("Summarize this note in one sentence:")
+            .user(note))
+    }
+
+    fn complete_note_id(&self, value: String) -> Vec<String> {
+        let notes = self.notes();
+        notes.keys().map(u64::to_string).filter(|id| id.starts_with(value.trim())).collect()
+    }
+
+    fn complete_note_uri(&self, value: String) -> Vec<String> {
+        self.complete_note_id(value)
+    }
+
+    async fn clear_notes(&self, cx: Context) -> Result<u64, ErrorObject> {
+        // Asked first: in MCP 2026-07-28 the call runs again with the answer.
+        let count = self.notes().len();
+        let question = format!("Delete all {count} notes? This cannot be undone.");
+        match cx.elicit::<Confirm>(question).await? {
+            Elicitation::Accept(Confirm { confirm: true }) => {}
+            answer => {
+                tracing::info!(?answer, "clearing the notes was not confirmed");
+                return Ok(0);
+            }
+        }
+        let mut notes = self.notes();
+        let deleted: Vec<u64> = notes.keys().copied().collect();
+        notes.clear();
+        self.save(&notes);
+        drop(notes);
+        tracing::warn!(deleted = deleted.len(), "every note deleted");
+        for id in &deleted {
+            self.changes.resource_updated(format!("notes://{id}"));
+        }
+        self.changes.resources_list_changed();
+        Ok(deleted.len() as u64)
+    }
+
+    async fn suggest_title(&self, id: u64, cx: Context) -> Result<String, ErrorObject> {
+        let note = self.get_note(id).map_err(ErrorObject::from)?;
+        let request = Sampling::new(60)
+            .system_prompt("You suggest short, specific titles for notes. Answer with the title alone.")
+            .user(format!("Current title: {}\n\n{}", note.title, note.body))
+            .temperature(0.3);
+        let answer = cx.sample(request).await?;
+        tracing::debug!(model = answer.model, "the host's model suggested a title");
+        answer
+            .text()
+            .map(|text| text.trim().to_owned())
+            .ok_or_else(|| ErrorObject::new(-32050, "The model answered without text"))
     }
 }
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
-    let _log = examples::init_logging();
+    // Logs go to stderr, and a call's events to the client that asked.
+    let _log = examples::init_mcp_logging();
     let mut args = std::env::args().skip(1);
     let mut file = None;
     let mut http = None;
@@ -212,7 +344,8 @@ async fn main() -> std::process::ExitCode {
             return std::process::ExitCode::FAILURE;
         }
     };
-    let mcp = McpServer::new(notebook.into_rpc()).name("notes").title("Notes");
+    let changes = notebook.changes.clone();
+    let mcp = McpServer::new(notebook.into_rpc()).name("notes").title("Notes").changes(changes);
     let served = match http {
         Some(addr) => serve_http(mcp, &addr).await,
         None => mcp.into_server().serve(rpc_runtime::transport::stdio::Stdio).await,

@@ -27,14 +27,7 @@ const QUEUED_LOG_LINES: usize = 16 * 1024;
 #[cfg(feature = "logging")]
 #[must_use = "dropping the guard stops the log writer"]
 pub fn init_logging() -> LogGuard {
-    let level = std::env::var("RPC_LOG")
-        .ok()
-        .and_then(|level| level.parse().ok())
-        .unwrap_or(tracing_subscriber::filter::LevelFilter::WARN);
-    let (writer, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default()
-        .lossy(true)
-        .buffered_lines_limit(QUEUED_LOG_LINES)
-        .finish(std::io::stderr());
+    let (level, (writer, guard)) = (stderr_level(), stderr_writer());
     tracing_subscriber::fmt()
         .with_writer(writer)
         .with_ansi(false)
@@ -42,6 +35,48 @@ pub fn init_logging() -> LogGuard {
         .with_span_events(tracing_subscriber::fmt::format::FmtSpan::CLOSE)
         .init();
     guard
+}
+
+/// [`init_logging`] for an MCP server: the same lines on stderr, and each
+/// MCP call's `tracing` events sent to the client that asked for logs
+/// (`rpc_runtime::mcp::McpLogLayer`), at the level it asked for (down to
+/// `debug`, whatever `RPC_LOG` says for stderr).
+#[cfg(all(feature = "logging", feature = "mcp"))]
+#[must_use = "dropping the guard stops the log writer"]
+pub fn init_mcp_logging() -> LogGuard {
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+    use tracing_subscriber::Layer;
+
+    let (level, (writer, guard)) = (stderr_level(), stderr_writer());
+    let stderr = tracing_subscriber::fmt::layer()
+        .with_writer(writer)
+        .with_ansi(false)
+        .with_span_events(tracing_subscriber::fmt::format::FmtSpan::CLOSE)
+        .with_filter(level);
+    tracing_subscriber::registry()
+        .with(stderr)
+        .with(rpc_runtime::mcp::McpLogLayer::new().with_filter(tracing_subscriber::filter::LevelFilter::DEBUG))
+        .init();
+    guard
+}
+
+/// The level of stderr's lines: `RPC_LOG`, default `warn`.
+#[cfg(feature = "logging")]
+fn stderr_level() -> tracing_subscriber::filter::LevelFilter {
+    std::env::var("RPC_LOG")
+        .ok()
+        .and_then(|level| level.parse().ok())
+        .unwrap_or(tracing_subscriber::filter::LevelFilter::WARN)
+}
+
+/// stderr behind a bounded queue that drops lines when full.
+#[cfg(feature = "logging")]
+fn stderr_writer() -> (tracing_appender::non_blocking::NonBlocking, LogGuard) {
+    tracing_appender::non_blocking::NonBlockingBuilder::default()
+        .lossy(true)
+        .buffered_lines_limit(QUEUED_LOG_LINES)
+        .finish(std::io::stderr())
 }
 
 /// Keeps panics from flooding stderr, and from blocking on it: every

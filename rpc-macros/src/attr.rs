@@ -22,7 +22,7 @@ mod requires;
 mod service;
 
 pub use error::{parse_code, DeclaredError};
-pub use mcp::McpAttrs;
+pub use mcp::{CompletionTarget, McpAttrs, McpKind};
 pub use method::{take_method_attrs, take_param_attrs, ParamAttrs, Structure};
 pub use requires::Requires;
 pub use service::{parse_service_attrs, ServiceAttrs};
@@ -88,7 +88,29 @@ const READ_ONLY: &str = "read_only";
 const DESTRUCTIVE: &str = "destructive";
 const IDEMPOTENT: &str = "idempotent";
 const OPEN_WORLD: &str = "open_world";
-pub(crate) const MCP_KEYS: &[&str] = &[HIDDEN, NAME, TITLE, READ_ONLY, DESTRUCTIVE, IDEMPOTENT, OPEN_WORLD];
+const RESOURCE: &str = "resource";
+const MIME_TYPE: &str = "mime_type";
+const RESOURCE_LIST: &str = "resource_list";
+const PROMPT: &str = "prompt";
+const COMPLETE: &str = "complete";
+pub(crate) const MCP_KEYS: &[&str] = &[
+    HIDDEN,
+    NAME,
+    TITLE,
+    READ_ONLY,
+    DESTRUCTIVE,
+    IDEMPOTENT,
+    OPEN_WORLD,
+    RESOURCE,
+    MIME_TYPE,
+    RESOURCE_LIST,
+    PROMPT,
+    COMPLETE,
+];
+
+// Keys inside `mcp(complete(...))`.
+const ARGUMENT: &str = "argument";
+pub(crate) const COMPLETE_KEYS: &[&str] = &[PROMPT, RESOURCE, ARGUMENT];
 
 // Keys inside `error(...)`.
 const CODE: &str = "code";

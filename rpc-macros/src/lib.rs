@@ -11,6 +11,7 @@ mod attr;
 mod case;
 mod check;
 mod ctxt;
+mod elicit;
 mod render;
 mod rpc_error;
 
@@ -121,7 +122,19 @@ use proc_macro::TokenStream;
 /// - `mcp(hidden)`, or `mcp(name = "list_items", title = "List items",
 ///   read_only, destructive = false, idempotent, open_world = false)`: the
 ///   method's MCP tool is left out, or gets that name (`[a-zA-Z0-9_-]`, at
-///   most 64 characters, as model APIs accept), title and hints;
+///   most 64 characters, as model APIs accept), title and hints. Instead
+///   of a tool, the method may be (one of) a resource,
+///   `mcp(resource = "notes://{id}", mime_type = "text/markdown")` (a URI
+///   or a URI template of `{var}` and `{+var}` whose variables are the
+///   method's params, one for one), a resource list, `mcp(resource_list)`
+///   (no params), a prompt, `mcp(prompt)` (its params are the prompt's
+///   arguments), or a completion of one argument of a prompt or resource
+///   template of the same trait,
+///   `mcp(complete(prompt = "review", argument = "language"))` or
+///   `mcp(complete(resource = "notes://{id}", argument = "id"))` (one or
+///   two params: the partial value, then the other arguments); `name` and
+///   `title` go with tools, resources and prompts, the hints with tools
+///   only;
 /// - `blocking`: a plain `fn` that runs on tokio's blocking thread pool
 ///   instead of inline on its connection's reader, which goes on reading
 ///   and answering meanwhile; it is answered when it returns, as an
@@ -236,6 +249,60 @@ pub fn rpc(args: TokenStream, input: TokenStream) -> TokenStream {
 pub fn derive_rpc_error(input: TokenStream) -> TokenStream {
     match syn::parse::<syn::DeriveInput>(input) {
         Ok(input) => rpc_error::derive(input).into(),
+        Err(err) => err.to_compile_error().into(),
+    }
+}
+
+/// Makes a struct a form to ask the user for through an MCP client (an
+/// elicitation, `Context::elicit`): each field is a field of the form.
+///
+/// ```rust,ignore
+/// use rpc_runtime::mcp::Elicit;
+/// use rpc_runtime::serde::Deserialize;
+///
+/// #[derive(Deserialize, Elicit)]
+/// #[serde(crate = "rpc_runtime::serde", rename_all = "camelCase")]
+/// struct NewNote {
+///     /// The note's title.
+///     title: String,                 // required, described
+///     pinned: bool,                  // required
+///     expires_in_days: Option<u32>,  // `expiresInDays`, may be left out
+///     #[serde(default)]
+///     tags: String,                  // may be left out ("" then)
+///     #[serde(skip)]
+///     draft: Vec<u8>,                // not asked for
+/// }
+/// ```
+///
+/// This gives `Elicit for NewNote`, whose `requested_schema()` is MCP's
+/// `requestedSchema`, `{"type": "object", "properties": {..},
+/// "required": [..]}`. What the user fills in is decoded into the struct
+/// by serde: derive `Deserialize` beside `Elicit`.
+///
+/// - Field types: `String`, `bool`, integers, `f32`/`f64`, or an `Option`
+///   of one (a field the user may leave out). Any other type (a `Vec`, a
+///   nested struct) is a compile error at the type: MCP forms are flat.
+/// - Field names are serde's: `#[serde(rename = "...")]` on a field,
+///   `#[serde(rename_all = "...")]` on the struct (the `deserialize` name
+///   when they differ).
+/// - `#[serde(default)]` on a field (on the struct: on every field): the
+///   user may leave it out.
+/// - `#[serde(skip)]` or `#[serde(skip_deserializing)]`: not asked for
+///   (and not an `ElicitField`).
+/// - A field's `///` doc comment is its description in the form.
+///
+/// Options on the struct, `#[elicit(...)]`:
+/// - `crate = "path"`: where `rpc_runtime` is, if renamed or re-exported.
+///
+/// An enum, a union, a tuple or unit struct, a generic struct,
+/// `#[serde(flatten)]` on a field and `#[serde(transparent)]`,
+/// `#[serde(from = "...")]` or `#[serde(try_from = "...")]` on the struct
+/// are compile errors on the offending code: none is a flat object of its
+/// own fields.
+#[proc_macro_derive(Elicit, attributes(elicit))]
+pub fn derive_elicit(input: TokenStream) -> TokenStream {
+    match syn::parse::<syn::DeriveInput>(input) {
+        Ok(input) => elicit::derive(input).into(),
         Err(err) => err.to_compile_error().into(),
     }
 }

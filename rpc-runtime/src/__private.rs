@@ -6,7 +6,9 @@ pub use crate::catalog::support::{
     ErrorsOf, NoJsonSchema, NoRpcError, ResultSchema, SchemaOf, no_errors, result_schema_of, schema_of,
     unknown_schema_of,
 };
-pub use crate::catalog::{Catalog, ErrorInfo, MethodInfo, ParamInfo, RpcError, ServiceInfo, ToolInfo};
+pub use crate::catalog::{
+    Catalog, CompletionTarget, ErrorInfo, McpKind, MethodInfo, ParamInfo, RpcError, ServiceInfo, ToolInfo,
+};
 pub use crate::dispatch::context::Context;
 pub use crate::dispatch::params::Params;
 pub use crate::dispatch::router::{IntoErrorObject, IntoMethodResult, MethodFuture, MethodResult, Router};
@@ -80,12 +82,28 @@ pub const fn service_info(
 /// A [`ToolInfo`], written positionally: what `#[rpc(mcp(...))]` says.
 pub const fn tool_info(
     hidden: bool,
+    kind: McpKind,
     name: Option<&'static str>,
     title: Option<&'static str>,
     hints: [Option<bool>; 4],
 ) -> ToolInfo {
     let [read_only, destructive, idempotent, open_world] = hints;
-    ToolInfo { hidden, name, title, read_only, destructive, idempotent, open_world }
+    ToolInfo { hidden, kind, name, title, read_only, destructive, idempotent, open_world }
+}
+
+/// `mcp(resource = "..", mime_type = "..")`.
+pub const fn mcp_resource(uri: &'static str, mime_type: Option<&'static str>) -> McpKind {
+    McpKind::Resource { uri, mime_type }
+}
+
+/// `mcp(complete(prompt = "..", argument = ".."))`.
+pub const fn mcp_complete_prompt(prompt: &'static str, argument: &'static str) -> McpKind {
+    McpKind::Complete { target: CompletionTarget::Prompt(prompt), argument }
+}
+
+/// `mcp(complete(resource = "..", argument = ".."))`.
+pub const fn mcp_complete_resource(template: &'static str, argument: &'static str) -> McpKind {
+    McpKind::Complete { target: CompletionTarget::Resource(template), argument }
 }
 
 /// A [`ParamSpec`], written positionally.

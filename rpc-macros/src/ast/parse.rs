@@ -115,11 +115,12 @@ fn parse_method(cx: &Ctxt, service: &ServiceAttrs, method: &mut TraitItemFn) -> 
         err.combine(syn::Error::new(span, "`whole_params` given here"));
         cx.syn_error(err);
     }
-    // A notification is never a tool (it has no result).
+    // A notification is never a tool, resource, prompt or completion (it
+    // has no result).
     if let (Some(_), Some(span)) = (attrs.notification, attrs.mcp.span) {
         cx.syn_error(syn::Error::new(
             span,
-            "`mcp(...)` has no effect on a notification: notifications are not MCP tools (a tool call needs a result); remove it",
+            "`mcp(...)` has no effect on a notification: notifications are not offered over MCP (a tool call, a resource read, a prompt and a completion each need a result); remove it",
         ));
     }
     Method {

@@ -104,6 +104,9 @@ pub fn take_method_attrs(cx: &Ctxt, attrs: &mut Vec<Attribute>) -> MethodAttrs {
             } else if meta.path.is_ident(REQUIRES) {
                 out.requires = Some(parse_requires(&meta)?);
             } else if meta.path.is_ident(MCP) {
+                // Whatever it would have declared is not there: no second
+                // error about, say, the prompt a completion names.
+                out.mcp = McpAttrs { malformed: true, ..McpAttrs::default() };
                 out.mcp = parse_mcp(&meta)?;
             } else if meta.path.is_ident(UNSUBSCRIBE) {
                 out.unsubscribe_malformed = true;

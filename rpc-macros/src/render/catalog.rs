@@ -8,6 +8,7 @@ use syn::spanned::Spanned;
 
 use super::generics::{self, Part};
 use crate::ast::{Method, Output, Service, SpecKind};
+use crate::attr::{CompletionTarget, McpKind};
 
 /// The name of the generated struct: `Calculator` -> `CalculatorCatalog`.
 pub fn catalog_ident(service: &Service) -> syn::Ident {
@@ -299,7 +300,8 @@ fn method_info(service: &Service, index: usize, method: &Method, params: TokenSt
     }
 }
 
-/// What `#[rpc(mcp(...))]` says, as a `ToolInfo`; `None` when absent.
+/// What `#[rpc(mcp(...))]` says, as a `ToolInfo` (with what the method is
+/// over MCP: a tool, a resource, ...); `None` when absent.
 fn tool_info(method: &Method) -> Option<TokenStream> {
     let mcp = &method.mcp;
     mcp.span?;
@@ -318,8 +320,26 @@ fn tool_info(method: &Method) -> Option<TokenStream> {
     };
     let (read_only, destructive, idempotent, open_world) =
         (hint(mcp.read_only), hint(mcp.destructive), hint(mcp.idempotent), hint(mcp.open_world));
+    let kind = match &mcp.kind {
+        McpKind::Tool => quote!(__rpc::McpKind::Tool),
+        McpKind::Resource { uri, mime_type, .. } => {
+            let mime_type = match mime_type {
+                Some(mime_type) => quote!(__rpc::Some(#mime_type)),
+                None => quote!(__rpc::None),
+            };
+            quote!(__rpc::mcp_resource(#uri, #mime_type))
+        }
+        McpKind::ResourceList(_) => quote!(__rpc::McpKind::ResourceList),
+        McpKind::Prompt(_) => quote!(__rpc::McpKind::Prompt),
+        McpKind::Complete { target: CompletionTarget::Prompt(prompt), argument, .. } => {
+            quote!(__rpc::mcp_complete_prompt(#prompt, #argument))
+        }
+        McpKind::Complete { target: CompletionTarget::Resource(template), argument, .. } => {
+            quote!(__rpc::mcp_complete_resource(#template, #argument))
+        }
+    };
     Some(quote! {
-        __rpc::tool_info(#hidden, #name, #title, [#read_only, #destructive, #idempotent, #open_world])
+        __rpc::tool_info(#hidden, #kind, #name, #title, [#read_only, #destructive, #idempotent, #open_world])
     })
 }
 

@@ -21,7 +21,7 @@ pub(crate) mod support;
 mod tool;
 
 pub use openrpc::{Components, ContentDescriptor, ErrorDescriptor, Info, MethodObject, OpenRpc, SubscriptionObject};
-pub use tool::{StandaloneSchema, ToolInfo};
+pub use tool::{CompletionTarget, McpKind, StandaloneSchema, ToolInfo};
 
 /// The OpenRPC version the documents conform to.
 pub const OPENRPC_VERSION: &str = "1.3.2";

@@ -12,17 +12,25 @@ use super::document::encode_ref_name;
 use super::generate::Generator;
 use super::{Draft, MethodInfo, SchemaFn};
 
-/// What `#[rpc(mcp(...))]` says about a method's MCP tool.
+/// What `#[rpc(mcp(...))]` says about how a method appears over MCP: as
+/// a tool (the default), a resource, a prompt, ... ([`McpKind`]), and
+/// under which name and title.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ToolInfo {
-    /// `mcp(hidden)`: the method is not offered as a tool.
+    /// `mcp(hidden)`: the method is not offered over MCP at all.
     pub hidden: bool,
-    /// `mcp(name = "...")`: the tool's name, when it is not the method's
-    /// wire name (some model APIs take only `[a-zA-Z0-9_-]{1,64}`, and a
-    /// wire name such as `items.list` has a dot). The macro checks it.
+    /// What the method is over MCP: a tool unless `mcp(resource = ..)`,
+    /// `mcp(resource_list)`, `mcp(prompt)` or `mcp(complete(..))` says
+    /// otherwise.
+    pub kind: McpKind,
+    /// `mcp(name = "...")`: the tool's (or resource's, or prompt's) name,
+    /// when it is not the method's wire name (some model APIs take only
+    /// `[a-zA-Z0-9_-]{1,64}` as tool names, and a wire name such as
+    /// `items.list` has a dot). The macro checks it.
     pub name: Option<&'static str>,
-    /// `mcp(title = "...")`: a human-readable name for the tool.
+    /// `mcp(title = "...")`: a human-readable name for the tool, resource
+    /// or prompt.
     pub title: Option<&'static str>,
     /// `mcp(read_only)`: the tool does not modify its environment.
     pub read_only: Option<bool>,
@@ -41,6 +49,7 @@ impl ToolInfo {
     /// Nothing said: a visible tool with MCP's default hints.
     pub const DEFAULT: ToolInfo = ToolInfo {
         hidden: false,
+        kind: McpKind::Tool,
         name: None,
         title: None,
         read_only: None,
@@ -57,6 +66,54 @@ impl ToolInfo {
             || self.idempotent.is_some()
             || self.open_world.is_some()
     }
+}
+
+/// What a method is when its router is served over MCP.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum McpKind {
+    /// A tool (`tools/list`, `tools/call`): the default.
+    #[default]
+    Tool,
+    /// `mcp(resource = "notes://{id}", mime_type = "text/markdown")`: the
+    /// method reads the resources whose URIs match `uri`, an RFC 6570
+    /// template whose variables are the method's params (`{id}`, or
+    /// `{+path}` for one that may hold `/`). Without variables it is one
+    /// resource, listed by `resources/list`; with them a template, listed
+    /// by `resources/templates/list`.
+    Resource {
+        /// The URI, or URI template.
+        uri: &'static str,
+        /// The MIME type of what it reads, if known.
+        mime_type: Option<&'static str>,
+    },
+    /// `mcp(resource_list)`: the method lists resources (it returns
+    /// `Vec<mcp::Resource>`); `resources/list` shows its entries after the
+    /// fixed resources.
+    ResourceList,
+    /// `mcp(prompt)`: a prompt (`prompts/list`, `prompts/get`) whose
+    /// arguments are the method's params.
+    Prompt,
+    /// `mcp(complete(prompt = "..", argument = ".."))` or
+    /// `mcp(complete(resource = "..", argument = ".."))`: the method
+    /// suggests values for one argument of a prompt, or one variable of
+    /// a resource template (`completion/complete`).
+    Complete {
+        /// Whose argument it completes.
+        target: CompletionTarget,
+        /// The argument's (or template variable's) name.
+        argument: &'static str,
+    },
+}
+
+/// What a completion method completes an argument of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CompletionTarget {
+    /// The prompt of this name.
+    Prompt(&'static str),
+    /// The resource template of this URI template.
+    Resource(&'static str),
 }
 
 /// A JSON Schema 2020-12 as one self-contained document (named types under

@@ -49,6 +49,13 @@ pub struct Context {
     /// next to `Peer`.
     pub(crate) peer: Option<Arc<dyn Any + Send + Sync>>,
     pub(crate) cancel: Option<Arc<Signal>>,
+    /// The server's drain (graceful shutdown) signal, where the transport
+    /// has one: calls that would run forever (MCP's subscriptions) end
+    /// when it is raised.
+    pub(crate) drain: Option<Arc<Signal>>,
+    /// The request's id, as the table of running requests keys it, on
+    /// connections that track requests for cancellation (MCP, LSP).
+    pub(crate) request_key: Option<Arc<str>>,
     pub(crate) extensions: Extensions,
 }
 
@@ -160,12 +167,20 @@ impl Context {
         }
     }
 
+    /// The id of the request (raw JSON), on connections that track
+    /// requests for cancellation (MCP, LSP) or whose transport said it.
+    #[cfg(feature = "mcp")]
+    pub(crate) fn request_id(&self) -> Option<Box<serde_json::value::RawValue>> {
+        self.request_key.as_deref().and_then(super::inflight::id_of_key)
+    }
+
     /// The registering half of [`Context::for_request`].
     fn for_tracked_request(&self, link: &Arc<Link>, id: &str) -> (Cow<'_, Context>, Option<InflightGuard>) {
         match link.track(id) {
             Some((signal, guard)) => {
                 let mut cx = self.clone();
                 cx.cancel = Some(signal);
+                cx.request_key = Some(Arc::clone(guard.key()));
                 (Cow::Owned(cx), Some(guard))
             }
             None => (Cow::Borrowed(self), None),

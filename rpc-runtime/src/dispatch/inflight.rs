@@ -23,7 +23,7 @@ pub(crate) struct Link {
     pub(crate) stop: Signal,
     /// Running requests by normalized id, when the connection understands
     /// cancellation notifications.
-    inflight: Option<Mutex<HashMap<String, Arc<Signal>>>>,
+    inflight: Option<Mutex<HashMap<Arc<str>, Arc<Signal>>>>,
     /// Whether a cancelled request is still answered (-32800, as LSP
     /// requires) or not at all (as MCP asks).
     answer_cancelled: bool,
@@ -72,9 +72,9 @@ impl Link {
     /// Registers the incoming request `id` (raw JSON) for cancellation.
     pub(crate) fn track(self: &Arc<Self>, id: &str) -> Option<(Arc<Signal>, InflightGuard)> {
         let inflight = self.inflight.as_ref()?;
-        let key = id_key(id)?;
+        let key: Arc<str> = id_key(id)?.into();
         let signal = Arc::new(Signal::default());
-        lock(inflight).insert(key.clone(), Arc::clone(&signal));
+        lock(inflight).insert(Arc::clone(&key), Arc::clone(&signal));
         let guard = InflightGuard { link: Arc::clone(self), key, signal: Arc::clone(&signal) };
         Some((signal, guard))
     }
@@ -84,7 +84,7 @@ impl Link {
     pub(crate) fn cancel(&self, id: &str) -> bool {
         let Some(inflight) = &self.inflight else { return false };
         let Some(key) = id_key(id) else { return false };
-        match lock(inflight).get(&key) {
+        match lock(inflight).get(key.as_str()) {
             Some(signal) => {
                 signal.raise();
                 true
@@ -97,8 +97,15 @@ impl Link {
 /// Keeps an incoming request registered for cancellation while it runs.
 pub(crate) struct InflightGuard {
     link: Arc<Link>,
-    key: String,
+    key: Arc<str>,
     signal: Arc<Signal>,
+}
+
+impl InflightGuard {
+    /// The request's key (see [`id_key`]).
+    pub(crate) fn key(&self) -> &Arc<str> {
+        &self.key
+    }
 }
 
 impl Drop for InflightGuard {
@@ -126,6 +133,18 @@ pub(crate) fn track(future: MethodFuture, guard: Option<InflightGuard>) -> (Meth
     (future, silent_cancel)
 }
 
+/// The id (raw JSON) of key `key`, made by [`id_key`]: a string id as a
+/// JSON string, a number as it was written. (MCP's subscriptions name
+/// themselves by the id of the request that opened them.)
+#[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+pub(crate) fn id_of_key(key: &str) -> Option<Box<serde_json::value::RawValue>> {
+    if let Some(text) = key.strip_prefix("s:") {
+        return serde_json::value::to_raw_value(text).ok();
+    }
+    let text = key.strip_prefix("n:").or_else(|| key.strip_prefix("v:"))?;
+    serde_json::value::RawValue::from_string(text.to_owned()).ok()
+}
+
 /// The key of an id in the table of running requests. Strings compare by
 /// value (`"a"` and `"\u0061"` are one id); numbers by their text, so that
 /// integers beyond 64 bits stay apart (`1` and `1.0` differ too); a tag
@@ -150,6 +169,9 @@ mod tests {
         assert_ne!(id_key("7"), id_key("\"7\""));
         assert_eq!(id_key("not json"), None);
         assert_eq!(id_key("7x"), None);
+        for id in ["7", "\"listen-1\"", "-12345678901234567890123"] {
+            assert_eq!(id_of_key(&id_key(id).unwrap()).unwrap().get(), id);
+        }
     }
 
     #[test]

@@ -10,13 +10,14 @@ use std::sync::Arc;
 use serde::Serialize;
 use serde_json::value::RawValue;
 
+use super::arguments::{Extras, invoke};
 use super::progress::ProgressToken;
 use super::revision::Revision;
 use super::tools::{Arguments, Structured, Tool, WRAPPED_RESULT};
 use super::{Stamp, ToolServer};
 use crate::dispatch::context::Context;
 use crate::dispatch::params::named_to_positional;
-use crate::dispatch::router::{Called, MethodOutcome, MethodResult, written_result};
+use crate::dispatch::router::{MethodOutcome, MethodResult};
 use crate::wire::{ErrorObject, INTERNAL_ERROR, INVALID_PARAMS, REQUEST_CANCELLED};
 
 /// Calls `tool` with `arguments` (the request's member, if given) under
@@ -27,6 +28,7 @@ pub(crate) fn call_tool(
     arguments: Option<&RawValue>,
     progress_token: Option<&RawValue>,
     revision: Revision,
+    extras: Extras,
     cx: &Context,
 ) -> Result<MethodOutcome, ErrorObject> {
     if let Some(arguments) = arguments
@@ -46,26 +48,12 @@ pub(crate) fn call_tool(
         }
         None => cx,
     };
-    let mut out = Vec::new();
     let name = tool.method.spec.name;
     let tool_name = tool.name();
-    let called = server.router.call(name, server.router.find(name), params.as_deref(), false, cx, &mut out);
-    let result = match called {
-        Called::Written => written_result(out),
-        Called::Failed(error) => Err(error),
-        Called::Pending(future) => {
-            let server = Arc::clone(server);
-            return Ok(MethodOutcome::Pending(Box::pin(async move {
-                let result = future.await;
-                let Some(tool) = server.tools.get(tool_name) else {
-                    return Err(ErrorObject::internal_error("Internal error: the tool disappeared"));
-                };
-                finish(&server, tool, revision, result)
-            })));
-        }
-        Called::NotFound => Err(ErrorObject::internal_error(format!("Internal error: method `{name}` is not served"))),
-    };
-    Ok(MethodOutcome::Ready(finish(server, tool, revision, result)))
+    Ok(invoke(server, name, params.as_deref(), cx, extras, move |server, result| match server.tools.get(tool_name) {
+        Some(tool) => finish(server, tool, revision, result),
+        None => Err(ErrorObject::internal_error("Internal error: the tool disappeared")),
+    }))
 }
 
 /// The method's params, from the tool's arguments.

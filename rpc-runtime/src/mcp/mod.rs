@@ -1,11 +1,21 @@
 #![doc = include_str!("../../docs/mcp.md")]
 
+mod arguments;
 mod call;
+mod changes;
+mod completion;
+mod content;
 #[cfg(feature = "http")]
 mod http;
+mod input;
+mod logging;
+mod outlet;
 mod progress;
+mod prompts;
+mod resources;
 mod revision;
 mod session;
+mod template;
 mod tools;
 
 use std::sync::Arc;
@@ -14,22 +24,36 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
+pub use changes::Changes;
+pub use content::{Completion, Contents, PromptMessages, Resource};
 #[cfg(feature = "http")]
 pub use http::{
     DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT, HEADER_MISMATCH, McpBody, McpHttp, McpHttpListener,
     McpHttpService, McpResponseFuture,
 };
+pub use input::{
+    Elicit, ElicitField, Elicitation, INPUT_FAILED, InputError, MISSING_REQUIRED_CLIENT_CAPABILITY, Sampled, Sampling,
+};
+#[doc(hidden)]
+pub use input::{FormField, form_schema};
+pub use logging::{MAX_LOG_DATA, MAX_LOG_MESSAGES, McpLogLayer};
+pub use resources::RESOURCE_NOT_FOUND;
 pub use revision::Revision;
+pub use rpc_macros::Elicit;
 pub use session::UNSUPPORTED_PROTOCOL_VERSION;
 
+use crate::catalog::{Catalog, MethodInfo};
 use crate::dispatch::context::Context;
 use crate::dispatch::engine::Engine;
 use crate::dispatch::limits::Limits;
 use crate::dispatch::params::Params;
-use crate::dispatch::router::{MethodOutcome, Router, encode};
+use crate::dispatch::router::{MethodOutcome, MethodResult, Router, encode};
 use crate::spec::{MethodSpec, ParamSpec, ParamStructure};
 use crate::transport::server::Server;
 use crate::wire::{ErrorObject, Framing, INVALID_PARAMS, METHOD_NOT_FOUND};
+use completion::Completions;
+use prompts::Prompts;
+use resources::Resources;
 use session::{McpRules, Meta, SERVER_INFO_KEY, session_of};
 use tools::Tools;
 
@@ -84,15 +108,22 @@ pub struct McpServer {
     title: Option<String>,
     instructions: Option<String>,
     page_size: usize,
+    changes: Option<Changes>,
 }
 
 /// The MCP server as its methods see it: the user's router behind the
-/// tools, the tool listing, and the identity `initialize` answers with.
-/// (Not [`McpServer`], the builder that makes it.)
+/// tools, resources, prompts and completions, their listings, and the
+/// identity `initialize` answers with. (Not [`McpServer`], the builder
+/// that makes it.)
 pub(crate) struct ToolServer {
-    /// The user's router: where tool calls go.
+    /// The user's router: where tool calls (and resource reads, ...) go.
     pub(crate) router: Router,
     pub(crate) tools: Tools,
+    pub(crate) resources: Resources,
+    pub(crate) prompts: Prompts,
+    pub(crate) completions: Completions,
+    /// What the application says changed, when it can change anything.
+    pub(crate) changes: Option<Changes>,
     name: String,
     version: String,
     title: Option<String>,
@@ -116,13 +147,85 @@ impl ToolServer {
     fn stamp(&self, revision: Revision) -> Option<Stamp<'_>> {
         revision.is_modern().then_some(Stamp { result_type: "complete", meta: &self.server_info_meta })
     }
+
+    /// The server's capabilities under `revision`: tools always; resources,
+    /// prompts and completions when it has some (completions from
+    /// 2025-03-26, the revision that names the capability); `listChanged`
+    /// and `subscribe` when it has [`Changes`] to tell (in 2026-07-28
+    /// they say what `subscriptions/listen` honors).
+    fn capabilities(&self, revision: Revision) -> Map<String, Value> {
+        let mut capabilities = Map::new();
+        let live = self.changes.is_some();
+        // 2026-07-28 servers say only what `subscriptions/listen` honors.
+        let quiet = revision.is_modern() && !live;
+        let lists = || if quiet { json!({}) } else { json!({ "listChanged": live }) };
+        capabilities.insert("tools".into(), lists());
+        if !self.resources.is_empty() {
+            let resources = if quiet { json!({}) } else { json!({ "subscribe": live, "listChanged": live }) };
+            capabilities.insert("resources".into(), resources);
+        }
+        if !self.prompts.is_empty() {
+            capabilities.insert("prompts".into(), lists());
+        }
+        if !self.completions.is_empty() && revision >= Revision::V2025_03_26 {
+            capabilities.insert("completions".into(), json!({}));
+        }
+        // Only when an `McpLogLayer` can hand calls' events over. Deprecated
+        // in 2026-07-28 (SEP-2577) but still served there, per request.
+        if logging::in_use() {
+            capabilities.insert("logging".into(), json!({}));
+        }
+        capabilities
+    }
+}
+
+/// The methods of `catalog` that MCP may offer as something: not
+/// notifications, aliases, hidden methods, or names the router does not
+/// serve.
+fn offered<'a>(
+    catalog: &'a Catalog,
+    served: &'a impl Fn(&str) -> bool,
+) -> impl Iterator<Item = &'static MethodInfo> + 'a {
+    catalog.methods().filter(move |method| {
+        !method.spec.notification && method.alias_of.is_none() && !method.tool.hidden && served(method.spec.name)
+    })
+}
+
+/// The `name`, `title` (from 2025-06-18) and `description` of a resource,
+/// template or prompt from its method.
+fn describe(out: &mut Map<String, Value>, method: &MethodInfo, revision: Revision) {
+    out.insert("name".into(), method.tool.name.unwrap_or(method.spec.name).into());
+    if let (true, Some(title)) = (revision.has_structured_output(), method.tool.title) {
+        out.insert("title".into(), title.into());
+    }
+    let description = [method.summary, method.description].into_iter().flatten().collect::<Vec<_>>().join("\n\n");
+    if !description.is_empty() {
+        out.insert("description".into(), description.into());
+    }
+}
+
+/// The cache hints 2026-07-28 wants on lists and reads: nothing here may
+/// be cached beyond this client's request.
+fn cacheable(result: &mut Map<String, Value>, revision: Revision) {
+    if revision.is_modern() {
+        result.insert("ttlMs".into(), 0.into());
+        result.insert("cacheScope".into(), "private".into());
+    }
 }
 
 impl McpServer {
     /// An MCP server for `router`. Its name, version and instructions
     /// default to the catalog's title, version and doc comments.
     pub fn new(router: Router) -> Self {
-        McpServer { router, name: None, version: None, title: None, instructions: None, page_size: DEFAULT_PAGE_SIZE }
+        McpServer {
+            router,
+            name: None,
+            version: None,
+            title: None,
+            instructions: None,
+            page_size: DEFAULT_PAGE_SIZE,
+            changes: None,
+        }
     }
 
     /// The server's name (`serverInfo.name`).
@@ -156,6 +259,14 @@ impl McpServer {
         McpServer { page_size: size.max(1), ..self }
     }
 
+    /// Clients are told of the changes `changes` is told of (see
+    /// [`Changes`]): the server then declares `listChanged` for its tools,
+    /// prompts and resources, and `subscribe` for resources.
+    #[must_use = "a builder does nothing until used"]
+    pub fn changes(self, changes: Changes) -> Self {
+        McpServer { changes: Some(changes), ..self }
+    }
+
     /// The MCP methods as a router (`initialize`, `ping`,
     /// `server/discover`, `tools/list`, `tools/call`, ...).
     fn into_router(self) -> Router {
@@ -170,8 +281,16 @@ impl McpServer {
         }
         let server_info_meta = serde_json::value::to_raw_value(&json!({ SERVER_INFO_KEY: identity }))
             .unwrap_or_else(|err| unreachable!("JSON values serialize: {err}"));
+        let catalog = self.router.catalog();
+        let served = |name: &str| self.router.spec(name).is_some();
+        let (resources, prompts) = (Resources::new(catalog, served), Prompts::new(catalog, served));
+        let completions = Completions::new(catalog, served);
         let server = Arc::new(ToolServer {
             tools: Tools::new(&self.router),
+            resources,
+            prompts,
+            completions,
+            changes: self.changes,
             router: self.router,
             name,
             version,
@@ -221,19 +340,44 @@ static PING: MethodSpec = mcp_spec!("ping", false);
 static DISCOVER: MethodSpec = mcp_spec!("server/discover", false);
 static TOOLS_LIST: MethodSpec = mcp_spec!("tools/list", false);
 static TOOLS_CALL: MethodSpec = mcp_spec!("tools/call", false);
+static RESOURCES_LIST: MethodSpec = mcp_spec!("resources/list", false);
+static RESOURCES_TEMPLATES_LIST: MethodSpec = mcp_spec!("resources/templates/list", false);
+static RESOURCES_READ: MethodSpec = mcp_spec!("resources/read", false);
+static PROMPTS_LIST: MethodSpec = mcp_spec!("prompts/list", false);
+static PROMPTS_GET: MethodSpec = mcp_spec!("prompts/get", false);
+static COMPLETION_COMPLETE: MethodSpec = mcp_spec!("completion/complete", false);
+static LOGGING_SET_LEVEL: MethodSpec = mcp_spec!("logging/setLevel", false);
+static RESOURCES_SUBSCRIBE: MethodSpec = mcp_spec!("resources/subscribe", false);
+static RESOURCES_UNSUBSCRIBE: MethodSpec = mcp_spec!("resources/unsubscribe", false);
+static SUBSCRIPTIONS_LISTEN: MethodSpec = mcp_spec!("subscriptions/listen", false);
 
-/// The router of MCP methods over `server`.
+/// The router of MCP methods over `server`. The lists of resources and
+/// prompts are answered (empty) even without any, as hosts ask for them
+/// regardless; `completion/complete` only exists with completion methods
+/// (MCP: "method not found" when a server does not support it).
 fn methods(server: Arc<ToolServer>) -> Router {
     let mut router = Router::new();
     router.set_discover(false);
-    let handlers: [(&'static MethodSpec, Handler); 6] = [
+    let mut handlers: Vec<(&'static MethodSpec, Handler)> = vec![
         (&INITIALIZE, initialize),
         (&INITIALIZED, initialized),
         (&PING, ping),
         (&DISCOVER, discover),
         (&TOOLS_LIST, tools_list),
         (&TOOLS_CALL, tools_call),
+        (&RESOURCES_LIST, resources::list),
+        (&RESOURCES_TEMPLATES_LIST, resources::templates),
+        (&RESOURCES_READ, resources::read_resource),
+        (&PROMPTS_LIST, prompts::list),
+        (&PROMPTS_GET, prompts::get),
+        (&LOGGING_SET_LEVEL, logging::set_level),
+        (&RESOURCES_SUBSCRIBE, changes::subscribe),
+        (&RESOURCES_UNSUBSCRIBE, changes::unsubscribe),
+        (&SUBSCRIPTIONS_LISTEN, changes::listen),
     ];
+    if !server.completions.is_empty() {
+        handlers.push((&COMPLETION_COMPLETE, completion::complete));
+    }
     for (spec, handler) in handlers {
         let server = Arc::clone(&server);
         if let Err(err) = router.register(spec, move |params, cx| handler(&server, params, cx)) {
@@ -271,6 +415,11 @@ struct MetaOnly<'a> {
 /// A result of `value`, stamped as the modern revision wants
 /// (`resultType`, the server's identity) when it is modern.
 fn answer(server: &ToolServer, revision: Revision, value: Map<String, Value>) -> Result<MethodOutcome, ErrorObject> {
+    Ok(MethodOutcome::Ready(stamped(server, revision, value)))
+}
+
+/// `value`, stamped as the modern revision wants, encoded.
+fn stamped(server: &ToolServer, revision: Revision, value: Map<String, Value>) -> MethodResult {
     #[derive(serde::Serialize)]
     struct Stamped<'a> {
         #[serde(flatten)]
@@ -278,7 +427,7 @@ fn answer(server: &ToolServer, revision: Revision, value: Map<String, Value>) ->
         #[serde(flatten)]
         stamp: Option<Stamp<'a>>,
     }
-    Ok(MethodOutcome::Ready(encode(&Stamped { value, stamp: server.stamp(revision) })))
+    encode(&Stamped { value, stamp: server.stamp(revision) })
 }
 
 #[derive(Deserialize)]
@@ -321,6 +470,13 @@ fn initialize(server: &Arc<ToolServer>, params: Params<'_>, cx: &Context) -> Res
         return Err(ErrorObject::internal_error("Internal error: this request came in on no connection or session"));
     };
     session.start(revision)?;
+    if let Some(capabilities) = request.capabilities.and_then(|raw| serde_json::from_str(raw.get()).ok()) {
+        session.set_capabilities(capabilities);
+    }
+    if let (Some(changes), Some(link)) = (&server.changes, &cx.link) {
+        let outlet = outlet::Outlet::of_session(cx, &session);
+        changes::forward(server, changes, Arc::clone(&session), Arc::clone(link), outlet);
+    }
     tracing::debug!(requested, negotiated = revision.as_str(), "MCP session initialized");
     let mut server_info = Map::new();
     server_info.insert("name".into(), server.name.clone().into());
@@ -330,7 +486,7 @@ fn initialize(server: &Arc<ToolServer>, params: Params<'_>, cx: &Context) -> Res
     }
     let mut result = Map::new();
     result.insert("protocolVersion".into(), revision.as_str().into());
-    result.insert("capabilities".into(), json!({ "tools": { "listChanged": false } }));
+    result.insert("capabilities".into(), server.capabilities(revision).into());
     result.insert("serverInfo".into(), server_info.into());
     if let Some(instructions) = &server.instructions {
         result.insert("instructions".into(), instructions.clone().into());
@@ -364,7 +520,7 @@ fn discover(server: &Arc<ToolServer>, params: Params<'_>, _: &Context) -> Result
     let supported: Vec<&str> = Revision::MODERN.iter().map(|revision| revision.as_str()).collect();
     let mut result = Map::new();
     result.insert("supportedVersions".into(), supported.into());
-    result.insert("capabilities".into(), json!({ "tools": {} }));
+    result.insert("capabilities".into(), server.capabilities(revision).into());
     if let Some(instructions) = &server.instructions {
         result.insert("instructions".into(), instructions.clone().into());
     }
@@ -374,18 +530,19 @@ fn discover(server: &Arc<ToolServer>, params: Params<'_>, _: &Context) -> Result
 }
 
 #[derive(Deserialize)]
-struct ListParams<'a> {
+pub(crate) struct ListParams<'a> {
     #[serde(default)]
-    cursor: Option<String>,
+    pub(crate) cursor: Option<String>,
     #[serde(borrow, default, rename = "_meta")]
-    meta: Option<&'a RawValue>,
+    pub(crate) meta: Option<&'a RawValue>,
 }
 
 /// `tools/list`: one page of tools, as the request's revision describes them.
 fn tools_list(server: &Arc<ToolServer>, params: Params<'_>, cx: &Context) -> Result<MethodOutcome, ErrorObject> {
     let request: ListParams<'_> = read(&params, "tools/list")?;
     let revision = Meta::read(request.meta).revision(cx)?;
-    let (tools, next_cursor) = server.tools.page(revision, request.cursor.as_deref(), server.page_size)?;
+    let (tools, next_cursor) =
+        server.tools.page_served(revision, request.cursor.as_deref(), server.page_size, server.changes.as_ref())?;
     // The tools' JSON is made once per revision; a page only copies it.
     #[derive(serde::Serialize)]
     #[serde(rename_all = "camelCase")]
@@ -402,7 +559,7 @@ fn tools_list(server: &Arc<ToolServer>, params: Params<'_>, cx: &Context) -> Res
     }
     let modern = revision.is_modern();
     let result = ListToolsResult {
-        tools,
+        tools: &tools,
         next_cursor,
         ttl_ms: modern.then_some(0),
         cache_scope: modern.then_some("private"),
@@ -429,9 +586,14 @@ fn tools_call(server: &Arc<ToolServer>, params: Params<'_>, cx: &Context) -> Res
     let Some(name) = request.name else {
         return Err(ErrorObject::new(INVALID_PARAMS, "Invalid params: `tools/call` needs the tool's `name`"));
     };
-    let Some(tool) = server.tools.get(&name) else {
+    let tool = server.tools.get(&name).filter(|_| changes::tool_served(server.changes.as_ref(), &name));
+    let Some(tool) = tool else {
         return Err(ErrorObject::new(INVALID_PARAMS, format!("Invalid params: unknown tool `{name}`")));
     };
     let arguments = request.arguments.filter(|raw| raw.get() != "null");
-    call::call_tool(server, tool, arguments, meta.progress_token, revision, cx)
+    let extras = arguments::Extras {
+        log_level: logging::CallLog::level_of(&meta, cx)?,
+        input: input::InputCall::of(&meta, revision, cx, &params, ("tools/call", &name, arguments))?,
+    };
+    call::call_tool(server, tool, arguments, meta.progress_token, revision, extras, cx)
 }

@@ -6,17 +6,11 @@ use std::sync::Mutex;
 use serde::Serialize;
 use serde_json::value::RawValue;
 
+use super::outlet::notify_request;
 use crate::dispatch::context::Context;
 
 /// The method of MCP's progress notification.
 const PROGRESS_METHOD: &str = "notifications/progress";
-
-/// Where the notifications about one request go when that request has a
-/// stream of its own (an SSE response over Streamable HTTP) rather than a
-/// connection: whole JSON-RPC messages, in order. Only Streamable HTTP
-/// (feature `http`) has such streams.
-#[cfg(feature = "http")]
-pub(crate) struct RequestStream(pub(crate) tokio::sync::mpsc::Sender<Vec<u8>>);
 
 /// The progress token of the tool call a context belongs to, and the last
 /// progress sent (each must be larger than the one before).
@@ -29,15 +23,6 @@ impl ProgressToken {
     pub(crate) fn new(token: &RawValue) -> Self {
         ProgressToken { token: token.to_owned(), last: Mutex::new(None) }
     }
-}
-
-/// A notification as it goes on a request's own stream.
-#[cfg(feature = "http")]
-#[derive(Serialize)]
-struct Notification<'a> {
-    jsonrpc: &'static str,
-    method: &'static str,
-    params: &'a RawValue,
 }
 
 #[derive(Serialize)]
@@ -98,17 +83,9 @@ impl Context {
         }
         let params = ProgressParams { progress_token: &state.token, progress, total, message };
         let Ok(params) = serde_json::value::to_raw_value(&params) else { return false };
-        #[cfg(feature = "http")]
-        if let Some(stream) = self.extension::<RequestStream>() {
-            // A request with its own response stream: the notification goes
-            // before the response on it, and is dropped when the client
-            // does not keep up (progress is advisory; the call is not held).
-            let message = Notification { jsonrpc: "2.0", method: PROGRESS_METHOD, params: &params };
-            return serde_json::to_vec(&message).is_ok_and(|bytes| stream.0.try_send(bytes).is_ok());
-        }
-        let Some(peer) = self.peer() else { return false };
-        // Written before the call goes on: the response must not share
-        // a read with it (see `Peer::notify_raw_written`).
-        peer.notify_raw_written(PROGRESS_METHOD, Some(&params)).await.is_ok()
+        // Over Streamable HTTP the notification goes before the response on
+        // the request's stream, and is dropped when the client does not
+        // keep up (progress is advisory; the call is not held).
+        notify_request(self, PROGRESS_METHOD, &params).await
     }
 }

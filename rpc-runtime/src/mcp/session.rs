@@ -9,11 +9,13 @@
 //! the modern `_meta` is served statelessly, any other one belongs to the
 //! handshake session, which must have been initialized.
 
+use std::collections::HashSet;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+use super::logging::LogLevel;
 use super::revision::Revision;
 use crate::dispatch::Dialect;
 use crate::dispatch::context::Context;
@@ -44,7 +46,38 @@ struct State {
     /// Set by `notifications/initialized` (nothing waits on it: requests
     /// are served from the `initialize` answer on, as MCP hosts pipeline).
     initialized: bool,
+    /// The client's capabilities, as `initialize` gave them.
+    capabilities: Option<serde_json::Value>,
+    /// The URIs of `resources/subscribe`.
+    subscriptions: HashSet<String>,
+    /// `logging/setLevel`'s level.
+    log_level: Option<LogLevel>,
+    /// Where notifications unrelated to a request go over Streamable
+    /// HTTP: the session's `GET` stream, while one is open.
+    #[cfg(feature = "http")]
+    standalone: Option<tokio::sync::mpsc::Sender<Vec<u8>>>,
+    /// Requests sent to the client on calls' event streams (Streamable
+    /// HTTP), waiting for the responses it `POST`s, by id.
+    #[cfg(feature = "http")]
+    outgoing: std::collections::HashMap<u64, Waiting>,
+    #[cfg(feature = "http")]
+    next_id: u64,
 }
+
+/// The client's answer to a request of the server's: a result or an error.
+#[cfg(feature = "http")]
+pub(crate) type ClientAnswer = Result<Box<RawValue>, ErrorObject>;
+
+/// Where the answer to a request to the client goes.
+#[cfg(feature = "http")]
+type Waiting = tokio::sync::oneshot::Sender<ClientAnswer>;
+
+/// The most requests to the client one session may have unanswered.
+#[cfg(feature = "http")]
+const MAX_OUTGOING: usize = 64;
+
+/// The most resources one session may subscribe to.
+pub(crate) const MAX_SUBSCRIPTIONS: usize = 1024;
 
 impl Session {
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -76,6 +109,129 @@ impl Session {
     pub(crate) fn mark_initialized(&self) {
         self.lock().initialized = true;
     }
+
+    /// Records the client's capabilities (from `initialize`).
+    pub(crate) fn set_capabilities(&self, capabilities: serde_json::Value) {
+        self.lock().capabilities = Some(capabilities);
+    }
+
+    /// The client's capabilities, as `initialize` gave them, when they
+    /// say it can be asked for input (elicitation, sampling): what a call
+    /// that may ask needs (a clone per call only for such clients).
+    pub(crate) fn input_capabilities(&self) -> Option<serde_json::Value> {
+        let state = self.lock();
+        state.capabilities.as_ref().filter(|capabilities| askable(capabilities)).cloned()
+    }
+
+    /// A new request to the client: its id, and where its answer comes;
+    /// `None` past [`MAX_OUTGOING`] unanswered ones.
+    #[cfg(feature = "http")]
+    pub(crate) fn outgoing(&self) -> Option<(u64, tokio::sync::oneshot::Receiver<ClientAnswer>)> {
+        let mut state = self.lock();
+        state.outgoing.retain(|_, waiting| !waiting.is_closed());
+        if state.outgoing.len() >= MAX_OUTGOING {
+            return None;
+        }
+        state.next_id += 1;
+        let id = state.next_id;
+        let (sender, receiver) = tokio::sync::oneshot::channel();
+        state.outgoing.insert(id, sender);
+        Some((id, receiver))
+    }
+
+    /// Gives up on the request `id` to the client.
+    #[cfg(feature = "http")]
+    pub(crate) fn forget(&self, id: u64) {
+        self.lock().outgoing.remove(&id);
+    }
+
+    /// The client's response to request `id`; `false` when no request of
+    /// that id waits.
+    #[cfg(feature = "http")]
+    pub(crate) fn answer(&self, id: u64, answer: ClientAnswer) -> bool {
+        let waiting = self.lock().outgoing.remove(&id);
+        waiting.is_some_and(|waiting| waiting.send(answer).is_ok())
+    }
+
+    /// Subscribes to `uri`; an error past [`MAX_SUBSCRIPTIONS`].
+    pub(crate) fn subscribe(&self, uri: String) -> Result<(), ErrorObject> {
+        let mut state = self.lock();
+        if state.subscriptions.len() >= MAX_SUBSCRIPTIONS && !state.subscriptions.contains(&uri) {
+            return Err(ErrorObject::new(
+                INVALID_PARAMS,
+                format!(
+                    "Invalid params: this session subscribes to {MAX_SUBSCRIPTIONS} resources already (the most it may); unsubscribe from some first"
+                ),
+            ));
+        }
+        state.subscriptions.insert(uri);
+        Ok(())
+    }
+
+    /// Ends the subscription to `uri`; whether there was one.
+    pub(crate) fn unsubscribe(&self, uri: &str) -> bool {
+        self.lock().subscriptions.remove(uri)
+    }
+
+    /// Whether the session subscribed to `uri`.
+    pub(crate) fn is_subscribed(&self, uri: &str) -> bool {
+        self.lock().subscriptions.contains(uri)
+    }
+
+    /// The URIs the session subscribed to.
+    pub(crate) fn subscribed(&self) -> Vec<String> {
+        self.lock().subscriptions.iter().cloned().collect()
+    }
+
+    /// Whether the session's calls should be answered as event streams
+    /// (over Streamable HTTP): it asked for logs, or declared that it can
+    /// be asked for input (elicitation, sampling).
+    #[cfg(feature = "http")]
+    pub(crate) fn streams_calls(&self) -> bool {
+        let state = self.lock();
+        state.log_level.is_some() || state.capabilities.as_ref().is_some_and(askable)
+    }
+
+    /// Sets the level of `logging/setLevel`.
+    pub(crate) fn set_log_level(&self, level: LogLevel) {
+        self.lock().log_level = Some(level);
+    }
+
+    /// The level `logging/setLevel` set, if it ran.
+    pub(crate) fn log_level(&self) -> Option<LogLevel> {
+        self.lock().log_level
+    }
+
+    /// Makes `stream` the session's `GET` stream (replacing one before,
+    /// which ends).
+    #[cfg(feature = "http")]
+    pub(crate) fn attach_stream(&self, stream: tokio::sync::mpsc::Sender<Vec<u8>>) {
+        self.lock().standalone = Some(stream);
+    }
+
+    /// Sends `message` on the session's `GET` stream; `false` when there is
+    /// none open, or the client does not keep up (it is dropped then).
+    pub(crate) fn send_standalone(&self, message: Vec<u8>) -> bool {
+        #[cfg(feature = "http")]
+        {
+            let mut state = self.lock();
+            if let Some(stream) = &state.standalone {
+                match stream.try_send(message) {
+                    Ok(()) => return true,
+                    Err(tokio::sync::mpsc::error::TrySendError::Closed(_)) => state.standalone = None,
+                    Err(tokio::sync::mpsc::error::TrySendError::Full(_)) => {}
+                }
+            }
+        }
+        #[cfg(not(feature = "http"))]
+        drop(message);
+        false
+    }
+}
+
+/// Whether client `capabilities` say it can be asked for input.
+pub(crate) fn askable(capabilities: &serde_json::Value) -> bool {
+    capabilities.get("elicitation").is_some() || capabilities.get("sampling").is_some()
 }
 
 /// The session of the connection (or, over HTTP, of the `Mcp-Session-Id`)
@@ -94,10 +250,13 @@ pub(crate) struct Meta<'a> {
     #[serde(borrow, default, rename = "io.modelcontextprotocol/protocolVersion", deserialize_with = "present")]
     version: Option<&'a RawValue>,
     #[serde(borrow, default, rename = "io.modelcontextprotocol/clientCapabilities", deserialize_with = "present")]
-    capabilities: Option<&'a RawValue>,
+    pub(crate) capabilities: Option<&'a RawValue>,
     /// The caller asks for progress notifications with this token.
     #[serde(borrow, default, rename = "progressToken")]
     pub(crate) progress_token: Option<&'a RawValue>,
+    /// The level of the logs this request's calls send (2026-07-28).
+    #[serde(borrow, default, rename = "io.modelcontextprotocol/logLevel", deserialize_with = "present")]
+    pub(crate) log_level: Option<&'a RawValue>,
     /// `_meta` was an object at all.
     #[serde(skip)]
     object: bool,

@@ -3,14 +3,16 @@
 //! tool), its output schema, and how its `arguments` become the method's
 //! params. Listed per revision, page by page.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
+use super::changes::Changes;
 use super::revision::Revision;
-use crate::catalog::{Catalog, MethodInfo, StandaloneSchema};
+use crate::catalog::{Catalog, McpKind, MethodInfo, StandaloneSchema};
 use crate::dispatch::router::Router;
 use crate::spec::ParamStructure;
 use crate::wire::ErrorObject;
@@ -80,7 +82,8 @@ pub(crate) struct Tools {
 impl Tools {
     /// The tools of `router`: its catalog's methods, except notifications
     /// (they have no result), aliases (the current name is the tool),
-    /// methods marked `#[rpc(mcp(hidden))]`, subscriptions and their
+    /// methods marked `#[rpc(mcp(hidden))]` or as another kind (resources,
+    /// prompts, ...), subscriptions and their
     /// unsubscribe methods (a tool call has one result, not a stream), and
     /// names the router does not serve.
     pub(crate) fn new(router: &Router) -> Self {
@@ -93,6 +96,7 @@ impl Tools {
             if spec.notification
                 || method.alias_of.is_some()
                 || method.tool.hidden
+                || method.tool.kind != McpKind::Tool
                 || method.subscription.is_some()
                 || unsubscribes.contains(&spec.name)
                 || router.spec(spec.name).is_none()
@@ -136,24 +140,63 @@ impl Tools {
         cursor: Option<&str>,
         page_size: usize,
     ) -> Result<(&[Box<RawValue>], Option<String>), ErrorObject> {
-        let listing = self.listings[group(revision)]
-            .get_or_init(|| self.tools.iter().map(|tool| tool.describe(revision)).collect());
-        let start = match cursor {
-            None => 0,
-            Some(cursor) => parse_cursor(cursor).filter(|&start| start < listing.len()).ok_or_else(|| {
-                ErrorObject::invalid_params(format!(
-                    "Invalid params: unknown `cursor` {cursor:?}; pass the `nextCursor` of the previous page"
-                ))
-            })?,
-        };
-        let end = start.saturating_add(page_size.max(1)).min(listing.len());
-        let next = (end < listing.len()).then(|| format_cursor(end));
-        Ok((&listing[start..end], next))
+        page(self.listing(revision), cursor, page_size, "tools")
+    }
+
+    fn listing(&self, revision: Revision) -> &[Box<RawValue>] {
+        self.listings[group(revision)].get_or_init(|| self.tools.iter().map(|tool| tool.describe(revision)).collect())
+    }
+
+    /// [`Tools::page`] of the tools served now: without the ones `changes`
+    /// hides.
+    pub(crate) fn page_served(
+        &self,
+        revision: Revision,
+        cursor: Option<&str>,
+        page_size: usize,
+        changes: Option<&Changes>,
+    ) -> Result<Page<'_>, ErrorObject> {
+        match changes {
+            Some(changes) if changes.hides_any() => {
+                let served: Vec<Box<RawValue>> = (self.tools.iter().zip(self.listing(revision)))
+                    .filter(|(tool, _)| !changes.is_hidden(tool.name()))
+                    .map(|(_, listed)| listed.clone())
+                    .collect();
+                let (items, next) = page(&served, cursor, page_size, "tools")?;
+                Ok((Cow::Owned(items.to_vec()), next))
+            }
+            _ => self.page(revision, cursor, page_size).map(|(items, next)| (Cow::Borrowed(items), next)),
+        }
     }
 }
 
+/// A page of a listing and the cursor of the next one.
+pub(crate) type Page<'a> = (Cow<'a, [Box<RawValue>]>, Option<String>);
+
+/// One page of `items`: at most `page_size` from `cursor` on (an opaque
+/// string this server handed out, `<kind>:<index>`; the start when
+/// absent), and the cursor of the next page if there is one.
+pub(crate) fn page<'a, T>(
+    items: &'a [T],
+    cursor: Option<&str>,
+    page_size: usize,
+    kind: &str,
+) -> Result<(&'a [T], Option<String>), ErrorObject> {
+    let start = match cursor {
+        None => 0,
+        Some(cursor) => parse_cursor(cursor, kind).filter(|&start| start < items.len()).ok_or_else(|| {
+            ErrorObject::invalid_params(format!(
+                "Invalid params: unknown `cursor` {cursor:?}; pass the `nextCursor` of the previous page"
+            ))
+        })?,
+    };
+    let end = start.saturating_add(page_size.max(1)).min(items.len());
+    let next = (end < items.len()).then(|| format_cursor(end, kind));
+    Ok((&items[start..end], next))
+}
+
 /// Listings are the same within a group of revisions.
-fn group(revision: Revision) -> usize {
+pub(crate) fn group(revision: Revision) -> usize {
     match revision {
         Revision::V2024_11_05 => 0,
         Revision::V2025_03_26 => 1,
@@ -163,12 +206,12 @@ fn group(revision: Revision) -> usize {
 }
 
 /// Cursors say where the next page starts; they are opaque to clients.
-fn format_cursor(start: usize) -> String {
-    format!("tools:{start}")
+fn format_cursor(start: usize, kind: &str) -> String {
+    format!("{kind}:{start}")
 }
 
-fn parse_cursor(cursor: &str) -> Option<usize> {
-    cursor.strip_prefix("tools:")?.parse().ok()
+fn parse_cursor(cursor: &str, kind: &str) -> Option<usize> {
+    cursor.strip_prefix(kind)?.strip_prefix(':')?.parse().ok()
 }
 
 impl Tool {
@@ -310,8 +353,9 @@ mod tests {
 
     #[test]
     fn cursors_round_trip_and_reject_junk() {
-        assert_eq!(parse_cursor(&format_cursor(40)), Some(40));
-        assert_eq!(parse_cursor("40"), None);
-        assert_eq!(parse_cursor("tools:-1"), None);
+        assert_eq!(parse_cursor(&format_cursor(40, "tools"), "tools"), Some(40));
+        assert_eq!(parse_cursor("40", "tools"), None);
+        assert_eq!(parse_cursor("tools:-1", "tools"), None);
+        assert_eq!(parse_cursor("prompts:1", "tools"), None);
     }
 }

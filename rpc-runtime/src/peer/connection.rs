@@ -149,7 +149,12 @@ impl Connection {
         let shared = ConnectionState::new(options, engine.limits());
         let inbox = Inbox(Arc::clone(&shared));
         let peer = Peer { shared: Arc::clone(&shared), _life: None };
-        let cx = Context { link: Some(Arc::clone(&shared.link)), peer: Some(Arc::new(peer.clone())), ..cx };
+        let cx = Context {
+            link: Some(Arc::clone(&shared.link)),
+            peer: Some(Arc::new(peer.clone())),
+            drain: controls.drain.clone().or(cx.drain),
+            ..cx
+        };
         let cancel = options.cancellation.method();
         (Connection { shared, engine, cx, inbox, controls, acks: Vec::new(), cancel }, peer)
     }

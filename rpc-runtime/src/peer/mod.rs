@@ -206,16 +206,6 @@ impl Peer {
         self.queue(request_bytes(method, params, None), self.shared.options.timeout).await
     }
 
-    /// [`Peer::notify_raw`] that returns once the notification was written
-    /// (flushed to the transport), not once queued: for MCP's progress,
-    /// which clients (the TypeScript SDK) drop when the response to its
-    /// request is read in the same chunk, before the notification's handler
-    /// ran.
-    #[cfg(feature = "mcp")]
-    pub(crate) async fn notify_raw_written(&self, method: &str, params: Option<&RawValue>) -> Result<(), ClientError> {
-        self.write_and_wait(request_bytes(method, params, None), self.shared.options.timeout).await
-    }
-
     /// Queues `bytes` for the writer once they fit in the byte budget,
     /// waiting for room at most `timeout`. A queued message is written
     /// before the connection ends, unless the other side is gone.

@@ -8,7 +8,10 @@ mod common;
 #[path = "../web_support/mod.rs"]
 mod web_support;
 
+pub mod mcp_features;
 pub mod mcp_http;
+pub mod mcp_inspector;
+pub mod mcp_live;
 pub mod mcp_protocol;
 pub mod mcp_python;
 pub mod mcp_typescript;

@@ -265,15 +265,20 @@ async fn the_protocol_version_header_must_name_a_revision_this_server_speaks() {
 }
 
 #[tokio::test]
-async fn get_and_other_methods_are_405_with_allow() {
+async fn get_without_a_session_and_other_methods_are_405_with_allow() {
     let (addr, _, _stop) = serve().await;
     for method in ["GET", "PUT", "PATCH"] {
         let request =
             format!("{method} /mcp HTTP/1.1\r\nHost: {addr}\r\nAccept: text/event-stream\r\nContent-Length: 0\r\n\r\n");
         let reply = exchange(addr, &request).await;
         assert_eq!(reply.status, 405, "{method}");
-        assert_eq!(reply.header("allow"), Some("POST, DELETE"));
+        assert_eq!(reply.header("allow"), Some("GET, POST, DELETE"));
     }
+    // A session that does not exist: 404.
+    let request = format!(
+        "GET /mcp HTTP/1.1\r\nHost: {addr}\r\nAccept: text/event-stream\r\nMcp-Session-Id: nope\r\nContent-Length: 0\r\n\r\n"
+    );
+    assert_eq!(exchange(addr, &request).await.status, 404);
 }
 
 #[tokio::test]
@@ -329,8 +334,8 @@ async fn modern_errors_get_the_status_the_revision_gives_them() {
     assert_eq!(reply.json()["error"]["data"]["supported"], json!(["2026-07-28"]));
 
     // An unknown method: -32601, 404.
-    let body = json!({"jsonrpc": "2.0", "id": 2, "method": "prompts/list", "params": {"_meta": modern_meta()}});
-    let headers = vec!["MCP-Protocol-Version: 2026-07-28".to_owned(), "Mcp-Method: prompts/list".to_owned()];
+    let body = json!({"jsonrpc": "2.0", "id": 2, "method": "roots/list", "params": {"_meta": modern_meta()}});
+    let headers = vec!["MCP-Protocol-Version: 2026-07-28".to_owned(), "Mcp-Method: roots/list".to_owned()];
     let reply = post(addr, &body.to_string(), &headers).await;
     assert_eq!((reply.status, reply.json()["error"]["code"].clone()), (404, json!(-32601)));
 

@@ -104,7 +104,7 @@ async fn requests_before_initialize_are_refused_but_ping_is_answered() {
     assert_eq!(error_code(&answer), -32602, "{answer}");
     let answer = call(conn, request(json!(3), "ping", json!({}))).await;
     assert_eq!(answer, json!({"jsonrpc": "2.0", "result": {}, "id": 3}));
-    let answer = call(conn, request(json!(4), "resources/list", json!({}))).await;
+    let answer = call(conn, request(json!(4), "roots/list", json!({}))).await;
     assert_eq!(error_code(&answer), -32601, "{answer}");
     let (rest, status) = calculator.finish().await;
     assert!(rest.is_empty() && status.success(), "{rest:?} {status}");
@@ -694,4 +694,81 @@ async fn a_renamed_tool_is_called_by_its_tool_name() {
     // Over JSON-RPC the method is still `shapes.scale`.
     let router = ShapesImpl::default().into_rpc();
     assert!(router.spec("shapes.scale").is_some() && router.spec("scale_point").is_none());
+}
+
+/// Sends `message` and reads until its answer: the answer and the
+/// messages before it.
+async fn call_collecting(conn: &mut Conn, message: Value) -> (Value, Vec<Value>) {
+    let id = message["id"].clone();
+    send(conn, message).await;
+    let mut before = Vec::new();
+    loop {
+        let next = parse(&conn.recv().await);
+        if next["id"] == id && next.get("method").is_none() {
+            return (next, before);
+        }
+        before.push(next);
+    }
+}
+
+fn logs(messages: &[Value]) -> Vec<(String, String)> {
+    messages
+        .iter()
+        .filter(|message| message["method"] == "notifications/message")
+        .map(|message| {
+            let params = &message["params"];
+            (params["level"].as_str().unwrap().to_owned(), params["data"]["message"].as_str().unwrap().to_owned())
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn the_logs_of_a_call_reach_a_client_that_set_a_level() {
+    let mut notes = Calculator::spawn_example("notes", &[]);
+    let conn = &mut notes.conn;
+    let answer = call(conn, initialize("2025-11-25", 0)).await;
+    assert_eq!(answer["result"]["capabilities"]["logging"], json!({}), "{answer}");
+    send(conn, json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
+
+    // No level set: no logs.
+    let search = |id: u64| request(json!(id), "tools/call", json!({"name": "search", "arguments": {"query": ""}}));
+    let (_, before) = call_collecting(conn, search(1)).await;
+    assert!(logs(&before).is_empty(), "{before:?}");
+
+    let set = |id: u64, level: &str| request(json!(id), "logging/setLevel", json!({"level": level}));
+    assert_eq!(call(conn, set(2, "debug")).await["result"], json!({}));
+    let (_, before) = call_collecting(conn, search(3)).await;
+    assert_eq!(logs(&before), [("debug".to_owned(), "searched the notes".to_owned())]);
+    let message = &before[0]["params"];
+    assert_eq!((message["logger"].as_str(), message["data"]["found"].as_u64()), (Some("notes"), Some(0)), "{message}");
+
+    assert_eq!(call(conn, set(4, "info")).await["result"], json!({}));
+    let (_, before) = call_collecting(conn, search(5)).await;
+    assert!(logs(&before).is_empty(), "debug is below info: {before:?}");
+    let add = request(json!(6), "tools/call", json!({"name": "add_note", "arguments": {"title": "t", "body": "b"}}));
+    let (_, before) = call_collecting(conn, add).await;
+    assert_eq!(logs(&before), [("info".to_owned(), "note added".to_owned())]);
+
+    let answer = call(conn, set(7, "verbose")).await;
+    assert_eq!(error_code(&answer), -32602);
+    assert!(answer["error"]["message"].as_str().unwrap().contains("debug, info, notice, warning"), "{answer}");
+
+    // 2026-07-28: per request, and no `logging/setLevel`.
+    let mut meta = modern_meta("2026-07-28");
+    let (_, before) = call_collecting(
+        conn,
+        request(json!(8), "tools/call", json!({"name": "search", "arguments": {"query": ""}, "_meta": meta})),
+    )
+    .await;
+    assert!(logs(&before).is_empty(), "no logLevel, no logs: {before:?}");
+    meta["io.modelcontextprotocol/logLevel"] = json!("debug");
+    let (answer, before) = call_collecting(
+        conn,
+        request(json!(9), "tools/call", json!({"name": "search", "arguments": {"query": ""}, "_meta": meta})),
+    )
+    .await;
+    assert_eq!(answer["result"]["resultType"], "complete");
+    assert_eq!(logs(&before), [("debug".to_owned(), "searched the notes".to_owned())]);
+    let answer = call(conn, request(json!(10), "logging/setLevel", json!({"level": "debug", "_meta": meta}))).await;
+    assert_eq!(error_code(&answer), -32601, "{answer}");
 }

@@ -5,7 +5,17 @@
 //! probe, landing on 2026-07-28 well under a second) and with an explicit
 //! `initialize` session: lists the tools, checks that every schema compiles
 //! and accepts exactly the arguments the server accepts, calls tools with
-//! valid and invalid arguments, cancels a call, receives progress. The same
+//! valid and invalid arguments, cancels a call, receives progress; on the
+//! notes example also its capabilities, resources (`list_resources`,
+//! `list_resource_templates`, `read_resource`, errors for an unknown note
+//! and an unknown URI), its prompt (`list_prompts`, `get_prompt`),
+//! completion of the prompt's and the template's `id`, logs at `debug` then
+//! `info` (`set_logging_level`; in 2026-07-28 the per-request `logLevel`
+//! and `Client(log_level=)`), resource changes (`subscribe_resource` and
+//! the `message_handler`; in 2026-07-28 `Client.listen`), sampling
+//! (`suggest_title` through `sampling_callback`) and elicitation
+//! (`clear_notes` through `elicitation_callback`: accept, decline, cancel,
+//! accept without confirming; a client without the capability). The same
 //! again over Streamable HTTP (`--mcp --http 127.0.0.1:0`; the notes example
 //! with `--http`): the SDK's HTTP client in both eras, with sessions,
 //! `DELETE` at the end, cancellation by closing the stream (2026-07-28) or
@@ -109,22 +119,58 @@ fn the_python_sdk_drives_the_calculator_in_both_eras() {
     );
 }
 
+/// What `notes_session` prints in each era: tools, resources, the prompt
+/// and completion, progress, then logs, changes, sampling and elicitation.
+fn notes_checks() -> Vec<String> {
+    let mut checks = Vec::new();
+    for (version, unknown_uri, changes, logs) in [
+        (
+            "2026-07-28",
+            "-32602",
+            "listen honors resources_list_changed and notes://{id}; deleting notes brings the events",
+            "per-request _meta logLevel",
+        ),
+        (
+            "2025-11-25",
+            "-32002",
+            "resources/subscribe brings resources/updated for the note deleted and list_changed to message_handler",
+            "set_logging_level",
+        ),
+    ] {
+        for check in [
+            "notes tools listed (clear_notes and suggest_title too), schemas compile",
+            "notes are added and found",
+            "capabilities declare tools, resources, prompts, completions and logging, with changes",
+            "resources/list lists every note by title",
+            "resources/templates/list has notes://{id}",
+            "resources/read answers the note as Markdown",
+            &format!("reading an unknown note is its error (1001), an unknown URI {unknown_uri}"),
+            "prompts/list has summarize_note with its required argument",
+            "prompts/get answers the messages with the note",
+            "completion/complete suggests note ids for the prompt and the template",
+            "progress notifications reach the caller",
+            &format!("logs reach logging_callback by {logs}: debug and info at debug"),
+            changes,
+            "suggest_title asks sampling_callback (maxTokens 60, the note in the message) and answers its text",
+            "clear_notes asks elicitation_callback; decline, cancel and confirm false delete nothing (0)",
+            "accepted with confirm true, clear_notes deletes every note",
+            "without elicitation_callback clear_notes is a tool error naming the elicitation capability",
+        ] {
+            checks.push(format!("ok {version}: {check}"));
+        }
+    }
+    checks.push("ok 2026-07-28: without elicitation_callback clear_notes is a tool error naming the elicitation capability; Client(log_level='debug') brings debug logs".to_owned());
+    checks
+}
+
 #[test]
 fn the_python_sdk_drives_the_notes_example() {
     if !tests::interop::require(&["python3"], "the_python_sdk_drives_the_notes_example") {
         return;
     }
     let notes = client_support::example("notes");
-    drive(
-        &notes,
-        "notes",
-        &[
-            "ok 2026-07-28: notes are added and found",
-            "ok 2025-11-25: notes are added and found",
-            "ok 2026-07-28: progress notifications reach the caller",
-            "ok 2025-11-25: progress notifications reach the caller",
-        ],
-    );
+    let checks = notes_checks();
+    drive(&notes, "notes", &checks.iter().map(String::as_str).collect::<Vec<_>>());
 }
 
 #[test]
@@ -160,15 +206,7 @@ fn the_python_sdk_gets_progress_over_streamable_http() {
         return;
     }
     let notes = client_support::example("notes");
-    drive_over(
-        &notes,
-        "notes",
-        &["--http"],
-        &[
-            "ok 2026-07-28: notes are added and found",
-            "ok 2025-11-25: notes are added and found",
-            "ok 2026-07-28: progress notifications reach the caller",
-            "ok 2025-11-25: progress notifications reach the caller",
-        ],
-    );
+    let mut checks = notes_checks();
+    checks.push("ok serving Streamable HTTP at http://127.0.0.1:".to_owned());
+    drive_over(&notes, "notes", &["--http"], &checks.iter().map(String::as_str).collect::<Vec<_>>());
 }

@@ -12,6 +12,7 @@ mod body;
 mod request;
 mod serve;
 mod sessions;
+mod stream;
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -32,14 +33,14 @@ pub use body::McpBody;
 pub use request::HEADER_MISMATCH;
 pub use serve::{McpHttp, McpHttpListener};
 
-use super::progress::RequestStream;
+use super::outlet::RequestStream;
 use super::revision::Revision;
 use super::session::UNSUPPORTED_PROTOCOL_VERSION;
 use crate::dispatch::context::Context;
 use crate::dispatch::signal::Signal;
 #[cfg(feature = "cors")]
 use crate::transport::http::Http;
-use crate::transport::http::{HttpAddrs, HttpService, Inner, own_host, status_response};
+use crate::transport::http::{HttpAddrs, HttpService, Inner, status_response};
 use crate::transport::server::Server;
 use crate::wire::response::write_error;
 use crate::wire::{ErrorObject, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR};
@@ -80,7 +81,7 @@ const EVENT_BACKLOG: usize = 64;
 ///
 /// | request | answer |
 /// |---|---|
-/// | `POST` of a request | 200 with `application/json`, or `text/event-stream` when the request asked for progress (`_meta.progressToken`) or the client accepts only event streams: its progress notifications, then its response |
+/// | `POST` of a request | 200 with `application/json`, or `text/event-stream` when the request asked for progress (`_meta.progressToken`) or logs (2026-07-28's `_meta.io.modelcontextprotocol/logLevel`, or a session's `logging/setLevel`), is `subscriptions/listen`, or the client accepts only event streams: its notifications, then its response |
 /// | `POST` of a notification or response | 202, no body |
 /// | `POST` of `initialize` without `Mcp-Session-Id` | a new session: its id in the `Mcp-Session-Id` header of the answer (2024-11-05 through 2025-11-25) |
 /// | `POST` without `Mcp-Session-Id` (not `initialize`, not 2026-07-28) | 400 |
@@ -90,7 +91,8 @@ const EVENT_BACKLOG: usize = 64;
 /// | 2026-07-28: `MCP-Protocol-Version`, `Mcp-Method` or `Mcp-Name` missing or not matching the body | 400 with `-32020` (`HeaderMismatch`) |
 /// | 2026-07-28: an error answer | 404 for `-32601`, 400 for `-32602`, `-32022`, `-32021`, `-32600`, `-32700`, 200 otherwise |
 /// | `DELETE` with `Mcp-Session-Id` | 204: the session ends, its running calls are cancelled |
-/// | `GET` (no server-initiated stream is offered), any other method | 405, `Allow: POST, DELETE` |
+/// | `GET` with `Mcp-Session-Id` (handshake revisions) | the session's event stream: list changes, updates of subscribed resources, logs of calls answered as JSON; a new one replaces the old, it ends with the session |
+/// | `GET` without a session, or of 2026-07-28; any other method | 405, `Allow: GET, POST, DELETE` |
 /// | `Accept` naming neither JSON nor event streams | 406 |
 /// | a bad `Host` or `Origin`, a body too large or too slow, a content type not JSON, refused by the connection hook | as [`HttpService`]: 403, 413, 408, 415, 401/403 |
 ///
@@ -153,6 +155,7 @@ impl McpHttpService {
         let method = request.method().clone();
         match method {
             Method::POST => self.post(&inner, request, addrs).await,
+            Method::GET => self.get(&inner, request, addrs).await,
             Method::DELETE => self.delete(&inner, request, addrs).await,
             method => not_allowed(&method),
         }
@@ -171,10 +174,12 @@ impl McpHttpService {
                 "Not Acceptable: MCP answers with application/json or text/event-stream; list both in Accept",
             );
         }
-        let (cx, body) = match inner.read_post(request, addrs).await {
+        let drain = request.extensions().get::<serve::Drain>().map(|drain| Arc::clone(&drain.0));
+        let (mut cx, body) = match inner.read_post(request, addrs).await {
             Ok(read) => read,
             Err(refusal) => return refusal.map(McpBody::from),
         };
+        cx.drain = drain;
         let Some(message) = Message::read(&body) else {
             // Not a message the model reads (not JSON, a member given twice,
             // a method that is not a string): the engine says what is wrong.
@@ -210,7 +215,15 @@ impl McpHttpService {
         }
         let cancel = Arc::new(Signal::default());
         cx.cancel = Some(Arc::clone(&cancel));
-        let answer = Answer { headers, message, modern: true, closed: Some(CancelOnDrop(cancel)), in_use: None };
+        cx.request_key = message.id.and_then(|id| crate::dispatch::inflight::id_key(id.get())).map(Into::into);
+        let answer = Answer {
+            headers,
+            message,
+            modern: true,
+            closed: Some(CancelOnDrop(cancel)),
+            in_use: None,
+            session_streams: false,
+        };
         answer.run(inner, body, cx).await
     }
 
@@ -273,9 +286,14 @@ impl McpHttpService {
             }
         };
         match message.kind {
-            // This server sends no requests, so there is nothing to match a
-            // response with.
-            Kind::Response => return accepted(),
+            // The answer to a request for input the server sent on a
+            // call's event stream: the call waits for it.
+            Kind::Response => {
+                if let Some(session) = in_use.0.state() {
+                    stream::answer_input(&session, body);
+                }
+                return accepted();
+            }
             Kind::Notification if message.method.as_deref() == Some("notifications/cancelled") => {
                 if let Some(id) = message.cancelled
                     && in_use.0.link.cancel(id.get())
@@ -288,7 +306,10 @@ impl McpHttpService {
         }
         cx.link = Some(Arc::clone(&in_use.0.link));
         let opened = Arc::clone(&in_use.0);
-        let answer = Answer { headers, message, modern: false, closed: None, in_use: Some(in_use) };
+        // A session that asked for logs (or may be asked for input) gets
+        // its calls' answers as streams, where those messages go first.
+        let session_streams = message.may_send_more() && in_use.0.state().is_some_and(|state| state.streams_calls());
+        let answer = Answer { headers, message, modern: false, closed: None, in_use: Some(in_use), session_streams };
         let mut response = answer.run(inner, body, cx).await;
         if let Some(id) = new_id {
             let initialized = opened.state().and_then(|session| session.revision()).is_some();
@@ -303,31 +324,6 @@ impl McpHttpService {
         }
         response
     }
-
-    /// `DELETE`: ends the session its `Mcp-Session-Id` names.
-    async fn delete<B>(&self, inner: &Inner, request: Request<B>, addrs: Option<HttpAddrs>) -> Response<McpBody> {
-        if let Some(refusal) = inner.check_origin(request.headers().get(header::ORIGIN), own_host(&request)) {
-            return refusal.map(McpBody::from);
-        }
-        let Some(id) = request.headers().get(SESSION_ID).and_then(|value| value.to_str().ok()).map(str::to_owned)
-        else {
-            let error =
-                ErrorObject::new(INVALID_REQUEST, "Bad Request: DELETE ends a session: give its Mcp-Session-Id");
-            return json_error(StatusCode::BAD_REQUEST, None, &error);
-        };
-        let (parts, _) = request.into_parts();
-        if let Err(refusal) = inner.admit("http", parts, addrs).await {
-            return refusal.map(McpBody::from);
-        }
-        if !self.sessions.end(&id) {
-            let error = ErrorObject::new(INVALID_REQUEST, "Not Found: no such session (unknown, ended or expired)");
-            return json_error(StatusCode::NOT_FOUND, None, &error);
-        }
-        tracing::debug!("MCP session ended by the client");
-        let mut response = Response::new(McpBody::empty());
-        *response.status_mut() = StatusCode::NO_CONTENT;
-        response
-    }
 }
 
 /// One message on its way through the engine, and how to answer it.
@@ -340,13 +336,16 @@ struct Answer<'a> {
     closed: Option<CancelOnDrop>,
     /// The session, busy until the call ends.
     in_use: Option<InUse>,
+    /// The session wants its calls answered as event streams.
+    session_streams: bool,
 }
 
 impl Answer<'_> {
     async fn run(self, inner: &Inner, body: &Bytes, cx: Context) -> Response<McpBody> {
         let request = self.message.kind == Kind::Request;
-        let stream =
-            request && self.headers.accepts_events && (self.message.wants_progress() || !self.headers.accepts_json);
+        let stream = request
+            && self.headers.accepts_events
+            && (self.message.wants_stream() || self.session_streams || !self.headers.accepts_json);
         let (events, receiver) = match stream {
             true => {
                 let (sender, receiver) = mpsc::channel(EVENT_BACKLOG);
@@ -507,10 +506,10 @@ fn not_allowed(method: &Method) -> Response<McpBody> {
     let mut response = plain(
         StatusCode::METHOD_NOT_ALLOWED,
         &format!(
-            "Method Not Allowed: the MCP endpoint takes POST (and DELETE to end a session), not {method}; it offers no server-initiated event stream"
+            "Method Not Allowed: the MCP endpoint takes POST, GET (a session's event stream, with its Mcp-Session-Id) and DELETE (to end a session), not {method} without a session"
         ),
     );
-    response.headers_mut().insert(header::ALLOW, HeaderValue::from_static("POST, DELETE"));
+    response.headers_mut().insert(header::ALLOW, HeaderValue::from_static("GET, POST, DELETE"));
     response
 }
 

@@ -287,8 +287,18 @@ impl<'a> Message<'a> {
     }
 
     /// Whether the request asked for progress notifications.
-    pub(crate) fn wants_progress(&self) -> bool {
+    /// Whether the request's answer must be an event stream: it asked for
+    /// progress or (2026-07-28) logs, or it is a subscription.
+    pub(crate) fn wants_stream(&self) -> bool {
         self.meta.progress_token.is_some()
+            || self.meta.log_level.is_some()
+            || self.method.as_deref() == Some("subscriptions/listen")
+    }
+
+    /// Whether the server may send more than the answer while the request
+    /// runs (logs, requests for input): the calls of user methods.
+    pub(crate) fn may_send_more(&self) -> bool {
+        matches!(self.method.as_deref(), Some("tools/call" | "prompts/get" | "resources/read"))
     }
 }
 
@@ -344,6 +354,6 @@ mod tests {
             br#"{"jsonrpc":"2.0","method":"tools/call","id":1,"params":{"name":"x","_meta":{"progressToken":7}}}"#;
         let message = Message::read(call).unwrap();
         assert_eq!(message.name.map(RawValue::get), Some("\"x\""));
-        assert!(message.wants_progress());
+        assert!(message.wants_stream());
     }
 }

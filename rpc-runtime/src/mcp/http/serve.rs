@@ -4,6 +4,7 @@
 
 use std::future::Future;
 use std::io;
+use std::sync::Arc;
 use std::time::Duration;
 
 use http::{Request, Response};
@@ -125,6 +126,10 @@ impl Listener for McpHttpListener {
     }
 }
 
+/// The standalone server's drain signal, in each request it accepted.
+#[derive(Clone)]
+pub(crate) struct Drain(pub(crate) Arc<crate::dispatch::signal::Signal>);
+
 impl Endpoint for McpHttpService {
     type Body = McpBody;
 
@@ -136,9 +141,12 @@ impl Endpoint for McpHttpService {
         &self,
         mut request: Request<Incoming>,
         addrs: HttpAddrs,
-        _: &ConnectionSlot,
+        slot: &ConnectionSlot,
     ) -> impl Future<Output = Response<McpBody>> + Send {
         request.extensions_mut().insert(addrs);
+        // Calls that would run forever (`subscriptions/listen`) end when
+        // the server drains.
+        request.extensions_mut().insert(Drain(Arc::clone(&slot.drain)));
         // Through the tower service: CORS first, when configured.
         let mut service = self.clone();
         async move { tower_service::Service::call(&mut service, request).await.unwrap_or_else(|never| match never {}) }

@@ -1,0 +1,120 @@
+//! What a session of the handshake revisions exchanges besides requests
+//! and their answers: `DELETE`, which ends it; the `GET` event stream, where the server sends what
+//! relates to no request of the client's (list changes, updates of
+//! subscribed resources, logs of calls whose answer was not a stream; one
+//! per session, a new one replaces the old, it ends with the session;
+//! 2026-07-28 has no such stream: 405), and the responses the client
+//! `POST`s to the server's requests for input.
+
+use http::header;
+use http::{Method, Request, Response, StatusCode};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use tokio::sync::mpsc;
+
+use super::request::{Headers, SESSION_ID};
+use super::{EVENT_BACKLOG, McpBody, McpHttpService, event_stream, json_error, not_allowed, plain};
+use crate::mcp::revision::Revision;
+use crate::mcp::session::Session;
+use crate::transport::http::{HttpAddrs, Inner, own_host};
+use crate::wire::{ErrorObject, INVALID_REQUEST};
+
+impl McpHttpService {
+    /// `GET`: opens the stream of the session its `Mcp-Session-Id` names.
+    pub(super) async fn get<B>(
+        &self,
+        inner: &Inner,
+        request: Request<B>,
+        addrs: Option<HttpAddrs>,
+    ) -> Response<McpBody> {
+        if let Some(refusal) = inner.check_origin(request.headers().get(header::ORIGIN), own_host(&request)) {
+            return refusal.map(McpBody::from);
+        }
+        let headers = Headers::read(request.headers());
+        let modern =
+            matches!(&headers.version, Some(Ok(version)) if Revision::parse(version).is_some_and(Revision::is_modern));
+        let Some(id) = request.headers().get(SESSION_ID).and_then(|value| value.to_str().ok()).map(str::to_owned)
+        else {
+            // No session: nothing to stream (as in 2026-07-28, which has
+            // no `GET` at all).
+            return not_allowed(&Method::GET);
+        };
+        if modern {
+            return not_allowed(&Method::GET);
+        }
+        if !headers.accepts_events {
+            return plain(
+                StatusCode::NOT_ACCEPTABLE,
+                "Not Acceptable: a session's GET stream is text/event-stream; list it in Accept",
+            );
+        }
+        let (parts, _) = request.into_parts();
+        if let Err(refusal) = inner.admit("http", parts, addrs).await {
+            return refusal.map(McpBody::from);
+        }
+        // Not held: an open stream does not keep an idle session alive.
+        let Some(session) = self.sessions.get(&id).and_then(|in_use| in_use.0.state()) else {
+            let error = ErrorObject::new(
+                INVALID_REQUEST,
+                "Not Found: no such session (unknown, ended or expired); start a new one with `initialize`",
+            );
+            return json_error(StatusCode::NOT_FOUND, None, &error);
+        };
+        let (sender, receiver) = mpsc::channel(EVENT_BACKLOG);
+        session.attach_stream(sender);
+        event_stream(receiver, None)
+    }
+
+    /// `DELETE`: ends the session its `Mcp-Session-Id` names.
+    pub(super) async fn delete<B>(
+        &self,
+        inner: &Inner,
+        request: Request<B>,
+        addrs: Option<HttpAddrs>,
+    ) -> Response<McpBody> {
+        if let Some(refusal) = inner.check_origin(request.headers().get(header::ORIGIN), own_host(&request)) {
+            return refusal.map(McpBody::from);
+        }
+        let Some(id) = request.headers().get(SESSION_ID).and_then(|value| value.to_str().ok()).map(str::to_owned)
+        else {
+            let error =
+                ErrorObject::new(INVALID_REQUEST, "Bad Request: DELETE ends a session: give its Mcp-Session-Id");
+            return json_error(StatusCode::BAD_REQUEST, None, &error);
+        };
+        let (parts, _) = request.into_parts();
+        if let Err(refusal) = inner.admit("http", parts, addrs).await {
+            return refusal.map(McpBody::from);
+        }
+        if !self.sessions.end(&id) {
+            let error = ErrorObject::new(INVALID_REQUEST, "Not Found: no such session (unknown, ended or expired)");
+            return json_error(StatusCode::NOT_FOUND, None, &error);
+        }
+        tracing::debug!("MCP session ended by the client");
+        let mut response = Response::new(McpBody::empty());
+        *response.status_mut() = StatusCode::NO_CONTENT;
+        response
+    }
+}
+
+/// Hands the client's response `body` to the request for input it answers
+/// (unknown ids are ignored: the call may have ended).
+pub(super) fn answer_input(session: &Session, body: &[u8]) {
+    #[derive(Deserialize)]
+    struct Response<'a> {
+        id: Option<u64>,
+        #[serde(borrow, default)]
+        result: Option<&'a RawValue>,
+        #[serde(default)]
+        error: Option<ErrorObject>,
+    }
+    let Ok(response) = serde_json::from_slice::<Response<'_>>(body) else { return };
+    let Some(id) = response.id else { return };
+    let answer = match (response.result, response.error) {
+        (Some(result), None) => Ok(result.to_owned()),
+        (None, Some(error)) => Err(error),
+        _ => Err(ErrorObject::new(INVALID_REQUEST, "the client's response has neither `result` nor `error`")),
+    };
+    if !session.answer(id, answer) {
+        tracing::debug!(id, "a response from the MCP client matches no request for input (ended, or never sent)");
+    }
+}

@@ -1,0 +1,223 @@
+//! Prompts: methods marked `#[rpc(mcp(prompt))]`, whose params are the
+//! prompt's arguments (`prompts/list`) and whose result becomes the
+//! prompt's messages (`prompts/get`).
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, OnceLock};
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::{Map, Value, json};
+
+use super::arguments::{Extras, Reply, StringParam, invoke, params_from_strings, string_params, unexpected};
+use super::content::PromptMessages;
+use super::input::InputCall;
+use super::logging::CallLog;
+use super::revision::Revision;
+use super::session::Meta;
+use super::tools::{group, page};
+use super::{ListParams, ToolServer, cacheable, read, stamped};
+use crate::catalog::{Catalog, McpKind, MethodInfo};
+use crate::dispatch::context::Context;
+use crate::dispatch::params::Params;
+use crate::dispatch::router::MethodOutcome;
+use crate::wire::{ErrorObject, INVALID_PARAMS};
+
+/// One prompt.
+pub(crate) struct Prompt {
+    method: &'static MethodInfo,
+    pub(crate) params: Vec<StringParam>,
+    reply: Reply,
+}
+
+impl Prompt {
+    /// `#[rpc(mcp(name = ".."))]`, else the method's name.
+    pub(crate) fn name(&self) -> &'static str {
+        self.method.tool.name.unwrap_or(self.method.spec.name)
+    }
+
+    /// The prompt as `prompts/list` shows it under `revision`.
+    fn describe(&self, revision: Revision) -> Box<RawValue> {
+        let mut out = Map::new();
+        super::describe(&mut out, self.method, revision);
+        let arguments: Vec<Value> = self
+            .params
+            .iter()
+            .map(|param| {
+                let mut argument = Map::new();
+                argument.insert("name".into(), param.name.into());
+                if let Some(description) = param.description {
+                    argument.insert("description".into(), description.into());
+                }
+                argument.insert("required".into(), (!param.optional).into());
+                Value::Object(argument)
+            })
+            .collect();
+        out.insert("arguments".into(), arguments.into());
+        serde_json::value::to_raw_value(&out).unwrap_or_else(|err| unreachable!("JSON values serialize: {err}"))
+    }
+}
+
+/// Every prompt of a router.
+#[derive(Default)]
+pub(crate) struct Prompts {
+    prompts: Vec<Prompt>,
+    by_name: HashMap<&'static str, usize>,
+    listings: [OnceLock<Vec<Box<RawValue>>>; 4],
+}
+
+impl Prompts {
+    pub(crate) fn new(catalog: &Catalog, served: impl Fn(&str) -> bool) -> Prompts {
+        let mut prompts = Prompts::default();
+        for method in super::offered(catalog, &served) {
+            if method.tool.kind != McpKind::Prompt {
+                continue;
+            }
+            let prompt = Prompt { method, params: string_params(method), reply: Reply::of(method) };
+            let name = prompt.name();
+            if prompts.by_name.contains_key(name) {
+                tracing::warn!(
+                    prompt = name,
+                    method = method.spec.name,
+                    "not offered as an MCP prompt: another method has this prompt name; give one `#[rpc(mcp(name = \"...\"))]`"
+                );
+                continue;
+            }
+            prompts.by_name.insert(name, prompts.prompts.len());
+            prompts.prompts.push(prompt);
+        }
+        prompts
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.prompts.is_empty()
+    }
+
+    /// The prompt called `name`.
+    pub(crate) fn get(&self, name: &str) -> Option<&Prompt> {
+        self.by_name.get(name).map(|&index| &self.prompts[index])
+    }
+}
+
+/// `prompts/list`: one page of prompts.
+pub(crate) fn list(server: &Arc<ToolServer>, params: Params<'_>, cx: &Context) -> Result<MethodOutcome, ErrorObject> {
+    let request: ListParams<'_> = read(&params, "prompts/list")?;
+    let meta = Meta::read(request.meta);
+    let revision = meta.revision(cx)?;
+    let prompts = &server.prompts;
+    let listing = prompts.listings[group(revision)]
+        .get_or_init(|| prompts.prompts.iter().map(|prompt| prompt.describe(revision)).collect());
+    let (items, next) = page(listing, request.cursor.as_deref(), server.page_size, "prompts")?;
+    let mut result = Map::new();
+    let items: Vec<Value> = items.iter().filter_map(|item| serde_json::from_str(item.get()).ok()).collect();
+    result.insert("prompts".into(), items.into());
+    if let Some(next) = next {
+        result.insert("nextCursor".into(), next.into());
+    }
+    cacheable(&mut result, revision);
+    Ok(MethodOutcome::Ready(stamped(server, revision, result)))
+}
+
+#[derive(Deserialize)]
+struct GetParams<'a> {
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    arguments: Option<BTreeMap<String, Value>>,
+    #[serde(borrow, default, rename = "_meta")]
+    meta: Option<&'a RawValue>,
+}
+
+/// `prompts/get`: the prompt's method, given its arguments.
+pub(crate) fn get(server: &Arc<ToolServer>, params: Params<'_>, cx: &Context) -> Result<MethodOutcome, ErrorObject> {
+    let request: GetParams<'_> = read(&params, "prompts/get")?;
+    let meta = Meta::read(request.meta);
+    let revision = meta.revision(cx)?;
+    let log_level = CallLog::level_of(&meta, cx)?;
+    let Some(name) = request.name else {
+        return Err(ErrorObject::new(INVALID_PARAMS, "Invalid params: `prompts/get` needs the prompt's `name`"));
+    };
+    let Some(prompt) = server.prompts.get(&name) else {
+        return Err(ErrorObject::new(
+            INVALID_PARAMS,
+            format!("Invalid params: unknown prompt `{name}`; `prompts/list` shows the ones there are"),
+        ));
+    };
+    let arguments = request.arguments.unwrap_or_default();
+    let mut values = Vec::with_capacity(arguments.len());
+    for (argument, value) in &arguments {
+        match value {
+            Value::String(text) => values.push((argument.as_str(), text.as_str())),
+            Value::Null => {}
+            other => {
+                return Err(ErrorObject::new(
+                    INVALID_PARAMS,
+                    format!(
+                        "Invalid params: prompt argument `{argument}` must be a string (MCP prompt arguments are strings), got {}",
+                        kind_of(other)
+                    ),
+                ));
+            }
+        }
+    }
+    let missing: Vec<&str> = prompt
+        .params
+        .iter()
+        .filter(|param| !param.optional && !values.iter().any(|(name, _)| *name == param.name))
+        .map(|param| param.name)
+        .collect();
+    if !missing.is_empty() {
+        return Err(ErrorObject::new(
+            INVALID_PARAMS,
+            format!("Invalid params: prompt `{name}` needs the argument(s): {}", missing.join(", ")),
+        ));
+    }
+    let digest = serde_json::value::to_raw_value(&arguments).ok();
+    let input = InputCall::of(&meta, revision, cx, &params, ("prompts/get", &name, digest.as_deref()))?;
+    let extras = Extras { log_level, input };
+    let params = params_from_strings(&prompt.params, values);
+    let (method, reply) = (prompt.method.spec.name, prompt.reply);
+    Ok(invoke(server, method, Some(&params), cx, extras, move |server, result| {
+        let value = result?;
+        let mut result = match reply {
+            Reply::Marked("prompt") => {
+                let messages: PromptMessages =
+                    serde_json::from_str(value.get()).map_err(|err| unexpected(method, "prompt messages", &err))?;
+                match serde_json::to_value(messages) {
+                    Ok(Value::Object(object)) => object,
+                    _ => unreachable!("prompt messages serialize as an object"),
+                }
+            }
+            Reply::Text => {
+                let text = serde_json::from_str::<String>(value.get()).unwrap_or_else(|_| value.get().to_owned());
+                user_message(text)
+            }
+            _ => user_message(value.get().to_owned()),
+        };
+        if !result.contains_key("description")
+            && let Some(summary) = server.prompts.get(&name).and_then(|prompt| prompt.method.summary)
+        {
+            result.insert("description".into(), summary.into());
+        }
+        stamped(server, revision, result)
+    }))
+}
+
+/// `{"messages": [one user message with `text`]}`.
+fn user_message(text: String) -> Map<String, Value> {
+    let mut result = Map::new();
+    result.insert("messages".into(), json!([{ "role": "user", "content": { "type": "text", "text": text } }]));
+    result
+}
+
+/// What kind of JSON value it is, for messages.
+fn kind_of(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}

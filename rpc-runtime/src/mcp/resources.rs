@@ -1,0 +1,275 @@
+//! Resources: methods marked `#[rpc(mcp(resource = "<uri template>"))]`
+//! read them (`resources/read`), fixed ones and the entries of
+//! `#[rpc(mcp(resource_list))]` methods are listed (`resources/list`),
+//! templates are listed too (`resources/templates/list`).
+
+use std::sync::{Arc, OnceLock};
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+use super::arguments::{Extras, Reply, StringParam, invoke, params_from_strings, run, string_params, unexpected};
+use super::content::{Contents, Resource};
+use super::input::InputCall;
+use super::logging::CallLog;
+use super::revision::Revision;
+use super::session::Meta;
+use super::template::Template;
+use super::tools::{group, page};
+use super::{ListParams, ToolServer, cacheable, read, stamped};
+use crate::catalog::{Catalog, McpKind, MethodInfo};
+use crate::dispatch::context::Context;
+use crate::dispatch::params::Params;
+use crate::dispatch::router::{MethodOutcome, MethodResult};
+use crate::wire::{ErrorObject, INVALID_PARAMS};
+
+/// MCP's "resource not found" through 2025-11-25 (2026-07-28 answers
+/// `-32602`, invalid params, instead).
+pub const RESOURCE_NOT_FOUND: i64 = -32002;
+
+/// One resource method: a fixed URI or a template.
+pub(crate) struct Entry {
+    pub(crate) method: &'static MethodInfo,
+    /// The URI, or URI template, as declared.
+    pub(crate) uri: &'static str,
+    template: Template,
+    mime_type: Option<&'static str>,
+    params: Vec<StringParam>,
+    reply: Reply,
+}
+
+/// Every resource method of a router, and the methods that list more.
+#[derive(Default)]
+pub(crate) struct Resources {
+    entries: Vec<Entry>,
+    listers: Vec<&'static MethodInfo>,
+    /// Per group of revisions that describe them alike.
+    listings: [OnceLock<Listing>; 4],
+}
+
+/// The fixed resources' JSON and the templates' JSON.
+struct Listing {
+    fixed: Vec<Box<RawValue>>,
+    templates: Vec<Box<RawValue>>,
+}
+
+impl Resources {
+    pub(crate) fn new(catalog: &Catalog, served: impl Fn(&str) -> bool) -> Resources {
+        let mut resources = Resources::default();
+        for method in super::offered(catalog, &served) {
+            match method.tool.kind {
+                McpKind::Resource { uri, mime_type } => {
+                    let Some(template) = Template::parse(uri) else {
+                        tracing::warn!(
+                            method = method.spec.name,
+                            uri,
+                            "not offered as an MCP resource: not a URI template this server reads ({{var}} and {{+var}})"
+                        );
+                        continue;
+                    };
+                    if resources.entries.iter().any(|entry| entry.uri == uri) {
+                        tracing::warn!(
+                            method = method.spec.name,
+                            uri,
+                            "not offered as an MCP resource: another method reads this URI"
+                        );
+                        continue;
+                    }
+                    let (params, reply) = (string_params(method), Reply::of(method));
+                    resources.entries.push(Entry { method, uri, template, mime_type, params, reply });
+                }
+                McpKind::ResourceList => resources.listers.push(method),
+                _ => {}
+            }
+        }
+        resources
+    }
+
+    /// Whether there is anything to list or read.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.entries.is_empty() && self.listers.is_empty()
+    }
+
+    /// The template `uri` as declared, if a resource method has it.
+    pub(crate) fn template(&self, uri: &str) -> Option<&Entry> {
+        self.entries.iter().find(|entry| entry.uri == uri)
+    }
+
+    /// Whether a resource method reads `uri`.
+    pub(crate) fn reads(&self, uri: &str) -> bool {
+        self.find(uri).is_some()
+    }
+
+    /// The resource method that reads `uri` (a fixed URI first, then the
+    /// templates in declaration order), with the variables' values.
+    fn find<'u>(&'u self, uri: &str) -> Option<(&'u Entry, Vec<(&'u str, String)>)> {
+        let fixed = self.entries.iter().find(|entry| entry.template.is_fixed() && entry.uri == uri);
+        if let Some(entry) = fixed {
+            return Some((entry, Vec::new()));
+        }
+        self.entries
+            .iter()
+            .filter(|entry| !entry.template.is_fixed())
+            .find_map(|entry| Some((entry, entry.template.matches(uri)?)))
+    }
+
+    fn listing(&self, revision: Revision) -> &Listing {
+        self.listings[group(revision)].get_or_init(|| {
+            let (fixed, templates): (Vec<&Entry>, Vec<&Entry>) =
+                self.entries.iter().partition(|entry| entry.template.is_fixed());
+            let fixed = fixed.into_iter().map(|entry| entry.describe(revision, "uri")).collect();
+            let templates = templates.into_iter().map(|entry| entry.describe(revision, "uriTemplate")).collect();
+            Listing { fixed, templates }
+        })
+    }
+}
+
+impl Entry {
+    /// The resource (`key` = `uri`) or template (`uriTemplate`) as the
+    /// lists show it under `revision`.
+    fn describe(&self, revision: Revision, key: &str) -> Box<RawValue> {
+        let mut out = Map::new();
+        out.insert(key.into(), self.uri.into());
+        super::describe(&mut out, self.method, revision);
+        if let Some(mime_type) = self.mime_type {
+            out.insert("mimeType".into(), mime_type.into());
+        }
+        raw(&out)
+    }
+}
+
+fn raw(value: &impl serde::Serialize) -> Box<RawValue> {
+    serde_json::value::to_raw_value(value).unwrap_or_else(|err| unreachable!("JSON values serialize: {err}"))
+}
+
+/// A listed resource as `revision` has it (titles from 2025-06-18 on).
+fn listed(mut resource: Resource, revision: Revision) -> Box<RawValue> {
+    if !revision.has_structured_output() {
+        resource.title = None;
+    }
+    raw(&resource)
+}
+
+/// `resources/list`: the fixed resources, then what the listing methods
+/// answer, one page at a time.
+pub(crate) fn list(server: &Arc<ToolServer>, params: Params<'_>, cx: &Context) -> Result<MethodOutcome, ErrorObject> {
+    let request: ListParams<'_> = read(&params, "resources/list")?;
+    let meta = Meta::read(request.meta);
+    let revision = meta.revision(cx)?;
+    let resources = &server.resources;
+    if resources.listers.is_empty() {
+        let fixed = &resources.listing(revision).fixed;
+        return Ok(MethodOutcome::Ready(list_page(server, revision, fixed, request.cursor.as_deref())));
+    }
+    let (server, cx, cursor) = (Arc::clone(server), cx.clone(), request.cursor);
+    Ok(MethodOutcome::Pending(Box::pin(async move {
+        let mut all = server.resources.listing(revision).fixed.clone();
+        for lister in &server.resources.listers {
+            let name = lister.spec.name;
+            let value = run(&server, name, None, &cx).await?;
+            let entries: Vec<Resource> =
+                serde_json::from_str(value.get()).map_err(|err| unexpected(name, "a list of resources", &err))?;
+            all.extend(entries.into_iter().map(|entry| listed(entry, revision)));
+        }
+        list_page(&server, revision, &all, cursor.as_deref())
+    })))
+}
+
+fn list_page(server: &ToolServer, revision: Revision, all: &[Box<RawValue>], cursor: Option<&str>) -> MethodResult {
+    let (resources, next) = page(all, cursor, server.page_size, "resources")?;
+    paged(server, revision, "resources", resources, next)
+}
+
+/// A page of a list result, with its cursor and (2026-07-28) cache hints.
+fn paged(
+    server: &ToolServer,
+    revision: Revision,
+    key: &str,
+    items: &[Box<RawValue>],
+    next: Option<String>,
+) -> MethodResult {
+    let mut result = Map::new();
+    let items: Vec<Value> = items.iter().filter_map(|item| serde_json::from_str(item.get()).ok()).collect();
+    result.insert(key.into(), items.into());
+    if let Some(next) = next {
+        result.insert("nextCursor".into(), next.into());
+    }
+    cacheable(&mut result, revision);
+    stamped(server, revision, result)
+}
+
+/// `resources/templates/list`: the resource templates.
+pub(crate) fn templates(
+    server: &Arc<ToolServer>,
+    params: Params<'_>,
+    cx: &Context,
+) -> Result<MethodOutcome, ErrorObject> {
+    let request: ListParams<'_> = read(&params, "resources/templates/list")?;
+    let meta = Meta::read(request.meta);
+    let revision = meta.revision(cx)?;
+    let templates = &server.resources.listing(revision).templates;
+    let (templates, next) = page(templates, request.cursor.as_deref(), server.page_size, "templates")?;
+    Ok(MethodOutcome::Ready(paged(server, revision, "resourceTemplates", templates, next)))
+}
+
+#[derive(Deserialize)]
+struct ReadParams<'a> {
+    #[serde(default)]
+    uri: Option<String>,
+    #[serde(borrow, default, rename = "_meta")]
+    meta: Option<&'a RawValue>,
+}
+
+/// `resources/read`: the method whose URI matches reads it.
+pub(crate) fn read_resource(
+    server: &Arc<ToolServer>,
+    params: Params<'_>,
+    cx: &Context,
+) -> Result<MethodOutcome, ErrorObject> {
+    let request: ReadParams<'_> = read(&params, "resources/read")?;
+    let meta = Meta::read(request.meta);
+    let revision = meta.revision(cx)?;
+    let log_level = CallLog::level_of(&meta, cx)?;
+    let Some(uri) = request.uri else {
+        return Err(ErrorObject::new(INVALID_PARAMS, "Invalid params: `resources/read` needs the resource's `uri`"));
+    };
+    let Some((entry, values)) = server.resources.find(&uri) else {
+        return Err(not_found(revision, &uri));
+    };
+    let input = InputCall::of(&meta, revision, cx, &params, ("resources/read", &uri, None))?;
+    let extras = Extras { log_level, input };
+    let params = params_from_strings(&entry.params, values.iter().map(|(name, value)| (*name, value.as_str())));
+    let (name, mime_type, reply) = (entry.method.spec.name, entry.mime_type, entry.reply);
+    Ok(invoke(server, name, Some(&params), cx, extras, move |server, result| {
+        let value = result?;
+        let contents = match reply {
+            Reply::Marked("contents") => {
+                serde_json::from_str(value.get()).map_err(|err| unexpected(name, "resource contents", &err))?
+            }
+            Reply::Text => match serde_json::from_str::<String>(value.get()) {
+                Ok(text) => Contents::text(text),
+                Err(_) => Contents::text(value.get()).mime_type("application/json"),
+            },
+            _ => Contents::text(value.get()).mime_type(mime_type.unwrap_or("application/json")),
+        };
+        let contents = contents.filled(&uri, mime_type);
+        let Value::Object(mut result) = serde_json::to_value(&contents).unwrap_or_default() else {
+            unreachable!("contents serialize as an object")
+        };
+        cacheable(&mut result, revision);
+        stamped(server, revision, result)
+    }))
+}
+
+/// No resource has `uri`: -32002 through 2025-11-25, -32602 after.
+fn not_found(revision: Revision, uri: &str) -> ErrorObject {
+    let code = if revision.is_modern() { INVALID_PARAMS } else { RESOURCE_NOT_FOUND };
+    ErrorObject::new(
+        code,
+        format!(
+            "Resource not found: no resource has the URI `{uri}`; `resources/list` and `resources/templates/list` show the ones there are"
+        ),
+    )
+    .with_data(&serde_json::json!({ "uri": uri }))
+}
