@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-/// A request to the host's model ([`Context::sample`]): messages, and
+/// A request to the host's model ([`Context::sample`](crate::Context::sample)): messages, and
 /// how to answer them.
 ///
 /// ```
