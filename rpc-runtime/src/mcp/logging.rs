@@ -22,7 +22,7 @@ use serde_json::{Map, Value, json};
 use tokio::sync::mpsc;
 
 use super::outlet::{Outlet, notification};
-use super::session::{Meta, session_of};
+use super::session::{Caller, Meta, session_of};
 use super::{ToolServer, read};
 use crate::dispatch::context::Context;
 use crate::dispatch::params::Params;
@@ -139,11 +139,11 @@ tokio::task_local! {
 impl CallLog {
     /// The level logs of the request of `cx` are sent at, if any: the
     /// request's own (2026-07-28), else its session's.
-    pub(crate) fn level_of(meta: &Meta<'_>, cx: &Context) -> Result<Option<LogLevel>, ErrorObject> {
+    pub(crate) fn level_of(meta: &Meta<'_>, caller: &Caller) -> Result<Option<LogLevel>, ErrorObject> {
         if meta.is_modern() {
             return meta.log_level.map(LogLevel::read).transpose();
         }
-        Ok(session_of(cx).and_then(|session| session.log_level()))
+        Ok(caller.log_level)
     }
 
     /// One event of the call, if the client wants its level.

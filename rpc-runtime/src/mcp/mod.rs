@@ -582,7 +582,8 @@ struct CallParams<'a> {
 fn tools_call(server: &Arc<ToolServer>, params: Params<'_>, cx: &Context) -> Result<MethodOutcome, ErrorObject> {
     let request: CallParams<'_> = read(&params, "tools/call")?;
     let meta = Meta::read(request.meta);
-    let revision = meta.revision(cx)?;
+    let caller = meta.caller(cx)?;
+    let revision = caller.revision;
     let Some(name) = request.name else {
         return Err(ErrorObject::new(INVALID_PARAMS, "Invalid params: `tools/call` needs the tool's `name`"));
     };
@@ -592,8 +593,8 @@ fn tools_call(server: &Arc<ToolServer>, params: Params<'_>, cx: &Context) -> Res
     };
     let arguments = request.arguments.filter(|raw| raw.get() != "null");
     let extras = arguments::Extras {
-        log_level: logging::CallLog::level_of(&meta, cx)?,
-        input: input::InputCall::of(&meta, revision, cx, &params, ("tools/call", &name, arguments))?,
+        log_level: logging::CallLog::level_of(&meta, &caller)?,
+        input: input::InputCall::of(&meta, &caller, &params, ("tools/call", &name, arguments))?,
     };
     call::call_tool(server, tool, arguments, meta.progress_token, revision, extras, cx)
 }

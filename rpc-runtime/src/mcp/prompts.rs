@@ -132,8 +132,9 @@ struct GetParams<'a> {
 pub(crate) fn get(server: &Arc<ToolServer>, params: Params<'_>, cx: &Context) -> Result<MethodOutcome, ErrorObject> {
     let request: GetParams<'_> = read(&params, "prompts/get")?;
     let meta = Meta::read(request.meta);
-    let revision = meta.revision(cx)?;
-    let log_level = CallLog::level_of(&meta, cx)?;
+    let caller = meta.caller(cx)?;
+    let revision = caller.revision;
+    let log_level = CallLog::level_of(&meta, &caller)?;
     let Some(name) = request.name else {
         return Err(ErrorObject::new(INVALID_PARAMS, "Invalid params: `prompts/get` needs the prompt's `name`"));
     };
@@ -173,7 +174,7 @@ pub(crate) fn get(server: &Arc<ToolServer>, params: Params<'_>, cx: &Context) ->
         ));
     }
     let digest = serde_json::value::to_raw_value(&arguments).ok();
-    let input = InputCall::of(&meta, revision, cx, &params, ("prompts/get", &name, digest.as_deref()))?;
+    let input = InputCall::of(&meta, &caller, &params, ("prompts/get", &name, digest.as_deref()))?;
     let extras = Extras { log_level, input };
     let params = params_from_strings(&prompt.params, values);
     let (method, reply) = (prompt.method.spec.name, prompt.reply);

@@ -229,15 +229,16 @@ pub(crate) fn read_resource(
 ) -> Result<MethodOutcome, ErrorObject> {
     let request: ReadParams<'_> = read(&params, "resources/read")?;
     let meta = Meta::read(request.meta);
-    let revision = meta.revision(cx)?;
-    let log_level = CallLog::level_of(&meta, cx)?;
+    let caller = meta.caller(cx)?;
+    let revision = caller.revision;
+    let log_level = CallLog::level_of(&meta, &caller)?;
     let Some(uri) = request.uri else {
         return Err(ErrorObject::new(INVALID_PARAMS, "Invalid params: `resources/read` needs the resource's `uri`"));
     };
     let Some((entry, values)) = server.resources.find(&uri) else {
         return Err(not_found(revision, &uri));
     };
-    let input = InputCall::of(&meta, revision, cx, &params, ("resources/read", &uri, None))?;
+    let input = InputCall::of(&meta, &caller, &params, ("resources/read", &uri, None))?;
     let extras = Extras { log_level, input };
     let params = params_from_strings(&entry.params, values.iter().map(|(name, value)| (*name, value.as_str())));
     let (name, mime_type, reply) = (entry.method.spec.name, entry.mime_type, entry.reply);

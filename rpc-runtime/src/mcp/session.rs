@@ -115,14 +115,6 @@ impl Session {
         self.lock().capabilities = Some(capabilities);
     }
 
-    /// The client's capabilities, as `initialize` gave them, when they
-    /// say it can be asked for input (elicitation, sampling): what a call
-    /// that may ask needs (a clone per call only for such clients).
-    pub(crate) fn input_capabilities(&self) -> Option<serde_json::Value> {
-        let state = self.lock();
-        state.capabilities.as_ref().filter(|capabilities| askable(capabilities)).cloned()
-    }
-
     /// A new request to the client: its id, and where its answer comes;
     /// `None` past [`MAX_OUTGOING`] unanswered ones.
     #[cfg(feature = "http")]
@@ -195,11 +187,6 @@ impl Session {
     /// Sets the level of `logging/setLevel`.
     pub(crate) fn set_log_level(&self, level: LogLevel) {
         self.lock().log_level = Some(level);
-    }
-
-    /// The level `logging/setLevel` set, if it ran.
-    pub(crate) fn log_level(&self) -> Option<LogLevel> {
-        self.lock().log_level
     }
 
     /// Makes `stream` the session's `GET` stream (replacing one before,
@@ -333,6 +320,41 @@ impl<'a> Meta<'a> {
             Some(revision) => Ok(revision),
             None => Err(not_initialized()),
         }
+    }
+}
+
+/// Who a call of a user method (a tool, resource or prompt) comes from,
+/// read once: its revision and, in a session, the session with its log
+/// level and the capabilities that let it be asked for input.
+pub(crate) struct Caller {
+    pub(crate) revision: Revision,
+    pub(crate) session: Option<Arc<Session>>,
+    /// `logging/setLevel`'s level (handshake revisions).
+    pub(crate) log_level: Option<LogLevel>,
+    /// The client's capabilities when they say it can be asked for input
+    /// (handshake revisions).
+    pub(crate) input_capabilities: Option<serde_json::Value>,
+}
+
+impl Meta<'_> {
+    /// The [`Caller`] of a request: [`Meta::revision`], and what its
+    /// session says, under one lock.
+    pub(crate) fn caller(&self, cx: &Context) -> Result<Caller, ErrorObject> {
+        if self.is_modern() {
+            let revision = self.modern_revision()?;
+            return Ok(Caller { revision, session: None, log_level: None, input_capabilities: None });
+        }
+        let session = session_of(cx);
+        let (revision, log_level, input_capabilities) = match &session {
+            Some(session) => {
+                let state = session.lock();
+                let input = state.capabilities.as_ref().filter(|capabilities| askable(capabilities)).cloned();
+                (state.revision, state.log_level, input)
+            }
+            None => (None, None, None),
+        };
+        let revision = revision.ok_or_else(not_initialized)?;
+        Ok(Caller { revision, session, log_level, input_capabilities })
     }
 }
 

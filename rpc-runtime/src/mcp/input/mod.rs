@@ -29,7 +29,7 @@ pub use sampling::{Sampled, Sampling};
 
 use super::outlet::Outlet;
 use super::revision::Revision;
-use super::session::{Meta, Session, askable, session_of};
+use super::session::{Caller, Meta, Session, askable};
 use crate::dispatch::context::Context;
 use crate::dispatch::params::Params;
 use crate::wire::ErrorObject;
@@ -137,11 +137,11 @@ impl InputCall {
     /// cannot be asked carry nothing more.
     pub(crate) fn of(
         meta: &Meta<'_>,
-        revision: Revision,
-        cx: &Context,
+        caller: &Caller,
         params: &Params<'_>,
         (method, target, arguments): (&str, &str, Option<&RawValue>),
     ) -> Result<Option<(InputCall, Option<String>)>, ErrorObject> {
+        let revision = caller.revision;
         if revision.is_modern() {
             // Most clients cannot be asked: tell from the text before
             // reading anything.
@@ -159,11 +159,8 @@ impl InputCall {
             let round = Arc::new(Round::new(&call, input)?);
             return Ok(Some((InputCall { revision, capabilities, round: Some(round), session: None }, Some(call))));
         }
-        let session = session_of(cx);
-        let Some(capabilities) = session.as_ref().and_then(|session| session.input_capabilities()) else {
-            return Ok(None);
-        };
-        Ok(Some((InputCall { revision, capabilities, round: None, session }, None)))
+        let Some(capabilities) = caller.input_capabilities.clone() else { return Ok(None) };
+        Ok(Some((InputCall { revision, capabilities, round: None, session: caller.session.clone() }, None)))
     }
 }
 
