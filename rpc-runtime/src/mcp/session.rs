@@ -423,3 +423,24 @@ impl Dialect for McpRules {
 pub(crate) fn absent<const N: usize>(fields: [(Option<&RawValue>, &'static str); N]) -> Vec<&'static str> {
     fields.into_iter().filter(|(value, _)| value.is_none()).map(|(_, key)| key).collect()
 }
+
+#[cfg(all(test, feature = "http"))]
+mod tests {
+    use super::{MAX_OUTGOING, Session};
+
+    #[test]
+    fn requests_to_the_client_are_bounded_per_session() {
+        let session = Session::default();
+        let mut waiting: Vec<_> = (0..MAX_OUTGOING).map(|_| session.outgoing().expect("room")).collect();
+        assert!(session.outgoing().is_none(), "one more than the bound");
+        // An answer, or a request given up on, makes room.
+        let (id, mut answer) = waiting.pop().unwrap();
+        assert!(session.answer(id, Ok(serde_json::value::to_raw_value(&1).unwrap())));
+        assert_eq!(answer.try_recv().unwrap().unwrap().get(), "1");
+        let (id, _answer) = session.outgoing().expect("room again");
+        session.forget(id);
+        assert!(!session.answer(id, Ok(serde_json::value::to_raw_value(&1).unwrap())), "forgotten");
+        drop(waiting.pop());
+        assert!(session.outgoing().is_some(), "a dropped waiter frees its place");
+    }
+}

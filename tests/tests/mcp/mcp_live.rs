@@ -466,3 +466,28 @@ async fn a_draining_server_ends_its_listens_with_their_final_result() {
     assert_eq!(end["result"]["_meta"]["io.modelcontextprotocol/subscriptionId"], 41);
     tokio::time::timeout(common::HANG_GUARD, task).await.expect("the server stops").expect("joins").expect("serves");
 }
+
+#[tokio::test]
+async fn subscriptions_are_bounded_per_session_and_per_listen() {
+    let mut conn = serve(Some(Changes::new()));
+    initialize(&mut conn, "2025-11-25", json!({})).await;
+    let subscribe = |id: usize| json!({"jsonrpc": "2.0", "id": id, "method": "resources/subscribe", "params": {"uri": format!("desk://pages/{id}")}});
+    for id in 1..=1024 {
+        conn.send(subscribe(id).to_string()).await;
+    }
+    for _ in 1..=1024 {
+        let answer = recv(&mut conn).await;
+        assert_eq!(answer["result"], json!({}), "{answer}");
+    }
+    let (refused, _) = exchange(&mut conn, subscribe(1025)).await;
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    assert!(refused["error"]["message"].as_str().unwrap().contains("1024 resources already"), "{refused}");
+    // Subscribing again to one it has is not one more.
+    assert_eq!(exchange(&mut conn, subscribe(7)).await.0["result"], json!({}));
+
+    let uris: Vec<String> = (0..1025).map(|n| format!("desk://pages/{n}")).collect();
+    let listen = json!({"jsonrpc": "2.0", "id": "l", "method": "subscriptions/listen", "params": {
+        "notifications": {"resourceSubscriptions": uris}}});
+    let (refused, _) = exchange(&mut conn, modern(listen, json!({}))).await;
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+}

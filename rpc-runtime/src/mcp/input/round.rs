@@ -173,4 +173,28 @@ mod tests {
             serde_json::to_string(&State { call: call.clone(), expires: 1, answers: BTreeMap::new() }).unwrap();
         assert!(Round::new(&call, input(&expired)).is_err());
     }
+
+    #[test]
+    fn states_and_rounds_are_bounded() {
+        let call = Round::call_of("tools/call", "t", None);
+        let long = serde_json::to_string(&State {
+            call: call.clone(),
+            expires: u64::MAX,
+            answers: [("input-0".to_owned(), json!("x".repeat(MAX_STATE)))].into(),
+        })
+        .unwrap();
+        let input = InputParams { input_responses: None, request_state: Some(long) };
+        assert!(Round::new(&call, input).err().is_some_and(|error| error.message().contains("too long")));
+
+        // Every question answered, up to the bound: the next is refused.
+        let answers = (0..MAX_ROUNDS).map(|n| (format!("input-{n}"), json!({"action": "decline"}))).collect();
+        let round = Round::new(&call, InputParams { input_responses: Some(answers), request_state: None }).unwrap();
+        let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        runtime.block_on(async {
+            for _ in 0..MAX_ROUNDS {
+                assert!(round.ask("elicitation/create", json!({})).await.is_ok());
+            }
+            assert!(matches!(round.ask("elicitation/create", json!({})).await, Err(InputError::Unreachable(_))));
+        });
+    }
 }
