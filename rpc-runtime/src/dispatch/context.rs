@@ -169,7 +169,9 @@ impl Context {
 
     /// The id of the request (raw JSON), on connections that track
     /// requests for cancellation (MCP, LSP) or whose transport said it.
-    #[cfg(feature = "mcp")]
+    /// Read by protocols whose long-lived requests are named by their id
+    /// (MCP's subscriptions); unused in builds without one.
+    #[allow(dead_code)]
     pub(crate) fn request_id(&self) -> Option<Box<serde_json::value::RawValue>> {
         self.request_key.as_deref().and_then(super::inflight::id_of_key)
     }

@@ -134,9 +134,8 @@ pub(crate) fn track(future: MethodFuture, guard: Option<InflightGuard>) -> (Meth
 }
 
 /// The id (raw JSON) of key `key`, made by [`id_key`]: a string id as a
-/// JSON string, a number as it was written. (MCP's subscriptions name
-/// themselves by the id of the request that opened them.)
-#[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+/// JSON string, a number as it was written (see [`Context::request_id`](super::context::Context::request_id)).
+#[allow(dead_code)]
 pub(crate) fn id_of_key(key: &str) -> Option<Box<serde_json::value::RawValue>> {
     if let Some(text) = key.strip_prefix("s:") {
         return serde_json::value::to_raw_value(text).ok();
