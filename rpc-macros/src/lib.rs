@@ -254,7 +254,9 @@ pub fn derive_rpc_error(input: TokenStream) -> TokenStream {
 }
 
 /// Makes a struct a form to ask the user for through an MCP client (an
-/// elicitation, `Context::elicit`): each field is a field of the form.
+/// elicitation, `Context::elicit`): each field is a field of the form. On
+/// an enum of unit variants, makes it a choice: a field of a form whose
+/// value the user picks from the variants' names.
 ///
 /// ```rust,ignore
 /// use rpc_runtime::mcp::Elicit;
@@ -271,7 +273,18 @@ pub fn derive_rpc_error(input: TokenStream) -> TokenStream {
 ///     tags: String,                  // may be left out ("" then)
 ///     #[serde(skip)]
 ///     draft: Vec<u8>,                // not asked for
+///     /// How urgent it is.
+///     priority: Priority,            // one of "low", "high", required
+///     color: Option<Color>,          // one of "Red", "Green", may be left out
 /// }
+///
+/// #[derive(Deserialize, Elicit)]
+/// #[serde(crate = "rpc_runtime::serde", rename_all = "lowercase")]
+/// enum Priority { Low, High }
+///
+/// #[derive(Deserialize, Elicit)]
+/// #[serde(crate = "rpc_runtime::serde")]
+/// enum Color { Red, Green }
 /// ```
 ///
 /// This gives `Elicit for NewNote`, whose `requested_schema()` is MCP's
@@ -279,9 +292,10 @@ pub fn derive_rpc_error(input: TokenStream) -> TokenStream {
 /// "required": [..]}`. What the user fills in is decoded into the struct
 /// by serde: derive `Deserialize` beside `Elicit`.
 ///
-/// - Field types: `String`, `bool`, integers, `f32`/`f64`, or an `Option`
-///   of one (a field the user may leave out). Any other type (a `Vec`, a
-///   nested struct) is a compile error at the type: MCP forms are flat.
+/// - Field types: `String`, `bool`, integers, `f32`/`f64`, an enum that
+///   derives `Elicit` (a choice), or an `Option` of one (a field the user
+///   may leave out). Any other type (a `Vec`, a nested struct) is a
+///   compile error at the type: MCP forms are flat.
 /// - Field names are serde's: `#[serde(rename = "...")]` on a field,
 ///   `#[serde(rename_all = "...")]` on the struct (the `deserialize` name
 ///   when they differ).
@@ -291,14 +305,28 @@ pub fn derive_rpc_error(input: TokenStream) -> TokenStream {
 ///   (and not an `ElicitField`).
 /// - A field's `///` doc comment is its description in the form.
 ///
-/// Options on the struct, `#[elicit(...)]`:
+/// On an enum, the derive gives `ElicitField for Priority` instead, whose
+/// `schema()` is `{"type": "string", "enum": ["low", "high"]}`:
+///
+/// - The names are those serde reads the variants by:
+///   `#[serde(rename = "...")]` on a variant, `#[serde(rename_all =
+///   "...")]` on the enum (`alias`es are not listed).
+/// - `#[serde(skip)]` or `#[serde(skip_deserializing)]` on a variant: not
+///   offered (and it may hold data).
+/// - The enum's doc comment is not used: the field's describes it.
+///
+/// Options on the struct or enum, `#[elicit(...)]`:
 /// - `crate = "path"`: where `rpc_runtime` is, if renamed or re-exported.
 ///
-/// An enum, a union, a tuple or unit struct, a generic struct,
+/// A union, a tuple or unit struct, a generic struct or enum,
 /// `#[serde(flatten)]` on a field and `#[serde(transparent)]`,
 /// `#[serde(from = "...")]` or `#[serde(try_from = "...")]` on the struct
 /// are compile errors on the offending code: none is a flat object of its
-/// own fields.
+/// own fields. So are, on an enum, a variant with fields, no variant to
+/// offer, `#[serde(from = "...")]`/`try_from`, `#[serde(untagged)]`,
+/// `#[serde(tag = "...")]` or `#[serde(content = "...")]`, and
+/// `#[serde(other)]` or `#[serde(untagged)]` on a variant: serde would not
+/// read the enum by one of its names.
 #[proc_macro_derive(Elicit, attributes(elicit))]
 pub fn derive_elicit(input: TokenStream) -> TokenStream {
     match syn::parse::<syn::DeriveInput>(input) {

@@ -1,8 +1,9 @@
 //! `#[derive(Elicit)]`: the struct's fields, named as serde reads them,
 //! are the form's `requestedSchema`; doc comments describe them; `Option`
 //! fields and `#[serde(default)]` ones may be left out; skipped ones are
-//! not asked for.
-use rpc_runtime::mcp::Elicit;
+//! not asked for. On an enum of unit variants: a choice, a field's
+//! `{"type": "string", "enum": [..]}` of the variants' serde names.
+use rpc_runtime::mcp::{Elicit, ElicitField};
 use rpc_runtime::serde_json::{json, Value};
 use serde::Deserialize;
 
@@ -51,6 +52,36 @@ pub struct Confirm {
     confirm: bool,
 }
 
+/// A choice: the names serde reads the variants by. Its doc comment is
+/// not in the schema: the field's describes it.
+#[derive(Debug, PartialEq, Deserialize, Elicit)]
+#[serde(rename_all = "kebab-case")]
+pub enum Priority {
+    VeryLow,
+    #[serde(rename = "normal", alias = "medium")]
+    Medium,
+    r#High,
+    #[serde(skip)]
+    Draft,
+    /// Never read, so it may hold data.
+    #[serde(skip_deserializing)]
+    Custom(u8),
+}
+
+#[derive(Debug, PartialEq, Deserialize, Elicit)]
+pub enum Color {
+    Red,
+    Green,
+}
+
+#[derive(Debug, Deserialize, Elicit)]
+pub struct Task {
+    /// How urgent it is.
+    priority: Priority,
+    /// A color, if any.
+    color: Option<Color>,
+}
+
 /// The generated impl names everything by its full path.
 mod no_prelude {
     #![no_implicit_prelude]
@@ -59,6 +90,14 @@ mod no_prelude {
     pub struct Rate {
         /// Stars, 1 to 5.
         pub stars: ::core::option::Option<u8>,
+        pub size: Size,
+    }
+
+    #[derive(::serde::Deserialize, ::rpc_runtime::mcp::Elicit)]
+    #[elicit(crate = "::rpc_runtime")]
+    pub enum Size {
+        Small,
+        Large,
     }
 }
 
@@ -98,9 +137,33 @@ fn main() {
         Value::Object(no_prelude::Rate::requested_schema()),
         json!({
             "type": "object",
-            "properties": {"stars": {"type": "integer", "minimum": 0, "maximum": 255, "description": "Stars, 1 to 5."}},
+            "properties": {
+                "stars": {"type": "integer", "minimum": 0, "maximum": 255, "description": "Stars, 1 to 5."},
+                "size": {"type": "string", "enum": ["Small", "Large"]},
+            },
+            "required": ["size"],
         })
     );
+
+    // A choice is a field's schema, and the form's field is described by
+    // its own doc comment; an `Option` of one may be left out.
+    assert_eq!(Value::Object(Priority::schema()), json!({"type": "string", "enum": ["very-low", "normal", "high"]}));
+    assert!(!Priority::OPTIONAL);
+    assert_eq!(
+        Value::Object(Task::requested_schema()),
+        json!({
+            "type": "object",
+            "properties": {
+                "priority": {"type": "string", "enum": ["very-low", "normal", "high"], "description": "How urgent it is."},
+                "color": {"type": "string", "enum": ["Red", "Green"], "description": "A color, if any."},
+            },
+            "required": ["priority"],
+        })
+    );
+    let task: Task = rpc_runtime::serde_json::from_value(json!({"priority": "normal", "color": "Green"})).unwrap();
+    assert_eq!((task.priority, task.color), (Priority::Medium, Some(Color::Green)));
+    let task: Task = rpc_runtime::serde_json::from_value(json!({"priority": "very-low"})).unwrap();
+    assert_eq!((task.priority, task.color), (Priority::VeryLow, None));
 
     // What the user fills in decodes into the struct, by the same names.
     let note: NewNote =
