@@ -527,7 +527,7 @@ fn deserialize_name(meta: &ParseNestedMeta<'_>) -> syn::Result<Option<LitStr>> {
 fn render(input: &DeriveInput, krate: &syn::Path, fields: &[Field<'_>]) -> TokenStream {
     let ident = &input.ident;
     let fields = fields.iter().map(|Field { name, ty, default, description }| {
-        let field = |item: TokenStream| quote_spanned!(ty.span()=> <#ty as #krate::mcp::ElicitField>::#item);
+        let field = |item: TokenStream| quote_spanned!(ty.span()=> <#ty as #krate::__private::ElicitField>::#item);
         let schema = field(quote!(schema));
         let optional = if *default { quote!(true) } else { field(quote!(OPTIONAL)) };
         let description = if description.is_empty() {
@@ -536,14 +536,14 @@ fn render(input: &DeriveInput, krate: &syn::Path, fields: &[Field<'_>]) -> Token
             quote!(::core::option::Option::Some(#description))
         };
         quote! {
-            #krate::mcp::FormField { name: #name, schema: #schema, optional: #optional, description: #description }
+            #krate::__private::FormField { name: #name, schema: #schema, optional: #optional, description: #description }
         }
     });
     quote! {
         #[automatically_derived]
-        impl #krate::mcp::Elicit for #ident {
-            fn requested_schema() -> #krate::serde_json::Map<::std::string::String, #krate::serde_json::Value> {
-                #krate::mcp::form_schema(&[#(#fields),*])
+        impl #krate::__private::Elicit for #ident {
+            fn requested_schema() -> #krate::__private::serde_json::Map<::std::string::String, #krate::__private::serde_json::Value> {
+                #krate::__private::form_schema(&[#(#fields),*])
             }
         }
     }
@@ -553,16 +553,17 @@ fn render(input: &DeriveInput, krate: &syn::Path, fields: &[Field<'_>]) -> Token
 /// its names. No description: a field's own doc comment describes it.
 fn render_choice(input: &DeriveInput, krate: &syn::Path, names: &[String]) -> TokenStream {
     let ident = &input.ident;
-    let string = |text: &str| quote!(#krate::serde_json::Value::String(::std::borrow::ToOwned::to_owned(#text)));
+    let string =
+        |text: &str| quote!(#krate::__private::serde_json::Value::String(::std::borrow::ToOwned::to_owned(#text)));
     let kind = string("string");
     let names = names.iter().map(|name| string(name));
     quote! {
         #[automatically_derived]
-        impl #krate::mcp::ElicitField for #ident {
-            fn schema() -> #krate::serde_json::Map<::std::string::String, #krate::serde_json::Value> {
-                let mut schema = #krate::serde_json::Map::new();
+        impl #krate::__private::ElicitField for #ident {
+            fn schema() -> #krate::__private::serde_json::Map<::std::string::String, #krate::__private::serde_json::Value> {
+                let mut schema = #krate::__private::serde_json::Map::new();
                 schema.insert(::std::borrow::ToOwned::to_owned("type"), #kind);
-                schema.insert(::std::borrow::ToOwned::to_owned("enum"), #krate::serde_json::Value::Array(::std::vec![#(#names),*]));
+                schema.insert(::std::borrow::ToOwned::to_owned("enum"), #krate::__private::serde_json::Value::Array(::std::vec![#(#names),*]));
                 schema
             }
         }

@@ -12,6 +12,8 @@ pub use crate::catalog::{
 pub use crate::dispatch::context::Context;
 pub use crate::dispatch::params::Params;
 pub use crate::dispatch::router::{IntoErrorObject, IntoMethodResult, MethodFuture, MethodResult, Router};
+#[cfg(feature = "mcp")]
+pub use crate::mcp::input::{Elicit, ElicitField, FormField, form_schema};
 pub use crate::peer::Peer;
 pub use crate::peer::client::FromErrorObject;
 pub use crate::peer::client::support::{

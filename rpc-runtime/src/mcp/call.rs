@@ -48,9 +48,8 @@ pub(crate) fn call_tool(
         }
         None => cx,
     };
-    let name = tool.method.spec.name;
-    let tool_name = tool.name();
-    Ok(invoke(server, name, params.as_deref(), cx, extras, move |server, result| match server.tools.get(tool_name) {
+    let (name, index) = (tool.method.spec.name, tool.index);
+    Ok(invoke(server, name, params.as_deref(), cx, extras, move |server, result| match server.tools.at(index) {
         Some(tool) => finish(server, tool, revision, result),
         None => Err(ErrorObject::internal_error("Internal error: the tool disappeared")),
     }))

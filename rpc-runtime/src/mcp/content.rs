@@ -157,6 +157,11 @@ impl Contents {
         self
     }
 
+    /// The parts, as `contents` lists them.
+    pub(crate) fn parts(&self) -> &[impl Serialize + use<>] {
+        &self.contents
+    }
+
     /// These parts, then `more`'s.
     #[must_use]
     pub fn and(mut self, more: Contents) -> Self {

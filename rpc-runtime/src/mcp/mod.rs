@@ -7,7 +7,7 @@ mod completion;
 mod content;
 #[cfg(feature = "http")]
 mod http;
-mod input;
+pub(crate) mod input;
 mod logging;
 mod outlet;
 mod progress;
@@ -34,8 +34,6 @@ pub use http::{
 pub use input::{
     Elicit, ElicitField, Elicitation, INPUT_FAILED, InputError, MISSING_REQUIRED_CLIENT_CAPABILITY, Sampled, Sampling,
 };
-#[doc(hidden)]
-pub use input::{FormField, form_schema};
 pub use logging::{MAX_LOG_DATA, MAX_LOG_MESSAGES, McpLogLayer};
 pub use resources::RESOURCE_NOT_FOUND;
 pub use revision::Revision;

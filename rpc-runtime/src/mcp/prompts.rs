@@ -5,22 +5,21 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, OnceLock};
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use super::arguments::{Extras, Reply, StringParam, invoke, params_from_strings, string_params, unexpected};
-use super::content::PromptMessages;
 use super::input::InputCall;
 use super::logging::CallLog;
 use super::revision::Revision;
 use super::session::Meta;
 use super::tools::{group, page};
-use super::{ListParams, ToolServer, cacheable, read, stamped};
+use super::{ListParams, Stamp, ToolServer, cacheable, read, stamped};
 use crate::catalog::{Catalog, McpKind, MethodInfo};
 use crate::dispatch::context::Context;
 use crate::dispatch::params::Params;
-use crate::dispatch::router::MethodOutcome;
+use crate::dispatch::router::{MethodOutcome, encode};
 use crate::wire::{ErrorObject, INVALID_PARAMS};
 
 /// One prompt.
@@ -122,8 +121,8 @@ pub(crate) fn list(server: &Arc<ToolServer>, params: Params<'_>, cx: &Context) -
 struct GetParams<'a> {
     #[serde(default)]
     name: Option<String>,
-    #[serde(default)]
-    arguments: Option<BTreeMap<String, Value>>,
+    #[serde(borrow, default)]
+    arguments: Option<&'a RawValue>,
     #[serde(borrow, default, rename = "_meta")]
     meta: Option<&'a RawValue>,
 }
@@ -144,7 +143,15 @@ pub(crate) fn get(server: &Arc<ToolServer>, params: Params<'_>, cx: &Context) ->
             format!("Invalid params: unknown prompt `{name}`; `prompts/list` shows the ones there are"),
         ));
     };
-    let arguments = request.arguments.unwrap_or_default();
+    let arguments: BTreeMap<String, Value> = match request.arguments.filter(|raw| raw.get() != "null") {
+        Some(raw) => serde_json::from_str(raw.get()).map_err(|_| {
+            ErrorObject::new(
+                INVALID_PARAMS,
+                "Invalid params: `arguments` of `prompts/get` must be an object of strings",
+            )
+        })?,
+        None => BTreeMap::new(),
+    };
     let mut values = Vec::with_capacity(arguments.len());
     for (argument, value) in &arguments {
         match value {
@@ -173,42 +180,74 @@ pub(crate) fn get(server: &Arc<ToolServer>, params: Params<'_>, cx: &Context) ->
             format!("Invalid params: prompt `{name}` needs the argument(s): {}", missing.join(", ")),
         ));
     }
-    let digest = serde_json::value::to_raw_value(&arguments).ok();
-    let input = InputCall::of(&meta, &caller, &params, ("prompts/get", &name, digest.as_deref()))?;
+    let input = InputCall::of(&meta, &caller, &params, ("prompts/get", &name, request.arguments))?;
     let extras = Extras { log_level, input };
     let params = params_from_strings(&prompt.params, values);
     let (method, reply) = (prompt.method.spec.name, prompt.reply);
+    let summary = prompt.method.summary;
     Ok(invoke(server, method, Some(&params), cx, extras, move |server, result| {
         let value = result?;
-        let mut result = match reply {
+        let stamp = server.stamp(revision);
+        // The method's JSON goes out as it came, around MCP's members.
+        match reply {
             Reply::Marked("prompt") => {
-                let messages: PromptMessages =
-                    serde_json::from_str(value.get()).map_err(|err| unexpected(method, "prompt messages", &err))?;
-                match serde_json::to_value(messages) {
-                    Ok(Value::Object(object)) => object,
-                    _ => unreachable!("prompt messages serialize as an object"),
+                #[derive(Deserialize)]
+                struct Written<'a> {
+                    #[serde(borrow, default)]
+                    description: Option<&'a RawValue>,
+                    #[serde(borrow)]
+                    messages: &'a RawValue,
                 }
+                let written: Written<'_> =
+                    serde_json::from_str(value.get()).map_err(|err| unexpected(method, "prompt messages", &err))?;
+                let description = match written.description {
+                    Some(raw) => Some(Description::Raw(raw)),
+                    None => summary.map(Description::Text),
+                };
+                encode(&GetResult { description, messages: written.messages, stamp })
             }
-            Reply::Text => {
-                let text = serde_json::from_str::<String>(value.get()).unwrap_or_else(|_| value.get().to_owned());
-                user_message(text)
+            Reply::Text if value.get().starts_with('"') => {
+                let messages = [UserText { role: "user", content: TextContent { kind: "text", text: &*value } }];
+                encode(&GetResult { description: summary.map(Description::Text), messages, stamp })
             }
-            _ => user_message(value.get().to_owned()),
-        };
-        if !result.contains_key("description")
-            && let Some(summary) = server.prompts.get(&name).and_then(|prompt| prompt.method.summary)
-        {
-            result.insert("description".into(), summary.into());
+            _ => {
+                let messages = [UserText { role: "user", content: TextContent { kind: "text", text: value.get() } }];
+                encode(&GetResult { description: summary.map(Description::Text), messages, stamp })
+            }
         }
-        stamped(server, revision, result)
     }))
 }
 
-/// `{"messages": [one user message with `text`]}`.
-fn user_message(text: String) -> Map<String, Value> {
-    let mut result = Map::new();
-    result.insert("messages".into(), json!([{ "role": "user", "content": { "type": "text", "text": text } }]));
-    result
+/// A `GetPromptResult`.
+#[derive(Serialize)]
+struct GetResult<'a, M: Serialize> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    description: Option<Description<'a>>,
+    messages: M,
+    #[serde(flatten)]
+    stamp: Option<Stamp<'a>>,
+}
+
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Description<'a> {
+    Raw(&'a RawValue),
+    Text(&'a str),
+}
+
+/// A text message from the user (`text`: a string, or a JSON string as
+/// it is).
+#[derive(Serialize)]
+struct UserText<T: Serialize> {
+    role: &'static str,
+    content: TextContent<T>,
+}
+
+#[derive(Serialize)]
+struct TextContent<T: Serialize> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    text: T,
 }
 
 /// What kind of JSON value it is, for messages.

@@ -5,7 +5,7 @@
 
 use std::sync::{Arc, OnceLock};
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
@@ -17,11 +17,11 @@ use super::revision::Revision;
 use super::session::Meta;
 use super::template::Template;
 use super::tools::{group, page};
-use super::{ListParams, ToolServer, cacheable, read, stamped};
+use super::{ListParams, Stamp, ToolServer, cacheable, read, stamped};
 use crate::catalog::{Catalog, McpKind, MethodInfo};
 use crate::dispatch::context::Context;
 use crate::dispatch::params::Params;
-use crate::dispatch::router::{MethodOutcome, MethodResult};
+use crate::dispatch::router::{MethodOutcome, MethodResult, encode};
 use crate::wire::{ErrorObject, INVALID_PARAMS};
 
 /// MCP's "resource not found" through 2025-11-25 (2026-07-28 answers
@@ -244,23 +244,50 @@ pub(crate) fn read_resource(
     let (name, mime_type, reply) = (entry.method.spec.name, entry.mime_type, entry.reply);
     Ok(invoke(server, name, Some(&params), cx, extras, move |server, result| {
         let value = result?;
-        let contents = match reply {
+        let stamp = server.stamp(revision);
+        let modern = revision.is_modern();
+        let (ttl_ms, cache_scope) = (modern.then_some(0), modern.then_some("private"));
+        // The method's JSON goes out as it came, around MCP's members.
+        match reply {
             Reply::Marked("contents") => {
-                serde_json::from_str(value.get()).map_err(|err| unexpected(name, "resource contents", &err))?
+                let contents: Contents =
+                    serde_json::from_str(value.get()).map_err(|err| unexpected(name, "resource contents", &err))?;
+                let contents = contents.filled(&uri, mime_type);
+                encode(&ReadResult { contents: contents.parts(), ttl_ms, cache_scope, stamp })
             }
-            Reply::Text => match serde_json::from_str::<String>(value.get()) {
-                Ok(text) => Contents::text(text),
-                Err(_) => Contents::text(value.get()).mime_type("application/json"),
-            },
-            _ => Contents::text(value.get()).mime_type(mime_type.unwrap_or("application/json")),
-        };
-        let contents = contents.filled(&uri, mime_type);
-        let Value::Object(mut result) = serde_json::to_value(&contents).unwrap_or_default() else {
-            unreachable!("contents serialize as an object")
-        };
-        cacheable(&mut result, revision);
-        stamped(server, revision, result)
+            Reply::Text if value.get().starts_with('"') => {
+                let part = TextPart { uri: &uri, mime_type, text: &*value };
+                encode(&ReadResult { contents: [part], ttl_ms, cache_scope, stamp })
+            }
+            _ => {
+                let part = TextPart { uri: &uri, mime_type: mime_type.or(Some("application/json")), text: value.get() };
+                encode(&ReadResult { contents: [part], ttl_ms, cache_scope, stamp })
+            }
+        }
     }))
+}
+
+/// A `ReadResourceResult`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ReadResult<'a, C: Serialize> {
+    contents: C,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ttl_ms: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cache_scope: Option<&'static str>,
+    #[serde(flatten)]
+    stamp: Option<Stamp<'a>>,
+}
+
+/// One text part of a resource (`text`: a string, or a JSON string as it is).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct TextPart<'a, T: Serialize> {
+    uri: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    mime_type: Option<&'a str>,
+    text: T,
 }
 
 /// No resource has `uri`: -32002 through 2025-11-25, -32602 after.

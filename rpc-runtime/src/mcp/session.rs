@@ -48,6 +48,9 @@ struct State {
     initialized: bool,
     /// The client's capabilities, as `initialize` gave them.
     capabilities: Option<serde_json::Value>,
+    /// The same when they say the client can be asked for input (what
+    /// each call that may ask copies), else `None`.
+    input_capabilities: Option<serde_json::Value>,
     /// The URIs of `resources/subscribe`.
     subscriptions: HashSet<String>,
     /// `logging/setLevel`'s level.
@@ -112,7 +115,9 @@ impl Session {
 
     /// Records the client's capabilities (from `initialize`).
     pub(crate) fn set_capabilities(&self, capabilities: serde_json::Value) {
-        self.lock().capabilities = Some(capabilities);
+        let mut state = self.lock();
+        state.input_capabilities = askable(&capabilities).then(|| capabilities.clone());
+        state.capabilities = Some(capabilities);
     }
 
     /// A new request to the client: its id, and where its answer comes;
@@ -348,8 +353,7 @@ impl Meta<'_> {
         let (revision, log_level, input_capabilities) = match &session {
             Some(session) => {
                 let state = session.lock();
-                let input = state.capabilities.as_ref().filter(|capabilities| askable(capabilities)).cloned();
-                (state.revision, state.log_level, input)
+                (state.revision, state.log_level, state.input_capabilities.clone())
             }
             None => (None, None, None),
         };

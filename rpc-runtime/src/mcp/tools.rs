@@ -65,6 +65,8 @@ pub(crate) const WRAPPED_RESULT: &str = "result";
 
 /// One tool.
 pub(crate) struct Tool {
+    /// Its place among the router's tools.
+    pub(crate) index: usize,
     pub(crate) method: &'static MethodInfo,
     pub(crate) arguments: Arguments,
     input_schema: Map<String, Value>,
@@ -123,12 +125,20 @@ impl Tools {
             by_name.insert(name, by_name.len());
             true
         });
+        for (index, tool) in tools.iter_mut().enumerate() {
+            tool.index = index;
+        }
         Tools { tools, by_name, listings: Default::default() }
     }
 
     /// The tool called `name`.
     pub(crate) fn get(&self, name: &str) -> Option<&Tool> {
         self.by_name.get(name).map(|&index| &self.tools[index])
+    }
+
+    /// The tool at `index` (its place: see [`Tool::index`]).
+    pub(crate) fn at(&self, index: usize) -> Option<&Tool> {
+        self.tools.get(index)
     }
 
     /// One page of the listing for `revision`: at most `page_size` tools
@@ -235,7 +245,7 @@ impl Tool {
             };
             (arguments, method.named_params_schema()?)
         };
-        Some(Tool { method, arguments, input_schema, output: Output::of(method.result_schema()) })
+        Some(Tool { index: 0, method, arguments, input_schema, output: Output::of(method.result_schema()) })
     }
 
     /// The tool's name: `#[rpc(mcp(name = "..."))]`, else the method's.

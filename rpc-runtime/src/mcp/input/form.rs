@@ -88,17 +88,19 @@ impl<T: ElicitField> ElicitField for Option<T> {
 }
 
 /// One field of a form, as the derive describes it.
-#[doc(hidden)]
 #[derive(Debug)]
 pub struct FormField {
+    /// The field's name in the form (serde's).
     pub name: &'static str,
+    /// Its schema (its type's [`ElicitField::schema`]).
     pub schema: fn() -> Map<String, Value>,
+    /// The user may leave it out.
     pub optional: bool,
+    /// Its doc comment.
     pub description: Option<&'static str>,
 }
 
 /// The `requestedSchema` of a form of `fields` (what the derive calls).
-#[doc(hidden)]
 pub fn form_schema(fields: &[FormField]) -> Map<String, Value> {
     let mut properties = Map::new();
     let mut required = Vec::new();

@@ -256,7 +256,7 @@ impl Context {
                     Ok(result) => {
                         serde_json::from_str(result.get()).map_err(|err| InputError::Invalid(err.to_string()))
                     }
-                    Err(crate::ClientError::Server(error)) => Err(InputError::Client(error)),
+                    Err(crate::peer::client::ClientError::Server(error)) => Err(InputError::Client(error)),
                     Err(_) => Err(InputError::Unreachable("the connection is gone")),
                 }
             }
