@@ -60,7 +60,8 @@ pub const DEFAULT_PAGE_SIZE: usize = 100;
 
 /// Serves a [`Router`] (one or more `#[rpc]` traits) as an MCP server: each
 /// method is a tool of the same name, whose arguments are the method's
-/// params by name.
+/// params by name, unless `#[rpc(mcp(..))]` makes it a resource, a
+/// resource listing, a prompt or a completion (see the module docs).
 ///
 /// ```no_run
 /// use rpc_runtime::{rpc, mcp::McpServer};
@@ -81,7 +82,8 @@ pub const DEFAULT_PAGE_SIZE: usize = 100;
 /// ```
 ///
 /// Which methods are tools: every method in the router's catalog except
-/// notifications (they have no result), aliases, and methods marked
+/// notifications (they have no result), aliases, methods of another kind
+/// (`mcp(resource = ..)`, `mcp(prompt)`, ...), and methods marked
 /// `#[rpc(mcp(hidden))]`; a trait with `#[rpc(catalog = false)]` has none.
 /// `#[rpc(mcp(title = "..", read_only, destructive, idempotent,
 /// open_world))]` sets a tool's title and hints.
