@@ -5,16 +5,17 @@
 
 use std::sync::Arc;
 
+use serde_json::Value;
 use serde_json::value::RawValue;
-use serde_json::{Map, Value};
 
 use super::ToolServer;
 use super::content::MARKER;
 use super::input::InputCall;
 use super::logging::{LogLevel, log_outlet, logged};
+use super::written::{Written, string};
 use crate::catalog::MethodInfo;
 use crate::dispatch::context::Context;
-use crate::dispatch::router::{Called, MethodOutcome, MethodResult, encode, written_result};
+use crate::dispatch::router::{Called, MethodFuture, MethodOutcome, MethodResult, encode, written_result};
 use crate::wire::ErrorObject;
 
 /// One parameter that takes a string argument.
@@ -63,21 +64,44 @@ fn is_scalar(schema: &Value) -> bool {
     !types.is_empty() && types.iter().all(|t| matches!(*t, "integer" | "number" | "boolean" | "null"))
 }
 
-/// The params object made of `values` (name, string) for `params`.
+/// The params object made of `values` (name, string) for `params`,
+/// written by hand (a name given twice keeps its first value).
 pub(crate) fn params_from_strings<'a>(
     params: &[StringParam],
     values: impl IntoIterator<Item = (&'a str, &'a str)>,
 ) -> Box<RawValue> {
-    let mut object = Map::new();
+    let mut out = Vec::with_capacity(64);
+    out.push(b'{');
+    let mut names: Vec<&str> = Vec::new();
     for (name, text) in values {
+        if names.contains(&name) {
+            continue;
+        }
+        if !names.is_empty() {
+            out.push(b',');
+        }
+        names.push(name);
+        string(&mut out, name);
+        out.push(b':');
         let scalar = params.iter().any(|param| param.name == name && param.scalar);
-        let value = match serde_json::from_str::<Value>(text) {
-            Ok(value @ (Value::Number(_) | Value::Bool(_))) if scalar => value,
-            _ => Value::String(text.to_owned()),
-        };
-        object.insert(name.to_owned(), value);
+        if scalar && reads_as_scalar(text) {
+            out.extend_from_slice(text.as_bytes());
+        } else {
+            string(&mut out, text);
+        }
     }
-    serde_json::value::to_raw_value(&object).unwrap_or_else(|err| unreachable!("JSON values serialize: {err}"))
+    out.push(b'}');
+    match String::from_utf8(out).map(RawValue::from_string) {
+        Ok(Ok(raw)) => raw,
+        _ => unreachable!("strings and JSON numbers make a JSON object"),
+    }
+}
+
+/// Whether `text` is a JSON number or boolean.
+fn reads_as_scalar(text: &str) -> bool {
+    matches!(text, "true" | "false")
+        || (text.bytes().all(|byte| byte.is_ascii_digit() || b"+-.eE".contains(&byte))
+            && serde_json::from_str::<serde_json::Number>(text).is_ok())
 }
 
 /// What kind of value a method's result is, by its schema's marker
@@ -119,24 +143,31 @@ pub(crate) struct Extras {
     pub(crate) input: Option<(InputCall, Option<String>)>,
 }
 
-/// Runs method `name` with `params` on `cx`, then `finish` on its result:
-/// at once for a plain `fn`, when it completes for an `async fn`. With a
-/// `log_level`, the call's `tracing` events at that level and above go to
-/// the client (see [`super::logging`]).
+/// How long a method's JSON usually is: its buffer starts this big, so
+/// that writing it rarely reallocates.
+const RESULT_CAPACITY: usize = 512;
+
+/// Runs method `name` with `params` on `cx`, then `finish` on its result,
+/// which writes the answer: at once, into the response buffer `out`, for
+/// a plain `fn`; when it completes, for an `async fn` (`Ok(Some(..))`).
+/// With a `log_level`, the call's `tracing` events at that level and
+/// above go to the client first (see [`super::logging`]).
 pub(crate) fn invoke<F>(
     server: &Arc<ToolServer>,
     name: &'static str,
     params: Option<&RawValue>,
     cx: &Context,
     extras: Extras,
+    out: &mut Vec<u8>,
     finish: F,
-) -> MethodOutcome
+) -> Result<Option<MethodFuture>, ErrorObject>
 where
-    F: FnOnce(&ToolServer, MethodResult) -> MethodResult + Send + 'static,
+    F: FnOnce(&ToolServer, Written<'_>, &mut Vec<u8>) -> Result<(), ErrorObject> + Send + 'static,
 {
     if extras.log_level.is_some() {
         let rest = Extras { log_level: None, ..extras };
-        return logged(extras.log_level, log_outlet(cx), || invoke(server, name, params, cx, rest, finish));
+        let call = || outcome(|out| invoke(server, name, params, cx, rest, out, finish));
+        return settle(logged(extras.log_level, log_outlet(cx), call), out);
     }
     let scoped;
     let (cx, round) = match extras.input {
@@ -147,27 +178,62 @@ where
         }
         None => (cx, None),
     };
-    let mut out = Vec::new();
-    let result = match server.router.call(name, server.router.find(name), params, false, cx, &mut out) {
-        Called::Written => written_result(out),
+    let mut written = Vec::with_capacity(RESULT_CAPACITY);
+    let result = match server.router.call(name, server.router.find(name), params, false, cx, &mut written) {
+        Called::Written => std::str::from_utf8(&written).map_err(|_| not_json()),
         Called::Failed(error) => Err(error),
         Called::NotFound => Err(not_served(name)),
         Called::Pending(future) => {
             let server = Arc::clone(server);
             let Some((round, call)) = round else {
-                return MethodOutcome::Pending(Box::pin(async move { finish(&server, future.await) }));
+                return Ok(Some(Box::pin(async move { finish_later(&server, future.await, finish) })));
             };
             // 2026-07-28: a handler that asks for input it was not given
             // stops there, and the call answers what it needs.
-            return MethodOutcome::Pending(Box::pin(async move {
+            return Ok(Some(Box::pin(async move {
                 tokio::select! {
-                    result = future => finish(&server, result),
+                    result = future => finish_later(&server, result, finish),
                     () = round.blocked() => encode(&round.input_required(call, &server.server_info_meta)),
                 }
-            }));
+            })));
         }
     };
-    MethodOutcome::Ready(finish(server, result))
+    finish(server, result, out).map(|()| None)
+}
+
+/// `finish` of a result that came later, written into a buffer of its own.
+fn finish_later<F>(server: &ToolServer, result: MethodResult, finish: F) -> MethodResult
+where
+    F: FnOnce(&ToolServer, Written<'_>, &mut Vec<u8>) -> Result<(), ErrorObject>,
+{
+    let mut out = Vec::with_capacity(RESULT_CAPACITY);
+    match result {
+        Ok(raw) => finish(server, Ok(raw.get()), &mut out)?,
+        Err(error) => finish(server, Err(error), &mut out)?,
+    }
+    written_result(out)
+}
+
+/// A call that writes its answer (as [`invoke`] does), as a
+/// [`MethodOutcome`].
+pub(crate) fn outcome(call: impl FnOnce(&mut Vec<u8>) -> Result<Option<MethodFuture>, ErrorObject>) -> MethodOutcome {
+    let mut out = Vec::new();
+    match call(&mut out) {
+        Ok(None) => MethodOutcome::Ready(written_result(out)),
+        Ok(Some(future)) => MethodOutcome::Pending(future),
+        Err(error) => MethodOutcome::Ready(Err(error)),
+    }
+}
+
+/// A [`MethodOutcome`] as a call that writes its answer into `out` gives it.
+fn settle(outcome: MethodOutcome, out: &mut Vec<u8>) -> Result<Option<MethodFuture>, ErrorObject> {
+    match outcome {
+        MethodOutcome::Ready(result) => {
+            out.extend_from_slice(result?.get().as_bytes());
+            Ok(None)
+        }
+        MethodOutcome::Pending(future) => Ok(Some(future)),
+    }
 }
 
 /// Runs method `name` with `params` on `cx` to its end.
@@ -185,6 +251,11 @@ pub(crate) async fn run(
         Called::NotFound => Err(not_served(name)),
         Called::Pending(future) => future.await,
     }
+}
+
+#[cold]
+fn not_json() -> ErrorObject {
+    ErrorObject::internal_error("Internal error: the result is not valid JSON")
 }
 
 fn not_served(name: &str) -> ErrorObject {

@@ -4,24 +4,70 @@
 //! result with `isError: true` that the model can read.
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::sync::Arc;
 
-use serde::Serialize;
+use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use super::arguments::{Extras, invoke};
+use super::changes::tool_served;
+use super::input::InputCall;
+use super::logging::CallLog;
 use super::progress::ProgressToken;
 use super::revision::Revision;
+use super::session::Meta;
 use super::tools::{Arguments, Structured, Tool, WRAPPED_RESULT};
-use super::{Stamp, ToolServer};
+use super::written::{self, Object, Written};
+use super::{ToolServer, read};
 use crate::dispatch::context::Context;
+use crate::dispatch::params::Params;
 use crate::dispatch::params::named_to_positional;
-use crate::dispatch::router::{MethodOutcome, MethodResult};
+use crate::dispatch::router::MethodFuture;
 use crate::wire::{ErrorObject, INTERNAL_ERROR, INVALID_PARAMS, REQUEST_CANCELLED};
 
+/// The params of `tools/call`.
+#[derive(Deserialize)]
+struct CallParams<'a> {
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(borrow, default)]
+    arguments: Option<&'a RawValue>,
+    #[serde(borrow, default, rename = "_meta")]
+    meta: Option<&'a RawValue>,
+}
+
+/// `tools/call`: runs the tool's method (see [`call_tool`]); the answer is
+/// written into `out`.
+pub(crate) fn tools_call(
+    server: &Arc<ToolServer>,
+    params: &Params<'_>,
+    cx: &Context,
+    out: &mut Vec<u8>,
+) -> Result<Option<MethodFuture>, ErrorObject> {
+    let request: CallParams<'_> = read(params, "tools/call")?;
+    let meta = Meta::read(request.meta);
+    let caller = meta.caller(cx)?;
+    let revision = caller.revision;
+    let Some(name) = request.name else {
+        return Err(ErrorObject::new(INVALID_PARAMS, "Invalid params: `tools/call` needs the tool's `name`"));
+    };
+    let tool = server.tools.get(&name).filter(|_| tool_served(server.changes.as_ref(), &name));
+    let Some(tool) = tool else {
+        return Err(ErrorObject::new(INVALID_PARAMS, format!("Invalid params: unknown tool `{name}`")));
+    };
+    let arguments = request.arguments.filter(|raw| raw.get() != "null");
+    let extras = Extras {
+        log_level: CallLog::level_of(&meta, &caller)?,
+        input: InputCall::of(&meta, &caller, params, ("tools/call", &name, arguments))?,
+    };
+    call_tool(server, tool, arguments, meta.progress_token, revision, extras, cx, out)
+}
+
 /// Calls `tool` with `arguments` (the request's member, if given) under
-/// `revision`, on the caller's context `cx`.
+/// `revision`, on the caller's context `cx`; the answer is written into
+/// `out`.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn call_tool(
     server: &Arc<ToolServer>,
     tool: &Tool,
@@ -30,7 +76,8 @@ pub(crate) fn call_tool(
     revision: Revision,
     extras: Extras,
     cx: &Context,
-) -> Result<MethodOutcome, ErrorObject> {
+    out: &mut Vec<u8>,
+) -> Result<Option<MethodFuture>, ErrorObject> {
     if let Some(arguments) = arguments
         && !arguments.get().starts_with('{')
     {
@@ -38,7 +85,7 @@ pub(crate) fn call_tool(
     }
     let params = match params_of(tool, arguments) {
         Ok(params) => params,
-        Err(error) => return Ok(MethodOutcome::Ready(finish(server, tool, revision, Err(error)))),
+        Err(error) => return finish(server, tool, revision, Err(error), out).map(|()| None),
     };
     let scoped;
     let cx = match progress_token {
@@ -49,10 +96,10 @@ pub(crate) fn call_tool(
         None => cx,
     };
     let (name, index) = (tool.method.spec.name, tool.index);
-    Ok(invoke(server, name, params.as_deref(), cx, extras, move |server, result| match server.tools.at(index) {
-        Some(tool) => finish(server, tool, revision, result),
+    invoke(server, name, params.as_deref(), cx, extras, out, move |server, result, out| match server.tools.at(index) {
+        Some(tool) => finish(server, tool, revision, result, out),
         None => Err(ErrorObject::internal_error("Internal error: the tool disappeared")),
-    }))
+    })
 }
 
 /// The method's params, from the tool's arguments.
@@ -88,59 +135,48 @@ fn params_of<'a>(tool: &Tool, arguments: Option<&'a RawValue>) -> Result<Option<
     }
 }
 
-/// The text block of a result.
-#[derive(Serialize)]
-struct TextContent<'a> {
-    #[serde(rename = "type")]
-    kind: &'static str,
-    text: &'a str,
+/// The answer to `tools/call`, a `CallToolResult`, from the method's
+/// result: its JSON as the text block and, as it is, as
+/// `structuredContent`.
+fn finish(
+    server: &ToolServer,
+    tool: &Tool,
+    revision: Revision,
+    result: Written<'_>,
+    out: &mut Vec<u8>,
+) -> Result<(), ErrorObject> {
+    let json = match result {
+        Ok(json) => json,
+        Err(error) => return failed(server, revision, error, out),
+    };
+    let mut object = Object::open(out);
+    text_block(object.member("content"), json);
+    match tool.structured(revision) {
+        Structured::Omit => {}
+        Structured::AsIs => object.json("structuredContent", json),
+        Structured::Wrap => {
+            let mut wrapped = Object::open(object.member("structuredContent"));
+            wrapped.json(WRAPPED_RESULT, json);
+            wrapped.close();
+        }
+    }
+    object.stamp(server, revision);
+    object.close();
+    Ok(())
 }
 
-#[derive(Serialize)]
-#[serde(untagged)]
-enum StructuredContent<'a> {
-    AsIs(&'a RawValue),
-    Wrapped(BTreeMap<&'static str, &'a RawValue>),
-}
-
-/// A `CallToolResult`.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct CallToolResult<'a> {
-    content: [TextContent<'a>; 1],
-    #[serde(skip_serializing_if = "Option::is_none")]
-    structured_content: Option<StructuredContent<'a>>,
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    is_error: bool,
-    #[serde(flatten)]
-    stamp: Option<Stamp<'a>>,
-}
-
-/// The answer to `tools/call`, from the method's result.
-fn finish(server: &ToolServer, tool: &Tool, revision: Revision, result: MethodResult) -> MethodResult {
-    let value = match result {
-        Ok(value) => value,
-        Err(error) => return failed(server, revision, error),
-    };
-    let structured_content = match tool.structured(revision) {
-        Structured::Omit => None,
-        Structured::AsIs => Some(StructuredContent::AsIs(&value)),
-        Structured::Wrap => Some(StructuredContent::Wrapped([(WRAPPED_RESULT, &*value)].into_iter().collect())),
-    };
-    let result = CallToolResult {
-        content: [TextContent { kind: "text", text: value.get() }],
-        structured_content,
-        is_error: false,
-        stamp: server.stamp(revision),
-    };
-    crate::dispatch::router::encode(&result)
+/// `[{"type": "text", "text": text}]`.
+fn text_block(out: &mut Vec<u8>, text: &str) {
+    out.extend_from_slice(br#"[{"type":"text","text":"#);
+    written::string(out, text);
+    out.extend_from_slice(b"}]");
 }
 
 /// A method's error: a tool execution error (a result with `isError`, so
 /// that the model sees it and may correct itself), except for what MCP
 /// keeps as protocol errors: internal errors, cancellation, and invalid
 /// arguments before 2025-11-25.
-fn failed(server: &ToolServer, revision: Revision, error: ErrorObject) -> MethodResult {
+fn failed(server: &ToolServer, revision: Revision, error: ErrorObject, out: &mut Vec<u8>) -> Result<(), ErrorObject> {
     let protocol = match error.code() {
         INVALID_PARAMS => !revision.invalid_arguments_are_tool_errors(),
         INTERNAL_ERROR | REQUEST_CANCELLED => true,
@@ -154,11 +190,10 @@ fn failed(server: &ToolServer, revision: Revision, error: ErrorObject) -> Method
         text.push_str(": ");
         text.push_str(data.get());
     }
-    let result = CallToolResult {
-        content: [TextContent { kind: "text", text: &text }],
-        structured_content: None,
-        is_error: true,
-        stamp: server.stamp(revision),
-    };
-    crate::dispatch::router::encode(&result)
+    let mut object = Object::open(out);
+    text_block(object.member("content"), &text);
+    object.json("isError", "true");
+    object.stamp(server, revision);
+    object.close();
+    Ok(())
 }

@@ -10,7 +10,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use super::arguments::{Extras, Reply, invoke, unexpected};
+use super::arguments::{Extras, Reply, invoke, outcome, unexpected};
 use super::content::Completion;
 use super::session::Meta;
 use super::{ToolServer, read, stamped};
@@ -139,18 +139,19 @@ pub(crate) fn complete(
     }
     let params = serde_json::value::to_raw_value(&params).unwrap_or_else(|err| unreachable!("JSON serializes: {err}"));
     let (name, reply) = (spec.name, completer.reply);
-    Ok(invoke(server, name, Some(&params), cx, Extras::default(), move |server, result| {
-        let value = result?;
-        let completion = if reply == Reply::Marked("completion") {
-            serde_json::from_str::<Completion>(value.get())
-                .map_err(|err| unexpected(name, "a completion", &err))?
-                .capped()
-        } else {
-            let values: Vec<String> =
-                serde_json::from_str(value.get()).map_err(|err| unexpected(name, "a list of strings", &err))?;
-            Completion::counted(values)
-        };
-        answer(server, revision, completion)
+    Ok(outcome(|out| {
+        invoke(server, name, Some(&params), cx, Extras::default(), out, move |server, result, out| {
+            let json = result?;
+            let completion = if reply == Reply::Marked("completion") {
+                serde_json::from_str::<Completion>(json).map_err(|err| unexpected(name, "a completion", &err))?.capped()
+            } else {
+                let values: Vec<String> =
+                    serde_json::from_str(json).map_err(|err| unexpected(name, "a list of strings", &err))?;
+                Completion::counted(values)
+            };
+            out.extend_from_slice(answer(server, revision, completion)?.get().as_bytes());
+            Ok(())
+        })
     }))
 }
 

@@ -17,6 +17,7 @@ mod revision;
 mod session;
 mod template;
 mod tools;
+mod written;
 
 use std::sync::Arc;
 
@@ -45,7 +46,7 @@ use crate::dispatch::context::Context;
 use crate::dispatch::engine::Engine;
 use crate::dispatch::limits::Limits;
 use crate::dispatch::params::Params;
-use crate::dispatch::router::{MethodOutcome, MethodResult, Router, encode};
+use crate::dispatch::router::{MethodFuture, MethodOutcome, MethodResult, Router, encode};
 use crate::spec::{MethodSpec, ParamSpec, ParamStructure};
 use crate::transport::server::Server;
 use crate::wire::{ErrorObject, Framing, INVALID_PARAMS, METHOD_NOT_FOUND};
@@ -364,12 +365,9 @@ fn methods(server: Arc<ToolServer>) -> Router {
         (&PING, ping),
         (&DISCOVER, discover),
         (&TOOLS_LIST, tools_list),
-        (&TOOLS_CALL, tools_call),
         (&RESOURCES_LIST, resources::list),
         (&RESOURCES_TEMPLATES_LIST, resources::templates),
-        (&RESOURCES_READ, resources::read_resource),
         (&PROMPTS_LIST, prompts::list),
-        (&PROMPTS_GET, prompts::get),
         (&LOGGING_SET_LEVEL, logging::set_level),
         (&RESOURCES_SUBSCRIBE, changes::subscribe),
         (&RESOURCES_UNSUBSCRIBE, changes::unsubscribe),
@@ -384,10 +382,24 @@ fn methods(server: Arc<ToolServer>) -> Router {
             unreachable!("MCP method names are distinct: {err}");
         }
     }
+    // The methods that call the user's: their answers are written
+    // straight into the response, around the method's JSON.
+    let direct: [(&'static MethodSpec, DirectHandler); 3] =
+        [(&TOOLS_CALL, call::tools_call), (&RESOURCES_READ, resources::read_resource), (&PROMPTS_GET, prompts::get)];
+    for (spec, handler) in direct {
+        let server = Arc::clone(&server);
+        if let Err(err) =
+            router.register_direct(spec, Box::new(move |params, cx, out| handler(&server, params, cx, out)))
+        {
+            unreachable!("MCP method names are distinct: {err}");
+        }
+    }
     router
 }
 
 type Handler = fn(&Arc<ToolServer>, Params<'_>, &Context) -> Result<MethodOutcome, ErrorObject>;
+type DirectHandler =
+    fn(&Arc<ToolServer>, &Params<'_>, &Context, &mut Vec<u8>) -> Result<Option<MethodFuture>, ErrorObject>;
 
 /// Reads the params of MCP method `method`: an object (absent reads as `{}`).
 fn read<'a, T: Deserialize<'a>>(params: &Params<'a>, method: &str) -> Result<T, ErrorObject> {
@@ -566,35 +578,4 @@ fn tools_list(server: &Arc<ToolServer>, params: Params<'_>, cx: &Context) -> Res
         stamp: server.stamp(revision),
     };
     Ok(MethodOutcome::Ready(encode(&result)))
-}
-
-#[derive(Deserialize)]
-struct CallParams<'a> {
-    #[serde(default)]
-    name: Option<String>,
-    #[serde(borrow, default)]
-    arguments: Option<&'a RawValue>,
-    #[serde(borrow, default, rename = "_meta")]
-    meta: Option<&'a RawValue>,
-}
-
-/// `tools/call`: runs the tool's method (see [`call::call_tool`]).
-fn tools_call(server: &Arc<ToolServer>, params: Params<'_>, cx: &Context) -> Result<MethodOutcome, ErrorObject> {
-    let request: CallParams<'_> = read(&params, "tools/call")?;
-    let meta = Meta::read(request.meta);
-    let caller = meta.caller(cx)?;
-    let revision = caller.revision;
-    let Some(name) = request.name else {
-        return Err(ErrorObject::new(INVALID_PARAMS, "Invalid params: `tools/call` needs the tool's `name`"));
-    };
-    let tool = server.tools.get(&name).filter(|_| changes::tool_served(server.changes.as_ref(), &name));
-    let Some(tool) = tool else {
-        return Err(ErrorObject::new(INVALID_PARAMS, format!("Invalid params: unknown tool `{name}`")));
-    };
-    let arguments = request.arguments.filter(|raw| raw.get() != "null");
-    let extras = arguments::Extras {
-        log_level: logging::CallLog::level_of(&meta, &caller)?,
-        input: input::InputCall::of(&meta, &caller, &params, ("tools/call", &name, arguments))?,
-    };
-    call::call_tool(server, tool, arguments, meta.progress_token, revision, extras, cx)
 }

@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, OnceLock};
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
@@ -15,11 +15,12 @@ use super::logging::CallLog;
 use super::revision::Revision;
 use super::session::Meta;
 use super::tools::{group, page};
-use super::{ListParams, Stamp, ToolServer, cacheable, read, stamped};
+use super::written::{self, Object};
+use super::{ListParams, ToolServer, cacheable, read, stamped};
 use crate::catalog::{Catalog, McpKind, MethodInfo};
 use crate::dispatch::context::Context;
 use crate::dispatch::params::Params;
-use crate::dispatch::router::{MethodOutcome, encode};
+use crate::dispatch::router::{MethodFuture, MethodOutcome};
 use crate::wire::{ErrorObject, INVALID_PARAMS};
 
 /// One prompt.
@@ -127,9 +128,15 @@ struct GetParams<'a> {
     meta: Option<&'a RawValue>,
 }
 
-/// `prompts/get`: the prompt's method, given its arguments.
-pub(crate) fn get(server: &Arc<ToolServer>, params: Params<'_>, cx: &Context) -> Result<MethodOutcome, ErrorObject> {
-    let request: GetParams<'_> = read(&params, "prompts/get")?;
+/// `prompts/get`: the prompt's method, given its arguments; the answer is
+/// written into `out`.
+pub(crate) fn get(
+    server: &Arc<ToolServer>,
+    params: &Params<'_>,
+    cx: &Context,
+    out: &mut Vec<u8>,
+) -> Result<Option<MethodFuture>, ErrorObject> {
+    let request: GetParams<'_> = read(params, "prompts/get")?;
     let meta = Meta::read(request.meta);
     let caller = meta.caller(cx)?;
     let revision = caller.revision;
@@ -180,74 +187,80 @@ pub(crate) fn get(server: &Arc<ToolServer>, params: Params<'_>, cx: &Context) ->
             format!("Invalid params: prompt `{name}` needs the argument(s): {}", missing.join(", ")),
         ));
     }
-    let input = InputCall::of(&meta, &caller, &params, ("prompts/get", &name, request.arguments))?;
+    let input = InputCall::of(&meta, &caller, params, ("prompts/get", &name, request.arguments))?;
     let extras = Extras { log_level, input };
     let params = params_from_strings(&prompt.params, values);
     let (method, reply) = (prompt.method.spec.name, prompt.reply);
     let summary = prompt.method.summary;
-    Ok(invoke(server, method, Some(&params), cx, extras, move |server, result| {
-        let value = result?;
-        let stamp = server.stamp(revision);
+    invoke(server, method, Some(&params), cx, extras, out, move |server, result, out| {
+        let json = result?;
+        let mut object = Object::open(out);
         // The method's JSON goes out as it came, around MCP's members.
         match reply {
-            Reply::Marked("prompt") => {
-                #[derive(Deserialize)]
-                struct Written<'a> {
-                    #[serde(borrow, default)]
-                    description: Option<&'a RawValue>,
-                    #[serde(borrow)]
-                    messages: &'a RawValue,
+            Reply::Marked("prompt") => messages(&mut object, json, summary, method)?,
+            Reply::Text if json.starts_with('"') => {
+                if let Some(summary) = summary {
+                    object.string("description", summary);
                 }
-                let written: Written<'_> =
-                    serde_json::from_str(value.get()).map_err(|err| unexpected(method, "prompt messages", &err))?;
-                let description = match written.description {
-                    Some(raw) => Some(Description::Raw(raw)),
-                    None => summary.map(Description::Text),
-                };
-                encode(&GetResult { description, messages: written.messages, stamp })
-            }
-            Reply::Text if value.get().starts_with('"') => {
-                let messages = [UserText { role: "user", content: TextContent { kind: "text", text: &*value } }];
-                encode(&GetResult { description: summary.map(Description::Text), messages, stamp })
+                let messages = object.member("messages");
+                messages.push(b'[');
+                written::user_text(messages, |out| out.extend_from_slice(json.as_bytes()));
+                messages.push(b']');
             }
             _ => {
-                let messages = [UserText { role: "user", content: TextContent { kind: "text", text: value.get() } }];
-                encode(&GetResult { description: summary.map(Description::Text), messages, stamp })
+                if let Some(summary) = summary {
+                    object.string("description", summary);
+                }
+                let messages = object.member("messages");
+                messages.push(b'[');
+                written::user_text(messages, |out| written::string(out, json));
+                messages.push(b']');
             }
         }
-    }))
+        object.stamp(server, revision);
+        object.close();
+        Ok(())
+    })
 }
 
-/// A `GetPromptResult`.
-#[derive(Serialize)]
-struct GetResult<'a, M: Serialize> {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    description: Option<Description<'a>>,
-    messages: M,
-    #[serde(flatten)]
-    stamp: Option<Stamp<'a>>,
-}
-
-#[derive(Serialize)]
-#[serde(untagged)]
-enum Description<'a> {
-    Raw(&'a RawValue),
-    Text(&'a str),
-}
-
-/// A text message from the user (`text`: a string, or a JSON string as
-/// it is).
-#[derive(Serialize)]
-struct UserText<T: Serialize> {
-    role: &'static str,
-    content: TextContent<T>,
-}
-
-#[derive(Serialize)]
-struct TextContent<T: Serialize> {
-    #[serde(rename = "type")]
-    kind: &'static str,
-    text: T,
+/// The members of a `GetPromptResult` from the JSON of a [`PromptMessages`]
+/// (`{"description": .., "messages": [..]}`, the description left out when
+/// there is none): its members as they are, the method's doc comment
+/// (`summary`) for a description it lacks.
+///
+/// [`PromptMessages`]: super::content::PromptMessages
+fn messages(object: &mut Object<'_>, json: &str, summary: Option<&str>, method: &str) -> Result<(), ErrorObject> {
+    // How `PromptMessages` writes itself: members in that order, nothing
+    // after the messages. Anything else is read, to be sure.
+    let members =
+        json.strip_prefix('{').and_then(|rest| rest.strip_suffix('}')).filter(|members| members.ends_with(']'));
+    match members {
+        Some(members) if members.starts_with(r#""description":"#) => object.members(members),
+        Some(members) if members.starts_with(r#""messages":"#) => {
+            if let Some(summary) = summary {
+                object.string("description", summary);
+            }
+            object.members(members);
+        }
+        _ => {
+            #[derive(Deserialize)]
+            struct Written<'a> {
+                #[serde(borrow, default)]
+                description: Option<&'a RawValue>,
+                #[serde(borrow)]
+                messages: &'a RawValue,
+            }
+            let written: Written<'_> =
+                serde_json::from_str(json).map_err(|err| unexpected(method, "prompt messages", &err))?;
+            match (written.description, summary) {
+                (Some(description), _) => object.json("description", description.get()),
+                (None, Some(summary)) => object.string("description", summary),
+                (None, None) => {}
+            }
+            object.json("messages", written.messages.get());
+        }
+    }
+    Ok(())
 }
 
 /// What kind of JSON value it is, for messages.
@@ -259,5 +272,42 @@ fn kind_of(value: &Value) -> &'static str {
         Value::String(_) => "a string",
         Value::Array(_) => "an array",
         Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::messages;
+    use crate::mcp::content::PromptMessages;
+    use crate::mcp::written::Object;
+
+    /// The result members made from `prompt`'s JSON as its method wrote it.
+    fn members(json: &str, summary: Option<&str>) -> serde_json::Value {
+        let mut out = Vec::new();
+        let mut object = Object::open(&mut out);
+        messages(&mut object, json, summary, "summarize").unwrap();
+        object.close();
+        serde_json::from_slice(&out).unwrap()
+    }
+
+    #[test]
+    fn prompt_messages_go_out_as_written_with_the_doc_comment_for_a_missing_description() {
+        let plain = serde_json::to_string(&PromptMessages::new().user("a \"quoted\" note")).unwrap();
+        let described = serde_json::to_string(&PromptMessages::new().description("Own").user("x")).unwrap();
+
+        let answer = members(&plain, Some("From the doc comment"));
+        assert_eq!(answer["description"], "From the doc comment");
+        assert_eq!(answer["messages"][0]["content"]["text"], "a \"quoted\" note");
+        assert!(members(&plain, None).get("description").is_none());
+        assert_eq!(members(&described, Some("From the doc comment"))["description"], "Own");
+
+        // Another shape with the same meaning is read, not copied.
+        let reordered = r#"{"messages":[{"role":"user","content":{"type":"text","text":"x"}}],"description":"Late"}"#;
+        let answer = members(reordered, Some("From the doc comment"));
+        assert_eq!(answer["description"], "Late");
+        assert_eq!(answer.as_object().unwrap().len(), 2);
+        let mut out = Vec::new();
+        let mut object = Object::open(&mut out);
+        assert!(messages(&mut object, r#"{"text":"no messages"}"#, None, "summarize").is_err());
     }
 }

@@ -5,7 +5,7 @@
 
 use std::sync::{Arc, OnceLock};
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
@@ -17,11 +17,12 @@ use super::revision::Revision;
 use super::session::Meta;
 use super::template::Template;
 use super::tools::{group, page};
-use super::{ListParams, Stamp, ToolServer, cacheable, read, stamped};
+use super::written::{self, Object};
+use super::{ListParams, ToolServer, cacheable, read, stamped};
 use crate::catalog::{Catalog, McpKind, MethodInfo};
 use crate::dispatch::context::Context;
 use crate::dispatch::params::Params;
-use crate::dispatch::router::{MethodOutcome, MethodResult, encode};
+use crate::dispatch::router::{MethodFuture, MethodOutcome, MethodResult};
 use crate::wire::{ErrorObject, INVALID_PARAMS};
 
 /// MCP's "resource not found" through 2025-11-25 (2026-07-28 answers
@@ -221,13 +222,15 @@ struct ReadParams<'a> {
     meta: Option<&'a RawValue>,
 }
 
-/// `resources/read`: the method whose URI matches reads it.
+/// `resources/read`: the method whose URI matches reads it; the answer
+/// is written into `out`.
 pub(crate) fn read_resource(
     server: &Arc<ToolServer>,
-    params: Params<'_>,
+    params: &Params<'_>,
     cx: &Context,
-) -> Result<MethodOutcome, ErrorObject> {
-    let request: ReadParams<'_> = read(&params, "resources/read")?;
+    out: &mut Vec<u8>,
+) -> Result<Option<MethodFuture>, ErrorObject> {
+    let request: ReadParams<'_> = read(params, "resources/read")?;
     let meta = Meta::read(request.meta);
     let caller = meta.caller(cx)?;
     let revision = caller.revision;
@@ -238,56 +241,47 @@ pub(crate) fn read_resource(
     let Some((entry, values)) = server.resources.find(&uri) else {
         return Err(not_found(revision, &uri));
     };
-    let input = InputCall::of(&meta, &caller, &params, ("resources/read", &uri, None))?;
+    let input = InputCall::of(&meta, &caller, params, ("resources/read", &uri, None))?;
     let extras = Extras { log_level, input };
     let params = params_from_strings(&entry.params, values.iter().map(|(name, value)| (*name, value.as_str())));
     let (name, mime_type, reply) = (entry.method.spec.name, entry.mime_type, entry.reply);
-    Ok(invoke(server, name, Some(&params), cx, extras, move |server, result| {
-        let value = result?;
-        let stamp = server.stamp(revision);
-        let modern = revision.is_modern();
-        let (ttl_ms, cache_scope) = (modern.then_some(0), modern.then_some("private"));
+    invoke(server, name, Some(&params), cx, extras, out, move |server, result, out| {
+        let json = result?;
+        let mut object = Object::open(out);
+        let contents = object.member("contents");
         // The method's JSON goes out as it came, around MCP's members.
         match reply {
             Reply::Marked("contents") => {
-                let contents: Contents =
-                    serde_json::from_str(value.get()).map_err(|err| unexpected(name, "resource contents", &err))?;
-                let contents = contents.filled(&uri, mime_type);
-                encode(&ReadResult { contents: contents.parts(), ttl_ms, cache_scope, stamp })
+                let parts: Contents =
+                    serde_json::from_str(json).map_err(|err| unexpected(name, "resource contents", &err))?;
+                written::value(contents, &parts.filled(&uri, mime_type).parts())?;
             }
-            Reply::Text if value.get().starts_with('"') => {
-                let part = TextPart { uri: &uri, mime_type, text: &*value };
-                encode(&ReadResult { contents: [part], ttl_ms, cache_scope, stamp })
-            }
-            _ => {
-                let part = TextPart { uri: &uri, mime_type: mime_type.or(Some("application/json")), text: value.get() };
-                encode(&ReadResult { contents: [part], ttl_ms, cache_scope, stamp })
-            }
+            Reply::Text if json.starts_with('"') => text_part(contents, &uri, mime_type, |out| {
+                out.extend_from_slice(json.as_bytes());
+            }),
+            _ => text_part(contents, &uri, mime_type.or(Some("application/json")), |out| {
+                written::string(out, json);
+            }),
         }
-    }))
+        object.uncached(revision);
+        object.stamp(server, revision);
+        object.close();
+        Ok(())
+    })
 }
 
-/// A `ReadResourceResult`.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct ReadResult<'a, C: Serialize> {
-    contents: C,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    ttl_ms: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    cache_scope: Option<&'static str>,
-    #[serde(flatten)]
-    stamp: Option<Stamp<'a>>,
-}
-
-/// One text part of a resource (`text`: a string, or a JSON string as it is).
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct TextPart<'a, T: Serialize> {
-    uri: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    mime_type: Option<&'a str>,
-    text: T,
+/// The contents of a resource that is one text part: `[{uri, mimeType,
+/// text}]`, `text` written by `text`.
+fn text_part(out: &mut Vec<u8>, uri: &str, mime_type: Option<&str>, text: impl FnOnce(&mut Vec<u8>)) {
+    out.push(b'[');
+    let mut part = Object::open(out);
+    part.string("uri", uri);
+    if let Some(mime_type) = mime_type {
+        part.string("mimeType", mime_type);
+    }
+    text(part.member("text"));
+    part.close();
+    out.push(b']');
 }
 
 /// No resource has `uri`: -32002 through 2025-11-25, -32602 after.
