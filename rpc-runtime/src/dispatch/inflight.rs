@@ -4,6 +4,7 @@
 //! signals; dispatch only reads them, so imports still point down.
 
 use std::any::Any;
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -12,7 +13,7 @@ use crate::dispatch::order::Gate;
 use crate::dispatch::pending::SilentCancel;
 use crate::dispatch::router::MethodFuture;
 use crate::dispatch::signal::Signal;
-use crate::wire::{ErrorObject, REQUEST_CANCELLED};
+use crate::wire::{ErrorObject, REQUEST_CANCELLED, lexical};
 
 /// What a request's [`Context`](crate::Context) knows of its connection.
 #[derive(Default)]
@@ -112,8 +113,12 @@ impl Drop for InflightGuard {
     fn drop(&mut self) {
         if let Some(inflight) = &self.link.inflight {
             let mut inflight = lock(inflight);
-            if inflight.get(&self.key).is_some_and(|current| Arc::ptr_eq(current, &self.signal)) {
-                inflight.remove(&self.key);
+            // Another request may have taken the id since (a client that
+            // reuses ids): its registration stays.
+            if let Some(current) = inflight.remove(&self.key)
+                && !Arc::ptr_eq(&current, &self.signal)
+            {
+                inflight.insert(Arc::clone(&self.key), current);
             }
         }
     }
@@ -150,11 +155,18 @@ pub(crate) fn id_of_key(key: &str) -> Option<Box<serde_json::value::RawValue>> {
 /// keeps `"1"` apart from `1`.
 pub(crate) fn id_key(raw: &str) -> Option<String> {
     let text = raw.trim();
-    match text.as_bytes().first()? {
-        b'"' => serde_json::from_str::<String>(text).ok().map(|id| format!("s:{id}")),
-        b'-' | b'0'..=b'9' => serde_json::from_str::<serde::de::IgnoredAny>(text).ok().map(|_| format!("n:{text}")),
-        _ => serde_json::from_str::<serde_json::Value>(text).ok().map(|value| format!("v:{value}")),
-    }
+    let (tag, id): (&str, Cow<'_, str>) = match text.as_bytes().first()? {
+        b'"' => match lexical::plain_string(text) {
+            Some(plain) => ("s:", Cow::Borrowed(plain)),
+            None => ("s:", Cow::Owned(serde_json::from_str::<String>(text).ok()?)),
+        },
+        b'-' | b'0'..=b'9' => ("n:", Cow::Borrowed(lexical::is_number(text).then_some(text)?)),
+        _ => ("v:", Cow::Owned(serde_json::from_str::<serde_json::Value>(text).ok()?.to_string())),
+    };
+    let mut key = String::with_capacity(tag.len() + id.len());
+    key.push_str(tag);
+    key.push_str(&id);
+    Some(key)
 }
 
 #[cfg(test)]

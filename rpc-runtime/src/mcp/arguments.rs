@@ -12,11 +12,11 @@ use super::ToolServer;
 use super::content::MARKER;
 use super::input::InputCall;
 use super::logging::{LogLevel, log_outlet, logged};
-use super::written::{Written, string};
+use super::written::Written;
 use crate::catalog::MethodInfo;
 use crate::dispatch::context::Context;
 use crate::dispatch::router::{Called, MethodFuture, MethodOutcome, MethodResult, encode, written_result};
-use crate::wire::ErrorObject;
+use crate::wire::{ErrorObject, lexical};
 
 /// One parameter that takes a string argument.
 #[derive(Debug)]
@@ -64,44 +64,64 @@ fn is_scalar(schema: &Value) -> bool {
     !types.is_empty() && types.iter().all(|t| matches!(*t, "integer" | "number" | "boolean" | "null"))
 }
 
-/// The params object made of `values` (name, string) for `params`,
-/// written by hand (a name given twice keeps its first value).
+/// The params object made of `values` (name, string) for `params` (a
+/// name given twice keeps its first value).
 pub(crate) fn params_from_strings<'a>(
     params: &[StringParam],
     values: impl IntoIterator<Item = (&'a str, &'a str)>,
 ) -> Box<RawValue> {
-    let mut out = Vec::with_capacity(64);
-    out.push(b'{');
-    let mut names: Vec<&str> = Vec::new();
+    let mut members: Vec<(&str, Argument<'_>)> = Vec::new();
     for (name, text) in values {
-        if names.contains(&name) {
+        if members.iter().any(|(seen, _)| *seen == name) {
             continue;
         }
-        if !names.is_empty() {
-            out.push(b',');
-        }
-        names.push(name);
-        string(&mut out, name);
-        out.push(b':');
         let scalar = params.iter().any(|param| param.name == name && param.scalar);
-        if scalar && reads_as_scalar(text) {
-            out.extend_from_slice(text.as_bytes());
-        } else {
-            string(&mut out, text);
-        }
+        members.push((name, if scalar { Argument::read(text) } else { Argument::Text(text) }));
     }
-    out.push(b'}');
-    match String::from_utf8(out).map(RawValue::from_string) {
-        Ok(Ok(raw)) => raw,
-        _ => unreachable!("strings and JSON numbers make a JSON object"),
+    serde_json::value::to_raw_value(&Members(members))
+        .unwrap_or_else(|err| unreachable!("strings, numbers and booleans serialize: {err}"))
+}
+
+/// The members of a params object.
+struct Members<'a>(Vec<(&'a str, Argument<'a>)>);
+
+impl serde::Serialize for Members<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_map(self.0.iter().map(|(name, value)| (name, value)))
     }
 }
 
-/// Whether `text` is a JSON number or boolean.
-fn reads_as_scalar(text: &str) -> bool {
-    matches!(text, "true" | "false")
-        || (text.bytes().all(|byte| byte.is_ascii_digit() || b"+-.eE".contains(&byte))
-            && serde_json::from_str::<serde_json::Number>(text).is_ok())
+/// One string argument as a param's value: its text, or the number or
+/// boolean it reads as when the param is one.
+#[derive(serde::Serialize)]
+#[serde(untagged)]
+enum Argument<'a> {
+    Text(&'a str),
+    Bool(bool),
+    Unsigned(u64),
+    Signed(i64),
+    Float(f64),
+}
+
+impl<'a> Argument<'a> {
+    fn read(text: &'a str) -> Argument<'a> {
+        match text {
+            "true" => return Argument::Bool(true),
+            "false" => return Argument::Bool(false),
+            _ if !lexical::is_number(text) => return Argument::Text(text),
+            _ => {}
+        }
+        if let Ok(number) = text.parse() {
+            Argument::Unsigned(number)
+        } else if let Ok(number) = text.parse() {
+            Argument::Signed(number)
+        } else {
+            match text.parse::<f64>() {
+                Ok(number) if number.is_finite() => Argument::Float(number),
+                _ => Argument::Text(text),
+            }
+        }
+    }
 }
 
 /// What kind of value a method's result is, by its schema's marker
@@ -284,5 +304,12 @@ mod tests {
         assert_eq!(raw.get(), r#"{"id":42,"title":"42"}"#);
         let raw = params_from_strings(&params, [("id", "x")]);
         assert_eq!(raw.get(), r#"{"id":"x"}"#);
+        let raw = params_from_strings(&params, [("id", "-3"), ("title", "say \"hi\""), ("id", "4")]);
+        assert_eq!(raw.get(), r#"{"id":-3,"title":"say \"hi\""}"#);
+        for (text, json) in
+            [("true", "true"), ("2.5", "2.5"), ("1e3", "1000.0"), ("007", "\"007\""), ("1e999", "\"1e999\"")]
+        {
+            assert_eq!(params_from_strings(&params, [("id", text)]).get(), format!(r#"{{"id":{json}}}"#), "{text}");
+        }
     }
 }

@@ -2,6 +2,7 @@
 //! prompt's arguments (`prompts/list`) and whose result becomes the
 //! prompt's messages (`prompts/get`).
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, OnceLock};
 
@@ -21,7 +22,7 @@ use crate::catalog::{Catalog, McpKind, MethodInfo};
 use crate::dispatch::context::Context;
 use crate::dispatch::params::Params;
 use crate::dispatch::router::{MethodFuture, MethodOutcome};
-use crate::wire::{ErrorObject, INVALID_PARAMS};
+use crate::wire::{ErrorObject, INVALID_PARAMS, lexical};
 
 /// One prompt.
 pub(crate) struct Prompt {
@@ -150,7 +151,7 @@ pub(crate) fn get(
             format!("Invalid params: unknown prompt `{name}`; `prompts/list` shows the ones there are"),
         ));
     };
-    let arguments: BTreeMap<String, Value> = match request.arguments.filter(|raw| raw.get() != "null") {
+    let arguments: BTreeMap<String, &RawValue> = match request.arguments.filter(|raw| raw.get() != "null") {
         Some(raw) => serde_json::from_str(raw.get()).map_err(|_| {
             ErrorObject::new(
                 INVALID_PARAMS,
@@ -159,21 +160,18 @@ pub(crate) fn get(
         })?,
         None => BTreeMap::new(),
     };
-    let mut values = Vec::with_capacity(arguments.len());
+    let mut values: Vec<(&str, Cow<'_, str>)> = Vec::with_capacity(arguments.len());
     for (argument, value) in &arguments {
-        match value {
-            Value::String(text) => values.push((argument.as_str(), text.as_str())),
-            Value::Null => {}
-            other => {
-                return Err(ErrorObject::new(
-                    INVALID_PARAMS,
-                    format!(
-                        "Invalid params: prompt argument `{argument}` must be a string (MCP prompt arguments are strings), got {}",
-                        kind_of(other)
-                    ),
-                ));
+        let text = value.get();
+        let string = match (lexical::plain_string(text), text.as_bytes().first()) {
+            (Some(plain), _) => Cow::Borrowed(plain),
+            (None, Some(b'"')) => {
+                Cow::Owned(serde_json::from_str(text).map_err(|_| not_a_string(argument, "a string"))?)
             }
-        }
+            (None, Some(b'n')) => continue,
+            (None, first) => return Err(not_a_string(argument, kind_of(first.copied()))),
+        };
+        values.push((argument.as_str(), string));
     }
     let missing: Vec<&str> = prompt
         .params
@@ -189,7 +187,7 @@ pub(crate) fn get(
     }
     let input = InputCall::of(&meta, &caller, params, ("prompts/get", &name, request.arguments))?;
     let extras = Extras { log_level, input };
-    let params = params_from_strings(&prompt.params, values);
+    let params = params_from_strings(&prompt.params, values.iter().map(|(name, value)| (*name, value.as_ref())));
     let (method, reply) = (prompt.method.spec.name, prompt.reply);
     let summary = prompt.method.summary;
     invoke(server, method, Some(&params), cx, extras, out, move |server, result, out| {
@@ -263,15 +261,23 @@ fn messages(object: &mut Object<'_>, json: &str, summary: Option<&str>, method: 
     Ok(())
 }
 
-/// What kind of JSON value it is, for messages.
-fn kind_of(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
+/// A prompt argument that is not a string.
+fn not_a_string(argument: &str, kind: &str) -> ErrorObject {
+    ErrorObject::new(
+        INVALID_PARAMS,
+        format!(
+            "Invalid params: prompt argument `{argument}` must be a string (MCP prompt arguments are strings), got {kind}"
+        ),
+    )
+}
+
+/// What kind of JSON value starts with `first`, for messages.
+fn kind_of(first: Option<u8>) -> &'static str {
+    match first {
+        Some(b't' | b'f') => "a boolean",
+        Some(b'[') => "an array",
+        Some(b'{') => "an object",
+        _ => "a number",
     }
 }
 

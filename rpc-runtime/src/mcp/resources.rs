@@ -15,7 +15,7 @@ use super::input::InputCall;
 use super::logging::CallLog;
 use super::revision::Revision;
 use super::session::Meta;
-use super::template::Template;
+use super::template::{Template, Values};
 use super::tools::{group, page};
 use super::written::{self, Object};
 use super::{ListParams, ToolServer, cacheable, read, stamped};
@@ -104,7 +104,7 @@ impl Resources {
 
     /// The resource method that reads `uri` (a fixed URI first, then the
     /// templates in declaration order), with the variables' values.
-    fn find<'u>(&'u self, uri: &str) -> Option<(&'u Entry, Vec<(&'u str, String)>)> {
+    fn find<'u>(&'u self, uri: &'u str) -> Option<(&'u Entry, Values<'u, 'u>)> {
         let fixed = self.entries.iter().find(|entry| entry.template.is_fixed() && entry.uri == uri);
         if let Some(entry) = fixed {
             return Some((entry, Vec::new()));
@@ -243,7 +243,7 @@ pub(crate) fn read_resource(
     };
     let input = InputCall::of(&meta, &caller, params, ("resources/read", &uri, None))?;
     let extras = Extras { log_level, input };
-    let params = params_from_strings(&entry.params, values.iter().map(|(name, value)| (*name, value.as_str())));
+    let params = params_from_strings(&entry.params, values.iter().map(|(name, value)| (*name, value.as_ref())));
     let (name, mime_type, reply) = (entry.method.spec.name, entry.mime_type, entry.reply);
     invoke(server, name, Some(&params), cx, extras, out, move |server, result, out| {
         let json = result?;

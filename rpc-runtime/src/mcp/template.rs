@@ -3,6 +3,11 @@
 //! `{+var}`, whose value may hold anything. Matching a URI gives each
 //! variable's value, percent-decoded.
 
+use std::borrow::Cow;
+
+/// The variables' values of a URI that matched, in order: name, value.
+pub(crate) type Values<'t, 'u> = Vec<(&'t str, Cow<'u, str>)>;
+
 /// The longest URI matched against templates: longer ones match nothing.
 pub(crate) const MAX_URI_LEN: usize = 8 * 1024;
 
@@ -72,7 +77,7 @@ impl Template {
     }
 
     /// The variables' values if `uri` matches, in order.
-    pub(crate) fn matches(&self, uri: &str) -> Option<Vec<(&str, String)>> {
+    pub(crate) fn matches<'u>(&self, uri: &'u str) -> Option<Values<'_, 'u>> {
         if uri.len() > MAX_URI_LEN {
             return None;
         }
@@ -116,9 +121,9 @@ impl Template {
 }
 
 /// `%XX` escapes decoded; `None` when they are malformed or not UTF-8.
-fn percent_decode(text: &str) -> Option<String> {
+fn percent_decode(text: &str) -> Option<Cow<'_, str>> {
     if !text.contains('%') {
-        return Some(text.to_owned());
+        return Some(Cow::Borrowed(text));
     }
     let bytes = text.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
@@ -133,7 +138,7 @@ fn percent_decode(text: &str) -> Option<String> {
             i += 1;
         }
     }
-    String::from_utf8(out).ok()
+    String::from_utf8(out).ok().map(Cow::Owned)
 }
 
 #[cfg(test)]
@@ -142,7 +147,7 @@ mod tests {
 
     fn values(template: &str, uri: &str) -> Option<Vec<(String, String)>> {
         let template = Template::parse(template).expect("a template");
-        template.matches(uri).map(|found| found.into_iter().map(|(k, v)| (k.to_owned(), v)).collect())
+        template.matches(uri).map(|found| found.into_iter().map(|(k, v)| (k.to_owned(), v.into_owned())).collect())
     }
 
     #[test]

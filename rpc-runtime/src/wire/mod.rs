@@ -4,6 +4,7 @@
 
 pub(crate) mod error;
 pub(crate) mod framing;
+pub(crate) mod lexical;
 pub(crate) mod message;
 pub(crate) mod response;
 pub(crate) mod words;
