@@ -70,13 +70,16 @@ impl Link {
         self.inflight.is_some()
     }
 
-    /// Registers the incoming request `id` (raw JSON) for cancellation.
+    /// Prepares the incoming request `id` (raw JSON) for cancellation: its
+    /// signal, and the guard that puts it in the table of running requests
+    /// once it waits ([`track`]). A call that ends before it returns is
+    /// never in the table: nothing can cancel it while it runs, as the
+    /// connection reads nothing meanwhile.
     pub(crate) fn track(self: &Arc<Self>, id: &str) -> Option<(Arc<Signal>, InflightGuard)> {
-        let inflight = self.inflight.as_ref()?;
+        self.inflight.as_ref()?;
         let key: Arc<str> = id_key(id)?.into();
         let signal = Arc::new(Signal::default());
-        lock(inflight).insert(Arc::clone(&key), Arc::clone(&signal));
-        let guard = InflightGuard { link: Arc::clone(self), key, signal: Arc::clone(&signal) };
+        let guard = InflightGuard { link: Arc::clone(self), key, signal: Arc::clone(&signal), registered: false };
         Some((signal, guard))
     }
 
@@ -100,6 +103,8 @@ pub(crate) struct InflightGuard {
     link: Arc<Link>,
     key: Arc<str>,
     signal: Arc<Signal>,
+    /// It is in the table.
+    registered: bool,
 }
 
 impl InflightGuard {
@@ -107,11 +112,20 @@ impl InflightGuard {
     pub(crate) fn key(&self) -> &Arc<str> {
         &self.key
     }
+
+    /// Puts the request in the table: cancellable by its id until the
+    /// guard is dropped.
+    pub(crate) fn register(&mut self) {
+        if let (Some(inflight), false) = (&self.link.inflight, self.registered) {
+            lock(inflight).insert(Arc::clone(&self.key), Arc::clone(&self.signal));
+            self.registered = true;
+        }
+    }
 }
 
 impl Drop for InflightGuard {
     fn drop(&mut self) {
-        if let Some(inflight) = &self.link.inflight {
+        if let (Some(inflight), true) = (&self.link.inflight, self.registered) {
             let mut inflight = lock(inflight);
             // Another request may have taken the id since (a client that
             // reuses ids): its registration stays.
@@ -129,7 +143,8 @@ impl Drop for InflightGuard {
 /// cancelled requests are not answered (MCP), also returns the signal that
 /// says, once the request ends, that it is not to be answered.
 pub(crate) fn track(future: MethodFuture, guard: Option<InflightGuard>) -> (MethodFuture, SilentCancel) {
-    let Some(guard) = guard else { return (future, SilentCancel::default()) };
+    let Some(mut guard) = guard else { return (future, SilentCancel::default()) };
+    guard.register();
     let silent_cancel = SilentCancel((!guard.link.answer_cancelled).then(|| Arc::clone(&guard.signal)));
     let future = Box::pin(async move {
         let result = future.await;
@@ -194,7 +209,9 @@ mod tests {
     #[test]
     fn a_tracked_request_is_cancelled_by_its_id_until_it_ends() {
         let link = Arc::new(Link::new(Cancellation::Lsp));
-        let (signal, guard) = link.track("\"a\"").unwrap();
+        let (signal, mut guard) = link.track("\"a\"").unwrap();
+        assert!(!link.cancel("\"a\""), "registered only once it waits");
+        guard.register();
         assert!(link.cancel("\"\\u0061\""));
         assert!(signal.is_raised());
         drop(guard);

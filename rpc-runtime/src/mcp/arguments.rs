@@ -12,7 +12,7 @@ use super::ToolServer;
 use super::content::MARKER;
 use super::input::InputCall;
 use super::logging::{LogLevel, log_outlet, logged};
-use super::written::Written;
+use super::written::{self, Written};
 use crate::catalog::MethodInfo;
 use crate::dispatch::context::Context;
 use crate::dispatch::router::{Called, MethodFuture, MethodOutcome, MethodResult, encode, written_result};
@@ -65,62 +65,44 @@ fn is_scalar(schema: &Value) -> bool {
 }
 
 /// The params object made of `values` (name, string) for `params` (a
-/// name given twice keeps its first value).
+/// name given twice keeps its first value), written by hand: see
+/// [`ParamsText::raw`].
 pub(crate) fn params_from_strings<'a>(
     params: &[StringParam],
     values: impl IntoIterator<Item = (&'a str, &'a str)>,
-) -> Box<RawValue> {
-    let mut members: Vec<(&str, Argument<'_>)> = Vec::new();
+) -> ParamsText {
+    let mut out = Vec::with_capacity(64);
+    out.push(b'{');
+    let mut names: Vec<&str> = Vec::new();
     for (name, text) in values {
-        if members.iter().any(|(seen, _)| *seen == name) {
+        if names.contains(&name) {
             continue;
         }
+        if !names.is_empty() {
+            out.push(b',');
+        }
+        names.push(name);
+        written::string(&mut out, name);
+        out.push(b':');
         let scalar = params.iter().any(|param| param.name == name && param.scalar);
-        members.push((name, if scalar { Argument::read(text) } else { Argument::Text(text) }));
-    }
-    serde_json::value::to_raw_value(&Members(members))
-        .unwrap_or_else(|err| unreachable!("strings, numbers and booleans serialize: {err}"))
-}
-
-/// The members of a params object.
-struct Members<'a>(Vec<(&'a str, Argument<'a>)>);
-
-impl serde::Serialize for Members<'_> {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_map(self.0.iter().map(|(name, value)| (name, value)))
-    }
-}
-
-/// One string argument as a param's value: its text, or the number or
-/// boolean it reads as when the param is one.
-#[derive(serde::Serialize)]
-#[serde(untagged)]
-enum Argument<'a> {
-    Text(&'a str),
-    Bool(bool),
-    Unsigned(u64),
-    Signed(i64),
-    Float(f64),
-}
-
-impl<'a> Argument<'a> {
-    fn read(text: &'a str) -> Argument<'a> {
-        match text {
-            "true" => return Argument::Bool(true),
-            "false" => return Argument::Bool(false),
-            _ if !lexical::is_number(text) => return Argument::Text(text),
-            _ => {}
-        }
-        if let Ok(number) = text.parse() {
-            Argument::Unsigned(number)
-        } else if let Ok(number) = text.parse() {
-            Argument::Signed(number)
+        if scalar && (matches!(text, "true" | "false") || lexical::is_number(text)) {
+            out.extend_from_slice(text.as_bytes());
         } else {
-            match text.parse::<f64>() {
-                Ok(number) if number.is_finite() => Argument::Float(number),
-                _ => Argument::Text(text),
-            }
+            written::string(&mut out, text);
         }
+    }
+    out.push(b'}');
+    ParamsText(String::from_utf8(out).unwrap_or_else(|err| unreachable!("JSON strings are UTF-8: {err}")))
+}
+
+/// A params object made of string arguments.
+pub(crate) struct ParamsText(String);
+
+impl ParamsText {
+    /// The params as JSON (read once more, briefly: a `RawValue` can only
+    /// be had that way, and a borrowed one costs no copy).
+    pub(crate) fn raw(&self) -> &RawValue {
+        serde_json::from_str(&self.0).unwrap_or_else(|err| unreachable!("written as JSON: {err}"))
     }
 }
 
@@ -301,15 +283,20 @@ mod tests {
             StringParam { name: "title", optional: false, description: None, scalar: false },
         ];
         let raw = params_from_strings(&params, [("id", "42"), ("title", "42")]);
+        let raw = raw.raw();
         assert_eq!(raw.get(), r#"{"id":42,"title":"42"}"#);
         let raw = params_from_strings(&params, [("id", "x")]);
+        let raw = raw.raw();
         assert_eq!(raw.get(), r#"{"id":"x"}"#);
         let raw = params_from_strings(&params, [("id", "-3"), ("title", "say \"hi\""), ("id", "4")]);
+        let raw = raw.raw();
         assert_eq!(raw.get(), r#"{"id":-3,"title":"say \"hi\""}"#);
-        for (text, json) in
-            [("true", "true"), ("2.5", "2.5"), ("1e3", "1000.0"), ("007", "\"007\""), ("1e999", "\"1e999\"")]
-        {
-            assert_eq!(params_from_strings(&params, [("id", text)]).get(), format!(r#"{{"id":{json}}}"#), "{text}");
+        for (text, json) in [("true", "true"), ("2.5", "2.5"), ("1e3", "1e3"), ("007", "\"007\""), ("1e999", "1e999")] {
+            assert_eq!(
+                params_from_strings(&params, [("id", text)]).raw().get(),
+                format!(r#"{{"id":{json}}}"#),
+                "{text}"
+            );
         }
     }
 }

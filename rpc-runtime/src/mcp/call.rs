@@ -19,11 +19,10 @@ use super::revision::Revision;
 use super::session::Meta;
 use super::tools::{Arguments, Structured, Tool, WRAPPED_RESULT};
 use super::written::{self, Object, Written};
-use super::{ToolServer, read};
+use super::{Answered, ToolServer, read};
 use crate::dispatch::context::Context;
 use crate::dispatch::params::Params;
 use crate::dispatch::params::named_to_positional;
-use crate::dispatch::router::MethodFuture;
 use crate::wire::{ErrorObject, INTERNAL_ERROR, INVALID_PARAMS, REQUEST_CANCELLED};
 
 /// The params of `tools/call`.
@@ -39,12 +38,7 @@ struct CallParams<'a> {
 
 /// `tools/call`: runs the tool's method (see [`call_tool`]); the answer is
 /// written into `out`.
-pub(crate) fn tools_call(
-    server: &Arc<ToolServer>,
-    params: &Params<'_>,
-    cx: &Context,
-    out: &mut Vec<u8>,
-) -> Result<Option<MethodFuture>, ErrorObject> {
+pub(crate) fn tools_call(server: &Arc<ToolServer>, params: &Params<'_>, cx: &Context, out: &mut Vec<u8>) -> Answered {
     let request: CallParams<'_> = read(params, "tools/call")?;
     let meta = Meta::read(request.meta);
     let caller = meta.caller(cx)?;
@@ -77,7 +71,7 @@ pub(crate) fn call_tool(
     extras: Extras,
     cx: &Context,
     out: &mut Vec<u8>,
-) -> Result<Option<MethodFuture>, ErrorObject> {
+) -> Answered {
     if let Some(arguments) = arguments
         && !arguments.get().starts_with('{')
     {

@@ -203,11 +203,32 @@ enum Role {
     Assistant,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "lowercase")]
 enum MessageContent {
     Text { text: String },
     Resource { resource: Part },
+}
+
+/// Written as the derive would write it (`type` first), as a struct: an
+/// internally tagged enum goes through a map of serde's, at several times
+/// the cost for every message of every prompt.
+impl Serialize for MessageContent {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut content = serializer.serialize_struct("MessageContent", 2)?;
+        match self {
+            MessageContent::Text { text } => {
+                content.serialize_field("type", "text")?;
+                content.serialize_field("text", text)?;
+            }
+            MessageContent::Resource { resource } => {
+                content.serialize_field("type", "resource")?;
+                content.serialize_field("resource", resource)?;
+            }
+        }
+        content.end()
+    }
 }
 
 impl PromptMessages {
@@ -361,5 +382,22 @@ mod tests {
         let json = serde_json::to_value(Completion::counted(values)).unwrap();
         assert_eq!(json["values"].as_array().unwrap().len(), 100);
         assert_eq!((json["total"].as_u64(), json["hasMore"].as_bool()), (Some(150), Some(true)));
+    }
+
+    #[test]
+    fn prompt_messages_write_and_read_back_as_the_spec_shapes_them() {
+        let prompt = PromptMessages::new()
+            .description("d")
+            .user("u")
+            .assistant("a")
+            .user_resource("notes://1", Contents::text("body"));
+        let json = serde_json::to_string(&prompt).unwrap();
+        assert!(
+            json.starts_with(r#"{"description":"d","messages":[{"role":"user","content":{"type":"text","text":"u"}},"#),
+            "{json}"
+        );
+        assert!(json.contains(r#"{"role":"assistant","content":{"type":"text","text":"a"}}"#), "{json}");
+        assert!(json.contains(r#""content":{"type":"resource","resource":{"#), "{json}");
+        assert_eq!(serde_json::from_str::<PromptMessages>(&json).unwrap(), prompt);
     }
 }

@@ -205,12 +205,13 @@ fn describe(out: &mut Map<String, Value>, method: &MethodInfo, revision: Revisio
     }
 }
 
-/// The cache hints 2026-07-28 wants on lists and reads: nothing here may
-/// be cached beyond this client's request.
+/// The cache hints 2026-07-28 wants ([`written::NO_CACHE`]), on a result
+/// made as a map.
 fn cacheable(result: &mut Map<String, Value>, revision: Revision) {
     if revision.is_modern() {
-        result.insert("ttlMs".into(), 0.into());
-        result.insert("cacheScope".into(), "private".into());
+        for (key, json) in written::NO_CACHE {
+            result.insert(key.into(), serde_json::from_str(json).unwrap_or_default());
+        }
     }
 }
 
@@ -364,10 +365,6 @@ fn methods(server: Arc<ToolServer>) -> Router {
         (&INITIALIZED, initialized),
         (&PING, ping),
         (&DISCOVER, discover),
-        (&TOOLS_LIST, tools_list),
-        (&RESOURCES_LIST, resources::list),
-        (&RESOURCES_TEMPLATES_LIST, resources::templates),
-        (&PROMPTS_LIST, prompts::list),
         (&LOGGING_SET_LEVEL, logging::set_level),
         (&RESOURCES_SUBSCRIBE, changes::subscribe),
         (&RESOURCES_UNSUBSCRIBE, changes::unsubscribe),
@@ -382,10 +379,18 @@ fn methods(server: Arc<ToolServer>) -> Router {
             unreachable!("MCP method names are distinct: {err}");
         }
     }
-    // The methods that call the user's: their answers are written
-    // straight into the response, around the method's JSON.
-    let direct: [(&'static MethodSpec, DirectHandler); 3] =
-        [(&TOOLS_CALL, call::tools_call), (&RESOURCES_READ, resources::read_resource), (&PROMPTS_GET, prompts::get)];
+    // The methods that list or call the user's: their answers are
+    // written straight into the response, around JSON made once or the
+    // method's JSON.
+    let direct: [(&'static MethodSpec, DirectHandler); 7] = [
+        (&TOOLS_LIST, tools_list),
+        (&RESOURCES_LIST, resources::list),
+        (&RESOURCES_TEMPLATES_LIST, resources::templates),
+        (&PROMPTS_LIST, prompts::list),
+        (&TOOLS_CALL, call::tools_call),
+        (&RESOURCES_READ, resources::read_resource),
+        (&PROMPTS_GET, prompts::get),
+    ];
     for (spec, handler) in direct {
         let server = Arc::clone(&server);
         if let Err(err) =
@@ -398,8 +403,7 @@ fn methods(server: Arc<ToolServer>) -> Router {
 }
 
 type Handler = fn(&Arc<ToolServer>, Params<'_>, &Context) -> Result<MethodOutcome, ErrorObject>;
-type DirectHandler =
-    fn(&Arc<ToolServer>, &Params<'_>, &Context, &mut Vec<u8>) -> Result<Option<MethodFuture>, ErrorObject>;
+type DirectHandler = fn(&Arc<ToolServer>, &Params<'_>, &Context, &mut Vec<u8>) -> Answered;
 
 /// Reads the params of MCP method `method`: an object (absent reads as `{}`).
 fn read<'a, T: Deserialize<'a>>(params: &Params<'a>, method: &str) -> Result<T, ErrorObject> {
@@ -536,46 +540,35 @@ fn discover(server: &Arc<ToolServer>, params: Params<'_>, _: &Context) -> Result
     if let Some(instructions) = &server.instructions {
         result.insert("instructions".into(), instructions.clone().into());
     }
-    result.insert("ttlMs".into(), 0.into());
-    result.insert("cacheScope".into(), "private".into());
+    cacheable(&mut result, revision);
     answer(server, revision, result)
 }
 
 #[derive(Deserialize)]
-pub(crate) struct ListParams<'a> {
+struct ListParams<'a> {
     #[serde(default)]
-    pub(crate) cursor: Option<String>,
+    cursor: Option<String>,
     #[serde(borrow, default, rename = "_meta")]
-    pub(crate) meta: Option<&'a RawValue>,
+    meta: Option<&'a RawValue>,
 }
 
-/// `tools/list`: one page of tools, as the request's revision describes them.
-fn tools_list(server: &Arc<ToolServer>, params: Params<'_>, cx: &Context) -> Result<MethodOutcome, ErrorObject> {
-    let request: ListParams<'_> = read(&params, "tools/list")?;
+/// What a handler that writes its answer into the response gives back: a
+/// future when the answer comes later.
+pub(crate) type Answered = Result<Option<MethodFuture>, ErrorObject>;
+
+/// The cursor of list method `method`'s request, and its revision.
+fn list_request(params: &Params<'_>, cx: &Context, method: &str) -> Result<(Option<String>, Revision), ErrorObject> {
+    let request: ListParams<'_> = read(params, method)?;
     let revision = Meta::read(request.meta).revision(cx)?;
+    Ok((request.cursor, revision))
+}
+
+/// `tools/list`: one page of tools, as the request's revision describes
+/// them (their JSON is made once per revision; a page only copies it).
+fn tools_list(server: &Arc<ToolServer>, params: &Params<'_>, cx: &Context, out: &mut Vec<u8>) -> Answered {
+    let (cursor, revision) = list_request(params, cx, "tools/list")?;
     let (tools, next_cursor) =
-        server.tools.page_served(revision, request.cursor.as_deref(), server.page_size, server.changes.as_ref())?;
-    // The tools' JSON is made once per revision; a page only copies it.
-    #[derive(serde::Serialize)]
-    #[serde(rename_all = "camelCase")]
-    struct ListToolsResult<'a> {
-        tools: &'a [Box<RawValue>],
-        #[serde(skip_serializing_if = "Option::is_none")]
-        next_cursor: Option<String>,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        ttl_ms: Option<u64>,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        cache_scope: Option<&'static str>,
-        #[serde(flatten)]
-        stamp: Option<Stamp<'a>>,
-    }
-    let modern = revision.is_modern();
-    let result = ListToolsResult {
-        tools: &tools,
-        next_cursor,
-        ttl_ms: modern.then_some(0),
-        cache_scope: modern.then_some("private"),
-        stamp: server.stamp(revision),
-    };
-    Ok(MethodOutcome::Ready(encode(&result)))
+        server.tools.page_served(revision, cursor.as_deref(), server.page_size, server.changes.as_ref())?;
+    written::list_page(out, server, revision, "tools", &tools, next_cursor.as_deref());
+    Ok(None)
 }

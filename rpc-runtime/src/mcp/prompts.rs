@@ -17,11 +17,10 @@ use super::revision::Revision;
 use super::session::Meta;
 use super::tools::{group, page};
 use super::written::{self, Object};
-use super::{ListParams, ToolServer, cacheable, read, stamped};
+use super::{Answered, ToolServer, list_request, read};
 use crate::catalog::{Catalog, McpKind, MethodInfo};
 use crate::dispatch::context::Context;
 use crate::dispatch::params::Params;
-use crate::dispatch::router::{MethodFuture, MethodOutcome};
 use crate::wire::{ErrorObject, INVALID_PARAMS, lexical};
 
 /// One prompt.
@@ -101,22 +100,14 @@ impl Prompts {
 }
 
 /// `prompts/list`: one page of prompts.
-pub(crate) fn list(server: &Arc<ToolServer>, params: Params<'_>, cx: &Context) -> Result<MethodOutcome, ErrorObject> {
-    let request: ListParams<'_> = read(&params, "prompts/list")?;
-    let meta = Meta::read(request.meta);
-    let revision = meta.revision(cx)?;
+pub(crate) fn list(server: &Arc<ToolServer>, params: &Params<'_>, cx: &Context, out: &mut Vec<u8>) -> Answered {
+    let (cursor, revision) = list_request(params, cx, "prompts/list")?;
     let prompts = &server.prompts;
     let listing = prompts.listings[group(revision)]
         .get_or_init(|| prompts.prompts.iter().map(|prompt| prompt.describe(revision)).collect());
-    let (items, next) = page(listing, request.cursor.as_deref(), server.page_size, "prompts")?;
-    let mut result = Map::new();
-    let items: Vec<Value> = items.iter().filter_map(|item| serde_json::from_str(item.get()).ok()).collect();
-    result.insert("prompts".into(), items.into());
-    if let Some(next) = next {
-        result.insert("nextCursor".into(), next.into());
-    }
-    cacheable(&mut result, revision);
-    Ok(MethodOutcome::Ready(stamped(server, revision, result)))
+    let (items, next) = page(listing, cursor.as_deref(), server.page_size, "prompts")?;
+    written::list_page(out, server, revision, "prompts", items, next.as_deref());
+    Ok(None)
 }
 
 #[derive(Deserialize)]
@@ -131,12 +122,7 @@ struct GetParams<'a> {
 
 /// `prompts/get`: the prompt's method, given its arguments; the answer is
 /// written into `out`.
-pub(crate) fn get(
-    server: &Arc<ToolServer>,
-    params: &Params<'_>,
-    cx: &Context,
-    out: &mut Vec<u8>,
-) -> Result<Option<MethodFuture>, ErrorObject> {
+pub(crate) fn get(server: &Arc<ToolServer>, params: &Params<'_>, cx: &Context, out: &mut Vec<u8>) -> Answered {
     let request: GetParams<'_> = read(params, "prompts/get")?;
     let meta = Meta::read(request.meta);
     let caller = meta.caller(cx)?;
@@ -190,7 +176,7 @@ pub(crate) fn get(
     let params = params_from_strings(&prompt.params, values.iter().map(|(name, value)| (*name, value.as_ref())));
     let (method, reply) = (prompt.method.spec.name, prompt.reply);
     let summary = prompt.method.summary;
-    invoke(server, method, Some(&params), cx, extras, out, move |server, result, out| {
+    invoke(server, method, Some(params.raw()), cx, extras, out, move |server, result, out| {
         let json = result?;
         let mut object = Object::open(out);
         // The method's JSON goes out as it came, around MCP's members.

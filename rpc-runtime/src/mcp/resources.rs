@@ -6,8 +6,8 @@
 use std::sync::{Arc, OnceLock};
 
 use serde::Deserialize;
+use serde_json::Map;
 use serde_json::value::RawValue;
-use serde_json::{Map, Value};
 
 use super::arguments::{Extras, Reply, StringParam, invoke, params_from_strings, run, string_params, unexpected};
 use super::content::{Contents, Resource};
@@ -18,11 +18,11 @@ use super::session::Meta;
 use super::template::{Template, Values};
 use super::tools::{group, page};
 use super::written::{self, Object};
-use super::{ListParams, ToolServer, cacheable, read, stamped};
+use super::{Answered, ToolServer, list_request, read};
 use crate::catalog::{Catalog, McpKind, MethodInfo};
 use crate::dispatch::context::Context;
 use crate::dispatch::params::Params;
-use crate::dispatch::router::{MethodFuture, MethodOutcome, MethodResult};
+use crate::dispatch::router::written_result;
 use crate::wire::{ErrorObject, INVALID_PARAMS};
 
 /// MCP's "resource not found" through 2025-11-25 (2026-07-28 answers
@@ -154,17 +154,17 @@ fn listed(mut resource: Resource, revision: Revision) -> Box<RawValue> {
 
 /// `resources/list`: the fixed resources, then what the listing methods
 /// answer, one page at a time.
-pub(crate) fn list(server: &Arc<ToolServer>, params: Params<'_>, cx: &Context) -> Result<MethodOutcome, ErrorObject> {
-    let request: ListParams<'_> = read(&params, "resources/list")?;
-    let meta = Meta::read(request.meta);
-    let revision = meta.revision(cx)?;
+pub(crate) fn list(server: &Arc<ToolServer>, params: &Params<'_>, cx: &Context, out: &mut Vec<u8>) -> Answered {
+    let (cursor, revision) = list_request(params, cx, "resources/list")?;
     let resources = &server.resources;
     if resources.listers.is_empty() {
         let fixed = &resources.listing(revision).fixed;
-        return Ok(MethodOutcome::Ready(list_page(server, revision, fixed, request.cursor.as_deref())));
+        let (items, next) = page(fixed, cursor.as_deref(), server.page_size, "resources")?;
+        written::list_page(out, server, revision, "resources", items, next.as_deref());
+        return Ok(None);
     }
-    let (server, cx, cursor) = (Arc::clone(server), cx.clone(), request.cursor);
-    Ok(MethodOutcome::Pending(Box::pin(async move {
+    let (server, cx) = (Arc::clone(server), cx.clone());
+    Ok(Some(Box::pin(async move {
         let mut all = server.resources.listing(revision).fixed.clone();
         for lister in &server.resources.listers {
             let name = lister.spec.name;
@@ -173,45 +173,20 @@ pub(crate) fn list(server: &Arc<ToolServer>, params: Params<'_>, cx: &Context) -
                 serde_json::from_str(value.get()).map_err(|err| unexpected(name, "a list of resources", &err))?;
             all.extend(entries.into_iter().map(|entry| listed(entry, revision)));
         }
-        list_page(&server, revision, &all, cursor.as_deref())
+        let (items, next) = page(&all, cursor.as_deref(), server.page_size, "resources")?;
+        let mut out = Vec::new();
+        written::list_page(&mut out, &server, revision, "resources", items, next.as_deref());
+        written_result(out)
     })))
 }
 
-fn list_page(server: &ToolServer, revision: Revision, all: &[Box<RawValue>], cursor: Option<&str>) -> MethodResult {
-    let (resources, next) = page(all, cursor, server.page_size, "resources")?;
-    paged(server, revision, "resources", resources, next)
-}
-
-/// A page of a list result, with its cursor and (2026-07-28) cache hints.
-fn paged(
-    server: &ToolServer,
-    revision: Revision,
-    key: &str,
-    items: &[Box<RawValue>],
-    next: Option<String>,
-) -> MethodResult {
-    let mut result = Map::new();
-    let items: Vec<Value> = items.iter().filter_map(|item| serde_json::from_str(item.get()).ok()).collect();
-    result.insert(key.into(), items.into());
-    if let Some(next) = next {
-        result.insert("nextCursor".into(), next.into());
-    }
-    cacheable(&mut result, revision);
-    stamped(server, revision, result)
-}
-
 /// `resources/templates/list`: the resource templates.
-pub(crate) fn templates(
-    server: &Arc<ToolServer>,
-    params: Params<'_>,
-    cx: &Context,
-) -> Result<MethodOutcome, ErrorObject> {
-    let request: ListParams<'_> = read(&params, "resources/templates/list")?;
-    let meta = Meta::read(request.meta);
-    let revision = meta.revision(cx)?;
+pub(crate) fn templates(server: &Arc<ToolServer>, params: &Params<'_>, cx: &Context, out: &mut Vec<u8>) -> Answered {
+    let (cursor, revision) = list_request(params, cx, "resources/templates/list")?;
     let templates = &server.resources.listing(revision).templates;
-    let (templates, next) = page(templates, request.cursor.as_deref(), server.page_size, "templates")?;
-    Ok(MethodOutcome::Ready(paged(server, revision, "resourceTemplates", templates, next)))
+    let (templates, next) = page(templates, cursor.as_deref(), server.page_size, "templates")?;
+    written::list_page(out, server, revision, "resourceTemplates", templates, next.as_deref());
+    Ok(None)
 }
 
 #[derive(Deserialize)]
@@ -229,7 +204,7 @@ pub(crate) fn read_resource(
     params: &Params<'_>,
     cx: &Context,
     out: &mut Vec<u8>,
-) -> Result<Option<MethodFuture>, ErrorObject> {
+) -> Answered {
     let request: ReadParams<'_> = read(params, "resources/read")?;
     let meta = Meta::read(request.meta);
     let caller = meta.caller(cx)?;
@@ -245,7 +220,7 @@ pub(crate) fn read_resource(
     let extras = Extras { log_level, input };
     let params = params_from_strings(&entry.params, values.iter().map(|(name, value)| (*name, value.as_ref())));
     let (name, mime_type, reply) = (entry.method.spec.name, entry.mime_type, entry.reply);
-    invoke(server, name, Some(&params), cx, extras, out, move |server, result, out| {
+    invoke(server, name, Some(params.raw()), cx, extras, out, move |server, result, out| {
         let json = result?;
         let mut object = Object::open(out);
         let contents = object.member("contents");

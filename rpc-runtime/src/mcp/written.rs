@@ -69,12 +69,13 @@ impl<'o> Object<'o> {
         }
     }
 
-    /// `ttlMs` and `cacheScope`: the modern revision's cache hints for a
-    /// result that may differ on every call and for every caller.
+    /// `ttlMs` and `cacheScope`: the modern revision's cache hints (see
+    /// [`NO_CACHE`]).
     pub(crate) fn uncached(&mut self, revision: Revision) {
         if revision.is_modern() {
-            self.json("ttlMs", "0");
-            self.json("cacheScope", "\"private\"");
+            for (key, json) in NO_CACHE {
+                self.json(key, json);
+            }
         }
     }
 
@@ -82,6 +83,40 @@ impl<'o> Object<'o> {
     pub(crate) fn close(self) {
         self.out.push(b'}');
     }
+}
+
+/// The cache hints 2026-07-28 wants on lists, reads and discovery,
+/// member and JSON: nothing here may be cached beyond this client's
+/// request (the lists change with [`super::Changes`], reads are the
+/// application's).
+pub(crate) const NO_CACHE: [(&str, &str); 2] = [("ttlMs", "0"), ("cacheScope", "\"private\"")];
+
+/// A page of a list result: `items` (JSON made once and kept) under
+/// `key`, then the next page's cursor, the cache hints and the stamp.
+pub(crate) fn list_page(
+    out: &mut Vec<u8>,
+    server: &ToolServer,
+    revision: Revision,
+    key: &str,
+    items: &[Box<serde_json::value::RawValue>],
+    next_cursor: Option<&str>,
+) {
+    let mut object = Object::open(out);
+    let list = object.member(key);
+    list.push(b'[');
+    for (index, item) in items.iter().enumerate() {
+        if index > 0 {
+            list.push(b',');
+        }
+        list.extend_from_slice(item.get().as_bytes());
+    }
+    list.push(b']');
+    if let Some(next_cursor) = next_cursor {
+        object.string("nextCursor", next_cursor);
+    }
+    object.uncached(revision);
+    object.stamp(server, revision);
+    object.close();
 }
 
 /// `text` as a JSON string.
