@@ -77,7 +77,7 @@ impl Link {
     /// connection reads nothing meanwhile.
     pub(crate) fn track(self: &Arc<Self>, id: &str) -> Option<(Arc<Signal>, InflightGuard)> {
         self.inflight.as_ref()?;
-        let key: Arc<str> = id_key(id)?.into();
+        let key: Arc<str> = Arc::from(&*id_key(id)?);
         let signal = Arc::new(Signal::default());
         let guard = InflightGuard { link: Arc::clone(self), key, signal: Arc::clone(&signal), registered: false };
         Some((signal, guard))
@@ -88,7 +88,7 @@ impl Link {
     pub(crate) fn cancel(&self, id: &str) -> bool {
         let Some(inflight) = &self.inflight else { return false };
         let Some(key) = id_key(id) else { return false };
-        match lock(inflight).get(key.as_str()) {
+        match lock(inflight).get(&*key) {
             Some(signal) => {
                 signal.raise();
                 true
@@ -153,35 +153,30 @@ pub(crate) fn track(future: MethodFuture, guard: Option<InflightGuard>) -> (Meth
     (future, silent_cancel)
 }
 
-/// The id (raw JSON) of key `key`, made by [`id_key`]: a string id as a
-/// JSON string, a number as it was written (see [`Context::request_id`](super::context::Context::request_id)).
+/// The id (raw JSON) of key `key`, made by [`id_key`] (which is JSON).
 #[allow(dead_code)]
 pub(crate) fn id_of_key(key: &str) -> Option<Box<serde_json::value::RawValue>> {
-    if let Some(text) = key.strip_prefix("s:") {
-        return serde_json::value::to_raw_value(text).ok();
-    }
-    let text = key.strip_prefix("n:").or_else(|| key.strip_prefix("v:"))?;
-    serde_json::value::RawValue::from_string(text.to_owned()).ok()
+    serde_json::value::RawValue::from_string(key.to_owned()).ok()
 }
 
-/// The key of an id in the table of running requests. Strings compare by
-/// value (`"a"` and `"\u0061"` are one id); numbers by their text, so that
-/// integers beyond 64 bits stay apart (`1` and `1.0` differ too); a tag
-/// keeps `"1"` apart from `1`.
-pub(crate) fn id_key(raw: &str) -> Option<String> {
+/// The key of an id in the table of running requests: the id's JSON, in
+/// one form per value. Strings compare by value (`"a"` and `"\u0061"` are
+/// one id: escapes are written the way `serde_json` writes them); numbers
+/// by their text, so that integers beyond 64 bits stay apart (`1` and
+/// `1.0` differ too); `"1"` is not `1`. As written when it is already in
+/// that form (a number, a string without escapes), without a copy.
+pub(crate) fn id_key(raw: &str) -> Option<Cow<'_, str>> {
     let text = raw.trim();
-    let (tag, id): (&str, Cow<'_, str>) = match text.as_bytes().first()? {
+    match text.as_bytes().first()? {
         b'"' => match lexical::plain_string(text) {
-            Some(plain) => ("s:", Cow::Borrowed(plain)),
-            None => ("s:", Cow::Owned(serde_json::from_str::<String>(text).ok()?)),
+            Some(_) => Some(Cow::Borrowed(text)),
+            None => {
+                serde_json::from_str::<String>(text).ok().and_then(|id| serde_json::to_string(&id).ok()).map(Cow::Owned)
+            }
         },
-        b'-' | b'0'..=b'9' => ("n:", Cow::Borrowed(lexical::is_number(text).then_some(text)?)),
-        _ => ("v:", Cow::Owned(serde_json::from_str::<serde_json::Value>(text).ok()?.to_string())),
-    };
-    let mut key = String::with_capacity(tag.len() + id.len());
-    key.push_str(tag);
-    key.push_str(&id);
-    Some(key)
+        b'-' | b'0'..=b'9' => lexical::is_number(text).then_some(Cow::Borrowed(text)),
+        _ => serde_json::from_str::<serde_json::Value>(text).ok().map(|value| Cow::Owned(value.to_string())),
+    }
 }
 
 #[cfg(test)]
@@ -195,6 +190,8 @@ mod tests {
         assert_ne!(id_key("7"), id_key("\"7\""));
         assert_eq!(id_key("not json"), None);
         assert_eq!(id_key("7x"), None);
+        assert_eq!(id_key("\"\\u00e9\""), id_key("\"é\""));
+        assert_eq!(id_key("\"a\\\"b\"").as_deref(), Some("\"a\\\"b\""));
         for id in ["7", "\"listen-1\"", "-12345678901234567890123"] {
             assert_eq!(id_of_key(&id_key(id).unwrap()).unwrap().get(), id);
         }

@@ -67,24 +67,20 @@ fn is_scalar(schema: &Value) -> bool {
 /// The params object made of `values` (name, string) for `params` (a
 /// name given twice keeps its first value), written by hand: see
 /// [`ParamsText::raw`].
-pub(crate) fn params_from_strings<'a>(
-    params: &[StringParam],
-    values: impl IntoIterator<Item = (&'a str, &'a str)>,
-) -> ParamsText {
+pub(crate) fn params_from_strings(params: &[StringParam], values: &[(&str, impl AsRef<str>)]) -> ParamsText {
     let mut out = Vec::with_capacity(64);
     out.push(b'{');
-    let mut names: Vec<&str> = Vec::new();
-    for (name, text) in values {
-        if names.contains(&name) {
+    for (index, (name, text)) in values.iter().enumerate() {
+        if values[..index].iter().any(|(earlier, _)| earlier == name) {
             continue;
         }
-        if !names.is_empty() {
+        if out.len() > 1 {
             out.push(b',');
         }
-        names.push(name);
+        let text = text.as_ref();
         written::string(&mut out, name);
         out.push(b':');
-        let scalar = params.iter().any(|param| param.name == name && param.scalar);
+        let scalar = params.iter().any(|param| param.name == *name && param.scalar);
         if scalar && (matches!(text, "true" | "false") || lexical::is_number(text)) {
             out.extend_from_slice(text.as_bytes());
         } else {
@@ -180,12 +176,13 @@ where
         }
         None => (cx, None),
     };
-    let mut written = Vec::with_capacity(RESULT_CAPACITY);
+    let mut written = Scratch::take();
     let result = match server.router.call(name, server.router.find(name), params, false, cx, &mut written) {
         Called::Written => std::str::from_utf8(&written).map_err(|_| not_json()),
         Called::Failed(error) => Err(error),
         Called::NotFound => Err(not_served(name)),
         Called::Pending(future) => {
+            Scratch::give(written);
             let server = Arc::clone(server);
             let Some((round, call)) = round else {
                 return Ok(Some(Box::pin(async move { finish_later(&server, future.await, finish) })));
@@ -200,7 +197,37 @@ where
             })));
         }
     };
-    finish(server, result, out).map(|()| None)
+    let answered = finish(server, result, out).map(|()| None);
+    Scratch::give(written);
+    answered
+}
+
+thread_local! {
+    /// The buffer methods write their results into before they are
+    /// answered, kept for the thread's next call (see [`Scratch`]).
+    static SCRATCH: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+/// The scratch buffer of this thread: taken for one call, given back when
+/// the call's answer is written (a call within it gets a new one).
+struct Scratch;
+
+impl Scratch {
+    /// A buffer bigger than this is not kept.
+    const MAX_KEPT: usize = 64 * 1024;
+
+    fn take() -> Vec<u8> {
+        let mut buffer = SCRATCH.take();
+        buffer.clear();
+        buffer.reserve(RESULT_CAPACITY);
+        buffer
+    }
+
+    fn give(buffer: Vec<u8>) {
+        if buffer.capacity() <= Scratch::MAX_KEPT {
+            SCRATCH.set(buffer);
+        }
+    }
 }
 
 /// `finish` of a result that came later, written into a buffer of its own.
@@ -282,18 +309,18 @@ mod tests {
             StringParam { name: "id", optional: false, description: None, scalar: true },
             StringParam { name: "title", optional: false, description: None, scalar: false },
         ];
-        let raw = params_from_strings(&params, [("id", "42"), ("title", "42")]);
+        let raw = params_from_strings(&params, &[("id", "42"), ("title", "42")]);
         let raw = raw.raw();
         assert_eq!(raw.get(), r#"{"id":42,"title":"42"}"#);
-        let raw = params_from_strings(&params, [("id", "x")]);
+        let raw = params_from_strings(&params, &[("id", "x")]);
         let raw = raw.raw();
         assert_eq!(raw.get(), r#"{"id":"x"}"#);
-        let raw = params_from_strings(&params, [("id", "-3"), ("title", "say \"hi\""), ("id", "4")]);
+        let raw = params_from_strings(&params, &[("id", "-3"), ("title", "say \"hi\""), ("id", "4")]);
         let raw = raw.raw();
         assert_eq!(raw.get(), r#"{"id":-3,"title":"say \"hi\""}"#);
         for (text, json) in [("true", "true"), ("2.5", "2.5"), ("1e3", "1e3"), ("007", "\"007\""), ("1e999", "1e999")] {
             assert_eq!(
-                params_from_strings(&params, [("id", text)]).raw().get(),
+                params_from_strings(&params, &[("id", text)]).raw().get(),
                 format!(r#"{{"id":{json}}}"#),
                 "{text}"
             );

@@ -469,3 +469,47 @@ pub(crate) fn listen(server: &Arc<ToolServer>, params: Params<'_>, cx: &Context)
 pub(crate) fn tool_served(changes: Option<&Changes>, name: &str) -> bool {
     changes.is_none_or(|changes| !changes.is_hidden(name))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{Change, Wanted, messages};
+    use serde_json::{Value, json};
+    use tokio::sync::broadcast::error::RecvError;
+
+    fn sent(change: Result<Change, RecvError>, wanted: &Wanted, meta: Option<&Value>) -> Vec<Value> {
+        let messages = messages(change, wanted, None, meta);
+        messages.iter().map(|message| serde_json::from_slice(message).unwrap()).collect()
+    }
+
+    #[test]
+    fn a_listener_hears_what_it_wanted_and_everything_it_wanted_after_falling_behind() {
+        let wanted = Wanted { tools: true, prompts: false, resources: true, uris: vec!["notes://1".into()] };
+        let meta = json!({"io.modelcontextprotocol/subscriptionId": "listen-1"});
+
+        let heard = sent(Ok(Change::Prompts), &wanted, Some(&meta));
+        assert!(heard.is_empty(), "prompts were not asked for: {heard:?}");
+        let heard = sent(Ok(Change::Updated("notes://2".into())), &wanted, None);
+        assert!(heard.is_empty(), "not subscribed: {heard:?}");
+        let heard = sent(Ok(Change::Updated("notes://1".into())), &wanted, Some(&meta));
+        assert_eq!(
+            heard,
+            [json!({"jsonrpc": "2.0", "method": "notifications/resources/updated",
+            "params": {"uri": "notes://1", "_meta": meta}})]
+        );
+
+        // Missed changes may be anything it wanted: it is told so for each.
+        let heard = sent(Err(RecvError::Lagged(7)), &wanted, Some(&meta));
+        let methods: Vec<&str> = heard.iter().map(|message| message["method"].as_str().unwrap()).collect();
+        assert_eq!(
+            methods,
+            [
+                "notifications/tools/list_changed",
+                "notifications/resources/list_changed",
+                "notifications/resources/updated"
+            ]
+        );
+        assert_eq!(heard[2]["params"]["uri"], "notes://1");
+        assert!(heard.iter().all(|message| message["params"]["_meta"] == meta), "{heard:?}");
+        assert!(sent(Err(RecvError::Closed), &wanted, None).is_empty());
+    }
+}

@@ -112,8 +112,8 @@ pub(crate) fn list(server: &Arc<ToolServer>, params: &Params<'_>, cx: &Context, 
 
 #[derive(Deserialize)]
 struct GetParams<'a> {
-    #[serde(default)]
-    name: Option<String>,
+    #[serde(borrow, default)]
+    name: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     arguments: Option<&'a RawValue>,
     #[serde(borrow, default, rename = "_meta")]
@@ -173,7 +173,7 @@ pub(crate) fn get(server: &Arc<ToolServer>, params: &Params<'_>, cx: &Context, o
     }
     let input = InputCall::of(&meta, &caller, params, ("prompts/get", &name, request.arguments))?;
     let extras = Extras { log_level, input };
-    let params = params_from_strings(&prompt.params, values.iter().map(|(name, value)| (*name, value.as_ref())));
+    let params = params_from_strings(&prompt.params, &values);
     let (method, reply) = (prompt.method.spec.name, prompt.reply);
     let summary = prompt.method.summary;
     invoke(server, method, Some(params.raw()), cx, extras, out, move |server, result, out| {

@@ -218,7 +218,7 @@ pub(crate) fn read_resource(
     };
     let input = InputCall::of(&meta, &caller, params, ("resources/read", &uri, None))?;
     let extras = Extras { log_level, input };
-    let params = params_from_strings(&entry.params, values.iter().map(|(name, value)| (*name, value.as_ref())));
+    let params = params_from_strings(&entry.params, &values);
     let (name, mime_type, reply) = (entry.method.spec.name, entry.mime_type, entry.reply);
     invoke(server, name, Some(params.raw()), cx, extras, out, move |server, result, out| {
         let json = result?;

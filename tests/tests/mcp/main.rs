@@ -10,6 +10,7 @@ mod web_support;
 
 pub mod mcp_features;
 pub mod mcp_http;
+pub mod mcp_http_session;
 pub mod mcp_inspector;
 pub mod mcp_live;
 pub mod mcp_protocol;

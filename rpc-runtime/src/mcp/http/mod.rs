@@ -215,7 +215,8 @@ impl McpHttpService {
         }
         let cancel = Arc::new(Signal::default());
         cx.cancel = Some(Arc::clone(&cancel));
-        cx.request_key = message.id.and_then(|id| crate::dispatch::inflight::id_key(id.get())).map(Into::into);
+        cx.request_key =
+            message.id.and_then(|id| crate::dispatch::inflight::id_key(id.get())).map(|key| Arc::from(&*key));
         let answer = Answer {
             headers,
             message,

@@ -27,14 +27,14 @@ impl McpHttpService {
         request: Request<B>,
         addrs: Option<HttpAddrs>,
     ) -> Response<McpBody> {
-        if let Some(refusal) = inner.check_origin(request.headers().get(header::ORIGIN), own_host(&request)) {
-            return refusal.map(McpBody::from);
+        if let Some(refusal) = refused_origin(inner, &request) {
+            return refusal;
         }
+        let id = session_id(&request);
         let headers = Headers::read(request.headers());
         let modern =
             matches!(&headers.version, Some(Ok(version)) if Revision::parse(version).is_some_and(Revision::is_modern));
-        let Some(id) = request.headers().get(SESSION_ID).and_then(|value| value.to_str().ok()).map(str::to_owned)
-        else {
+        let Some(id) = id else {
             // No session: nothing to stream (as in 2026-07-28, which has
             // no `GET` at all).
             return not_allowed(&Method::GET);
@@ -48,9 +48,8 @@ impl McpHttpService {
                 "Not Acceptable: a session's GET stream is text/event-stream; list it in Accept",
             );
         }
-        let (parts, _) = request.into_parts();
-        if let Err(refusal) = inner.admit("http", parts, addrs).await {
-            return refusal.map(McpBody::from);
+        if let Some(refusal) = refused_admission(inner, request, addrs).await {
+            return refusal;
         }
         // Not held: an open stream does not keep an idle session alive.
         let Some(session) = self.sessions.get(&id).and_then(|in_use| in_use.0.state()) else {
@@ -72,18 +71,16 @@ impl McpHttpService {
         request: Request<B>,
         addrs: Option<HttpAddrs>,
     ) -> Response<McpBody> {
-        if let Some(refusal) = inner.check_origin(request.headers().get(header::ORIGIN), own_host(&request)) {
-            return refusal.map(McpBody::from);
+        if let Some(refusal) = refused_origin(inner, &request) {
+            return refusal;
         }
-        let Some(id) = request.headers().get(SESSION_ID).and_then(|value| value.to_str().ok()).map(str::to_owned)
-        else {
+        let Some(id) = session_id(&request) else {
             let error =
                 ErrorObject::new(INVALID_REQUEST, "Bad Request: DELETE ends a session: give its Mcp-Session-Id");
             return json_error(StatusCode::BAD_REQUEST, None, &error);
         };
-        let (parts, _) = request.into_parts();
-        if let Err(refusal) = inner.admit("http", parts, addrs).await {
-            return refusal.map(McpBody::from);
+        if let Some(refusal) = refused_admission(inner, request, addrs).await {
+            return refusal;
         }
         if !self.sessions.end(&id) {
             let error = ErrorObject::new(INVALID_REQUEST, "Not Found: no such session (unknown, ended or expired)");
@@ -94,6 +91,28 @@ impl McpHttpService {
         *response.status_mut() = StatusCode::NO_CONTENT;
         response
     }
+}
+
+/// The refusal of a `GET` or `DELETE` from an origin the server does not
+/// take.
+fn refused_origin<B>(inner: &Inner, request: &Request<B>) -> Option<Response<McpBody>> {
+    let refusal = inner.check_origin(request.headers().get(header::ORIGIN), own_host(request))?;
+    Some(refusal.map(McpBody::from))
+}
+
+/// The session that `request`'s `Mcp-Session-Id` names.
+fn session_id<B>(request: &Request<B>) -> Option<String> {
+    request.headers().get(SESSION_ID).and_then(|value| value.to_str().ok()).map(str::to_owned)
+}
+
+/// The refusal of `request` by the server's connection hook or limits.
+async fn refused_admission<B>(
+    inner: &Inner,
+    request: Request<B>,
+    addrs: Option<HttpAddrs>,
+) -> Option<Response<McpBody>> {
+    let (parts, _) = request.into_parts();
+    inner.admit("http", parts, addrs).await.err().map(|refusal| refusal.map(McpBody::from))
 }
 
 /// Hands the client's response `body` to the request for input it answers
