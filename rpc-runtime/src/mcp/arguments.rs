@@ -67,11 +67,16 @@ fn is_scalar(schema: &Value) -> bool {
 /// The params object made of `values` (name, string) for `params` (a
 /// name given twice keeps its first value), written by hand: see
 /// [`ParamsText::raw`].
-pub(crate) fn params_from_strings(params: &[StringParam], values: &[(&str, impl AsRef<str>)]) -> ParamsText {
+pub(crate) fn params_from_strings<N, V>(params: &[StringParam], values: &[(N, V)]) -> ParamsText
+where
+    N: AsRef<str>,
+    V: AsRef<str>,
+{
     let mut out = Vec::with_capacity(64);
     out.push(b'{');
     for (index, (name, text)) in values.iter().enumerate() {
-        if values[..index].iter().any(|(earlier, _)| earlier == name) {
+        let name = name.as_ref();
+        if values[..index].iter().any(|(earlier, _)| earlier.as_ref() == name) {
             continue;
         }
         if out.len() > 1 {
@@ -80,7 +85,7 @@ pub(crate) fn params_from_strings(params: &[StringParam], values: &[(&str, impl 
         let text = text.as_ref();
         written::string(&mut out, name);
         out.push(b':');
-        let scalar = params.iter().any(|param| param.name == *name && param.scalar);
+        let scalar = params.iter().any(|param| param.name == name && param.scalar);
         if scalar && (matches!(text, "true" | "false") || lexical::is_number(text)) {
             out.extend_from_slice(text.as_bytes());
         } else {

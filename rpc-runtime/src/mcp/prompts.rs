@@ -3,7 +3,7 @@
 //! prompt's messages (`prompts/get`).
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
 use serde::Deserialize;
@@ -21,13 +21,16 @@ use super::{Answered, ToolServer, list_request, read};
 use crate::catalog::{Catalog, McpKind, MethodInfo};
 use crate::dispatch::context::Context;
 use crate::dispatch::params::Params;
-use crate::wire::{ErrorObject, INVALID_PARAMS, lexical};
+use crate::wire::{ErrorObject, INVALID_PARAMS};
 
 /// One prompt.
 pub(crate) struct Prompt {
     method: &'static MethodInfo,
     pub(crate) params: Vec<StringParam>,
     reply: Reply,
+    /// The doc comment's summary as a JSON string: the description of
+    /// messages that have none of their own.
+    summary: Option<Box<str>>,
 }
 
 impl Prompt {
@@ -73,7 +76,12 @@ impl Prompts {
             if method.tool.kind != McpKind::Prompt {
                 continue;
             }
-            let prompt = Prompt { method, params: string_params(method), reply: Reply::of(method) };
+            let summary = method.summary.map(|summary| {
+                let mut json = Vec::new();
+                written::string(&mut json, summary);
+                String::from_utf8(json).unwrap_or_default().into_boxed_str()
+            });
+            let prompt = Prompt { method, params: string_params(method), reply: Reply::of(method), summary };
             let name = prompt.name();
             if prompts.by_name.contains_key(name) {
                 tracing::warn!(
@@ -131,38 +139,31 @@ pub(crate) fn get(server: &Arc<ToolServer>, params: &Params<'_>, cx: &Context, o
     let Some(name) = request.name else {
         return Err(ErrorObject::new(INVALID_PARAMS, "Invalid params: `prompts/get` needs the prompt's `name`"));
     };
-    let Some(prompt) = server.prompts.get(&name) else {
+    let Some(index) = server.prompts.by_name.get(&*name).copied() else {
         return Err(ErrorObject::new(
             INVALID_PARAMS,
             format!("Invalid params: unknown prompt `{name}`; `prompts/list` shows the ones there are"),
         ));
     };
-    let arguments: BTreeMap<String, &RawValue> = match request.arguments.filter(|raw| raw.get() != "null") {
-        Some(raw) => serde_json::from_str(raw.get()).map_err(|_| {
+    let prompt = &server.prompts.prompts[index];
+    let arguments = match request.arguments.filter(|raw| raw.get() != "null") {
+        Some(raw) => serde_json::from_str::<Arguments<'_>>(raw.get()).map_err(|_| {
             ErrorObject::new(
                 INVALID_PARAMS,
                 "Invalid params: `arguments` of `prompts/get` must be an object of strings",
             )
         })?,
-        None => BTreeMap::new(),
+        None => Arguments(Vec::new()),
     };
-    let mut values: Vec<(&str, Cow<'_, str>)> = Vec::with_capacity(arguments.len());
-    for (argument, value) in &arguments {
-        let text = value.get();
-        let string = match (lexical::plain_string(text), text.as_bytes().first()) {
-            (Some(plain), _) => Cow::Borrowed(plain),
-            (None, Some(b'"')) => {
-                Cow::Owned(serde_json::from_str(text).map_err(|_| not_a_string(argument, "a string"))?)
-            }
-            (None, Some(b'n')) => continue,
-            (None, first) => return Err(not_a_string(argument, kind_of(first.copied()))),
-        };
-        values.push((argument.as_str(), string));
+    let mut values = arguments.0;
+    if let Some((argument, kind)) = values.iter().find_map(|(name, value)| value.other().map(|kind| (name, kind))) {
+        return Err(not_a_string(argument, kind));
     }
+    values.retain(|(_, value)| !matches!(value, ArgumentValue::Null));
     let missing: Vec<&str> = prompt
         .params
         .iter()
-        .filter(|param| !param.optional && !values.iter().any(|(name, _)| *name == param.name))
+        .filter(|param| !param.optional && !values.iter().any(|(name, _)| name == param.name))
         .map(|param| param.name)
         .collect();
     if !missing.is_empty() {
@@ -175,16 +176,16 @@ pub(crate) fn get(server: &Arc<ToolServer>, params: &Params<'_>, cx: &Context, o
     let extras = Extras { log_level, input };
     let params = params_from_strings(&prompt.params, &values);
     let (method, reply) = (prompt.method.spec.name, prompt.reply);
-    let summary = prompt.method.summary;
     invoke(server, method, Some(params.raw()), cx, extras, out, move |server, result, out| {
         let json = result?;
+        let summary = server.prompts.prompts[index].summary.as_deref();
         let mut object = Object::open(out);
         // The method's JSON goes out as it came, around MCP's members.
         match reply {
             Reply::Marked("prompt") => messages(&mut object, json, summary, method)?,
             Reply::Text if json.starts_with('"') => {
                 if let Some(summary) = summary {
-                    object.string("description", summary);
+                    object.json("description", summary);
                 }
                 let messages = object.member("messages");
                 messages.push(b'[');
@@ -193,7 +194,7 @@ pub(crate) fn get(server: &Arc<ToolServer>, params: &Params<'_>, cx: &Context, o
             }
             _ => {
                 if let Some(summary) = summary {
-                    object.string("description", summary);
+                    object.json("description", summary);
                 }
                 let messages = object.member("messages");
                 messages.push(b'[');
@@ -210,7 +211,7 @@ pub(crate) fn get(server: &Arc<ToolServer>, params: &Params<'_>, cx: &Context, o
 /// The members of a `GetPromptResult` from the JSON of a [`PromptMessages`]
 /// (`{"description": .., "messages": [..]}`, the description left out when
 /// there is none): its members as they are, the method's doc comment
-/// (`summary`) for a description it lacks.
+/// (`summary`, as a JSON string) for a description it lacks.
 ///
 /// [`PromptMessages`]: super::content::PromptMessages
 fn messages(object: &mut Object<'_>, json: &str, summary: Option<&str>, method: &str) -> Result<(), ErrorObject> {
@@ -222,7 +223,7 @@ fn messages(object: &mut Object<'_>, json: &str, summary: Option<&str>, method: 
         Some(members) if members.starts_with(r#""description":"#) => object.members(members),
         Some(members) if members.starts_with(r#""messages":"#) => {
             if let Some(summary) = summary {
-                object.string("description", summary);
+                object.json("description", summary);
             }
             object.members(members);
         }
@@ -238,13 +239,129 @@ fn messages(object: &mut Object<'_>, json: &str, summary: Option<&str>, method: 
                 serde_json::from_str(json).map_err(|err| unexpected(method, "prompt messages", &err))?;
             match (written.description, summary) {
                 (Some(description), _) => object.json("description", description.get()),
-                (None, Some(summary)) => object.string("description", summary),
+                (None, Some(summary)) => object.json("description", summary),
                 (None, None) => {}
             }
             object.json("messages", written.messages.get());
         }
     }
     Ok(())
+}
+
+/// The `arguments` of `prompts/get` as written: each name and value
+/// (borrowed unless escaped), in order.
+struct Arguments<'a>(Vec<(Cow<'a, str>, ArgumentValue<'a>)>);
+
+/// The value of a prompt argument: a string, as MCP wants, or `null`
+/// (left out), or what else it is (for the error).
+enum ArgumentValue<'a> {
+    Text(Cow<'a, str>),
+    Null,
+    Other(&'static str),
+}
+
+impl ArgumentValue<'_> {
+    /// What kind of value it is, if not a string or `null`.
+    fn other(&self) -> Option<&'static str> {
+        match self {
+            ArgumentValue::Other(kind) => Some(kind),
+            _ => None,
+        }
+    }
+}
+
+impl AsRef<str> for ArgumentValue<'_> {
+    fn as_ref(&self) -> &str {
+        match self {
+            ArgumentValue::Text(text) => text,
+            ArgumentValue::Null | ArgumentValue::Other(_) => "",
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for ArgumentValue<'de> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use serde::de::{IgnoredAny, MapAccess, SeqAccess};
+        struct Any;
+        impl<'de> serde::de::Visitor<'de> for Any {
+            type Value = ArgumentValue<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E>(self, text: &'de str) -> Result<Self::Value, E> {
+                Ok(ArgumentValue::Text(Cow::Borrowed(text)))
+            }
+            fn visit_str<E>(self, text: &str) -> Result<Self::Value, E> {
+                Ok(ArgumentValue::Text(Cow::Owned(text.to_owned())))
+            }
+            fn visit_unit<E>(self) -> Result<Self::Value, E> {
+                Ok(ArgumentValue::Null)
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(ArgumentValue::Other("a boolean"))
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+                Ok(ArgumentValue::Other("a number"))
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+                Ok(ArgumentValue::Other("a number"))
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(ArgumentValue::Other("a number"))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(ArgumentValue::Other("an array"))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(ArgumentValue::Other("an object"))
+            }
+        }
+        deserializer.deserialize_any(Any)
+    }
+}
+
+impl<'de> Deserialize<'de> for Arguments<'de> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Entries;
+        impl<'de> serde::de::Visitor<'de> for Entries {
+            type Value = Arguments<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an object of arguments")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut entries = Vec::with_capacity(map.size_hint().unwrap_or(4).min(16));
+                while let Some(Name(name)) = map.next_key()? {
+                    entries.push((name, map.next_value()?));
+                }
+                Ok(Arguments(entries))
+            }
+        }
+        deserializer.deserialize_map(Entries)
+    }
+}
+
+/// A name, borrowed from the request unless it has escapes.
+struct Name<'a>(Cow<'a, str>);
+
+impl<'de> Deserialize<'de> for Name<'de> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Text;
+        impl<'de> serde::de::Visitor<'de> for Text {
+            type Value = Name<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a name")
+            }
+            fn visit_borrowed_str<E>(self, text: &'de str) -> Result<Self::Value, E> {
+                Ok(Name(Cow::Borrowed(text)))
+            }
+            fn visit_str<E>(self, text: &str) -> Result<Self::Value, E> {
+                Ok(Name(Cow::Owned(text.to_owned())))
+            }
+        }
+        deserializer.deserialize_str(Text)
+    }
 }
 
 /// A prompt argument that is not a string.
@@ -257,21 +374,12 @@ fn not_a_string(argument: &str, kind: &str) -> ErrorObject {
     )
 }
 
-/// What kind of JSON value starts with `first`, for messages.
-fn kind_of(first: Option<u8>) -> &'static str {
-    match first {
-        Some(b't' | b'f') => "a boolean",
-        Some(b'[') => "an array",
-        Some(b'{') => "an object",
-        _ => "a number",
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::messages;
+    use super::{Arguments, messages};
     use crate::mcp::content::PromptMessages;
     use crate::mcp::written::Object;
+    use std::borrow::Cow;
 
     /// The result members made from `prompt`'s JSON as its method wrote it.
     fn members(json: &str, summary: Option<&str>) -> serde_json::Value {
@@ -287,19 +395,34 @@ mod tests {
         let plain = serde_json::to_string(&PromptMessages::new().user("a \"quoted\" note")).unwrap();
         let described = serde_json::to_string(&PromptMessages::new().description("Own").user("x")).unwrap();
 
-        let answer = members(&plain, Some("From the doc comment"));
+        let answer = members(&plain, Some(r#""From the doc comment""#));
         assert_eq!(answer["description"], "From the doc comment");
         assert_eq!(answer["messages"][0]["content"]["text"], "a \"quoted\" note");
         assert!(members(&plain, None).get("description").is_none());
-        assert_eq!(members(&described, Some("From the doc comment"))["description"], "Own");
+        assert_eq!(members(&described, Some(r#""From the doc comment""#))["description"], "Own");
 
         // Another shape with the same meaning is read, not copied.
         let reordered = r#"{"messages":[{"role":"user","content":{"type":"text","text":"x"}}],"description":"Late"}"#;
-        let answer = members(reordered, Some("From the doc comment"));
+        let answer = members(reordered, Some(r#""From the doc comment""#));
         assert_eq!(answer["description"], "Late");
         assert_eq!(answer.as_object().unwrap().len(), 2);
         let mut out = Vec::new();
         let mut object = Object::open(&mut out);
         assert!(messages(&mut object, r#"{"text":"no messages"}"#, None, "summarize").is_err());
+    }
+
+    #[test]
+    fn arguments_keep_their_order_and_borrow_names_without_escapes() {
+        let arguments: Arguments<'_> =
+            serde_json::from_str(r#"{"z": "1", "a\u0062": null, "c": 2, "d": [1, {"e": "f"}], "g": {"h": true}}"#)
+                .unwrap();
+        let names: Vec<&str> = arguments.0.iter().map(|(name, _)| name.as_ref()).collect();
+        assert_eq!(names, ["z", "ab", "c", "d", "g"]);
+        assert_eq!((arguments.0[3].1.other(), arguments.0[4].1.other()), (Some("an array"), Some("an object")));
+        assert!(matches!(arguments.0[0].0, Cow::Borrowed(_)) && matches!(arguments.0[1].0, Cow::Owned(_)));
+        assert_eq!(arguments.0[0].1.as_ref(), "1");
+        assert!(matches!(arguments.0[1].1, super::ArgumentValue::Null));
+        assert_eq!(arguments.0[2].1.other(), Some("a number"));
+        assert!(serde_json::from_str::<Arguments<'_>>("[1]").is_err());
     }
 }
