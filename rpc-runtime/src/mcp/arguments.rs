@@ -11,10 +11,12 @@ use serde_json::value::RawValue;
 use super::ToolServer;
 use super::content::MARKER;
 use super::input::InputCall;
-use super::logging::{LogLevel, log_outlet, logged};
+use super::logging::{CallLog, LogLevel, log_outlet, logged};
+use super::session::{Caller, Meta};
 use super::written::{self, Written};
 use crate::catalog::MethodInfo;
 use crate::dispatch::context::Context;
+use crate::dispatch::params::Params;
 use crate::dispatch::router::{Called, MethodFuture, MethodOutcome, MethodResult, encode, written_result};
 use crate::wire::{ErrorObject, lexical};
 
@@ -144,6 +146,20 @@ pub(crate) struct Extras {
     /// It may ask the client for input (and, in 2026-07-28, the call's
     /// identity for its `requestState`).
     pub(crate) input: Option<(InputCall, Option<String>)>,
+}
+
+impl Extras {
+    /// What the call `(method, target, arguments)` of a request with
+    /// `meta` from `caller` carries: its log level, and whether (and how)
+    /// it may ask the client for input.
+    pub(crate) fn of(
+        meta: &Meta<'_>,
+        caller: &Caller,
+        params: &Params<'_>,
+        call: (&str, &str, Option<&RawValue>),
+    ) -> Result<Extras, ErrorObject> {
+        Ok(Extras { log_level: CallLog::level_of(meta, caller)?, input: InputCall::of(meta, caller, params, call)? })
+    }
 }
 
 /// How long a method's JSON usually is: its buffer starts this big, so

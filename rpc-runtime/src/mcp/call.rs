@@ -12,8 +12,6 @@ use serde_json::value::RawValue;
 
 use super::arguments::{Extras, invoke};
 use super::changes::tool_served;
-use super::input::InputCall;
-use super::logging::CallLog;
 use super::progress::ProgressToken;
 use super::revision::Revision;
 use super::session::Meta;
@@ -28,8 +26,8 @@ use crate::wire::{ErrorObject, INTERNAL_ERROR, INVALID_PARAMS, REQUEST_CANCELLED
 /// The params of `tools/call`.
 #[derive(Deserialize)]
 struct CallParams<'a> {
-    #[serde(default)]
-    name: Option<String>,
+    #[serde(borrow, default)]
+    name: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     arguments: Option<&'a RawValue>,
     #[serde(borrow, default, rename = "_meta")]
@@ -51,10 +49,7 @@ pub(crate) fn tools_call(server: &Arc<ToolServer>, params: &Params<'_>, cx: &Con
         return Err(ErrorObject::new(INVALID_PARAMS, format!("Invalid params: unknown tool `{name}`")));
     };
     let arguments = request.arguments.filter(|raw| raw.get() != "null");
-    let extras = Extras {
-        log_level: CallLog::level_of(&meta, &caller)?,
-        input: InputCall::of(&meta, &caller, params, ("tools/call", &name, arguments))?,
-    };
+    let extras = Extras::of(&meta, &caller, params, ("tools/call", &name, arguments))?;
     call_tool(server, tool, arguments, meta.progress_token, revision, extras, cx, out)
 }
 

@@ -11,8 +11,6 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::arguments::{Extras, Reply, StringParam, invoke, params_from_strings, string_params, unexpected};
-use super::input::InputCall;
-use super::logging::CallLog;
 use super::revision::Revision;
 use super::session::Meta;
 use super::tools::{group, page};
@@ -135,7 +133,6 @@ pub(crate) fn get(server: &Arc<ToolServer>, params: &Params<'_>, cx: &Context, o
     let meta = Meta::read(request.meta);
     let caller = meta.caller(cx)?;
     let revision = caller.revision;
-    let log_level = CallLog::level_of(&meta, &caller)?;
     let Some(name) = request.name else {
         return Err(ErrorObject::new(INVALID_PARAMS, "Invalid params: `prompts/get` needs the prompt's `name`"));
     };
@@ -172,8 +169,7 @@ pub(crate) fn get(server: &Arc<ToolServer>, params: &Params<'_>, cx: &Context, o
             format!("Invalid params: prompt `{name}` needs the argument(s): {}", missing.join(", ")),
         ));
     }
-    let input = InputCall::of(&meta, &caller, params, ("prompts/get", &name, request.arguments))?;
-    let extras = Extras { log_level, input };
+    let extras = Extras::of(&meta, &caller, params, ("prompts/get", &name, request.arguments))?;
     let params = params_from_strings(&prompt.params, &values);
     let (method, reply) = (prompt.method.spec.name, prompt.reply);
     invoke(server, method, Some(params.raw()), cx, extras, out, move |server, result, out| {

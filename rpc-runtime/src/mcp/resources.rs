@@ -11,8 +11,6 @@ use serde_json::value::RawValue;
 
 use super::arguments::{Extras, Reply, StringParam, invoke, params_from_strings, run, string_params, unexpected};
 use super::content::{Contents, Resource};
-use super::input::InputCall;
-use super::logging::CallLog;
 use super::revision::Revision;
 use super::session::Meta;
 use super::template::{Template, Values};
@@ -209,15 +207,13 @@ pub(crate) fn read_resource(
     let meta = Meta::read(request.meta);
     let caller = meta.caller(cx)?;
     let revision = caller.revision;
-    let log_level = CallLog::level_of(&meta, &caller)?;
     let Some(uri) = request.uri else {
         return Err(ErrorObject::new(INVALID_PARAMS, "Invalid params: `resources/read` needs the resource's `uri`"));
     };
     let Some((entry, values)) = server.resources.find(&uri) else {
         return Err(not_found(revision, &uri));
     };
-    let input = InputCall::of(&meta, &caller, params, ("resources/read", &uri, None))?;
-    let extras = Extras { log_level, input };
+    let extras = Extras::of(&meta, &caller, params, ("resources/read", &uri, None))?;
     let params = params_from_strings(&entry.params, &values);
     let (name, mime_type, reply) = (entry.method.spec.name, entry.mime_type, entry.reply);
     invoke(server, name, Some(params.raw()), cx, extras, out, move |server, result, out| {
