@@ -23,6 +23,7 @@ pub mod jsonrpsee_impl;
 pub mod ours;
 pub mod process;
 pub mod servers;
+pub mod stats;
 
 /// The version number `version()` answers with.
 pub const VERSION: u32 = 7;

@@ -25,6 +25,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use rpc_bench::process::ServerProcess;
+use rpc_bench::stats::median;
 use rpc_bench::{ours, servers};
 use tokio::net::TcpListener;
 
@@ -201,12 +202,6 @@ fn settled_rss(server: &ServerProcess) -> u64 {
         last = rss;
     }
     last
-}
-
-fn median(values: &[f64]) -> f64 {
-    let mut sorted = values.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    sorted[sorted.len() / 2]
 }
 
 fn report(options: &Options, modes: &[Idle], results: &[Vec<Vec<f64>>]) {

@@ -38,6 +38,7 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use rpc_bench::stats::{median, range};
 use serde_json::{json, Value};
 
 const URI: &str = "file:///bench/document.txt";
@@ -323,16 +324,6 @@ fn run(path: &str, pairs: usize, lines: usize) -> Run {
     }
 }
 
-fn median(mut values: Vec<f64>) -> f64 {
-    values.sort_by(f64::total_cmp);
-    let n = values.len();
-    if n % 2 == 1 {
-        values[n / 2]
-    } else {
-        (values[n / 2 - 1] + values[n / 2]) / 2.0
-    }
-}
-
 fn main() {
     let options = parse_options();
     let n = options.servers.len();
@@ -369,9 +360,8 @@ fn main() {
     println!("| --- | ---: | ---: | ---: | --- | ---: |");
     for (s, (name, _)) in options.servers.iter().enumerate() {
         let cpus: Vec<f64> = runs[s].iter().map(per_pair).collect();
-        let lo = cpus.iter().copied().fold(f64::INFINITY, f64::min);
-        let hi = cpus.iter().copied().fold(0.0, f64::max);
-        let walls = runs[s].iter().map(|r| r.wall.as_secs_f64() * 1e6 / options.pairs as f64).collect();
+        let (lo, hi) = range(&cpus);
+        let walls: Vec<f64> = runs[s].iter().map(|r| r.wall.as_secs_f64() * 1e6 / options.pairs as f64).collect();
         let ordered: Vec<String> = runs[s].iter().map(|r| r.ordered.to_string()).collect();
         let ordered = if ordered.iter().all(|o| *o == ordered[0]) {
             format!("{} of {} in every round", ordered[0], options.pairs)
@@ -381,15 +371,14 @@ fn main() {
         let (ok, all) = runs[s].iter().fold((0, 0), |(ok, all), r| (ok + r.diagnostics_ok, all + r.diagnostics));
         println!(
             "| {name} | {:.2} µs | {lo:.2}-{hi:.2} µs | {:.2} µs | {ordered} | {ok} of {all} |",
-            median(cpus),
-            median(walls),
+            median(&cpus),
+            median(&walls),
         );
     }
     let (first, _) = &options.servers[0];
     for (s, (name, _)) in options.servers.iter().enumerate().skip(1) {
         let ratios: Vec<f64> = runs[0].iter().zip(&runs[s]).map(|(a, b)| per_pair(a) / per_pair(b)).collect();
-        let lo = ratios.iter().copied().fold(f64::INFINITY, f64::min);
-        let hi = ratios.iter().copied().fold(0.0, f64::max);
-        println!("\nCPU {first} / {name}: **{:.2}x** (rounds {lo:.2}x-{hi:.2}x)", median(ratios));
+        let (lo, hi) = range(&ratios);
+        println!("\nCPU {first} / {name}: **{:.2}x** (rounds {lo:.2}x-{hi:.2}x)", median(&ratios));
     }
 }

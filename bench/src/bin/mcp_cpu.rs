@@ -38,6 +38,7 @@
 
 use std::time::{Duration, Instant};
 
+use rpc_bench::stats::{median, quartiles, range};
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream};
 
@@ -595,32 +596,6 @@ async fn run(imp: Impl, kind: Kind, options: &Options) -> Run {
     Run { cpu, wall, requests: options.requests, answer_bytes }
 }
 
-fn median(mut values: Vec<f64>) -> f64 {
-    values.sort_by(f64::total_cmp);
-    let n = values.len();
-    if n % 2 == 1 {
-        values[n / 2]
-    } else {
-        (values[n / 2 - 1] + values[n / 2]) / 2.0
-    }
-}
-
-fn range(values: &[f64]) -> (f64, f64) {
-    (values.iter().copied().fold(f64::INFINITY, f64::min), values.iter().copied().fold(f64::NEG_INFINITY, f64::max))
-}
-
-/// The first and third quartiles (linear interpolation between ranks).
-fn quartiles(values: &[f64]) -> (f64, f64) {
-    let mut sorted = values.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    let at = |q: f64| {
-        let rank = q * (sorted.len() - 1) as f64;
-        let (low, high) = (rank.floor() as usize, rank.ceil() as usize);
-        sorted[low] + (sorted[high] - sorted[low]) * (rank - low as f64)
-    };
-    (at(0.25), at(0.75))
-}
-
 fn micros(ns: f64) -> String {
     format!("{:.2} µs", ns / 1e3)
 }
@@ -651,16 +626,16 @@ fn report(names: &[String], kinds: &[Kind], table: &Table, rounds: usize) {
         let runs = &table[k];
         print!("| {} |", kind.label());
         for runs in runs {
-            print!(" {} |", micros(median(runs.iter().map(|run| run.0).collect())));
+            print!(" {} |", micros(median(&runs.iter().map(|run| run.0).collect::<Vec<_>>())));
         }
         for other in &runs[1..] {
             let ratios: Vec<f64> = runs[0].iter().zip(other).map(|(a, b)| a.0 / b.0).collect();
             let (lo, hi) = range(&ratios);
             let (q1, q3) = quartiles(&ratios);
-            print!(" **{:.2}x** ({q1:.2}x-{q3:.2}x; {lo:.2}x-{hi:.2}x) |", median(ratios));
+            print!(" **{:.2}x** ({q1:.2}x-{q3:.2}x; {lo:.2}x-{hi:.2}x) |", median(&ratios));
         }
         for runs in runs {
-            print!(" {} |", micros(median(runs.iter().map(|run| run.1).collect())));
+            print!(" {} |", micros(median(&runs.iter().map(|run| run.1).collect::<Vec<_>>())));
         }
         let bytes: Vec<String> = runs.iter().map(|runs| runs.last().map_or(0, |run| run.2).to_string()).collect();
         println!(" {} |", bytes.join(" / "));

@@ -24,6 +24,7 @@ use std::time::{Duration, Instant};
 use futures_util::{SinkExt, StreamExt};
 use rpc_bench::feed::{jsonrpsee_feed, ours, Quote};
 use rpc_bench::process::ServerProcess;
+use rpc_bench::stats::median;
 use serde::Deserialize;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader as AsyncBufReader};
 use tokio::net::{TcpListener, TcpStream};
@@ -249,11 +250,6 @@ fn start_server(target: Target) -> ServerProcess {
     ServerProcess::start(command)
 }
 
-fn median(mut values: Vec<f64>) -> f64 {
-    values.sort_by(f64::total_cmp);
-    values[values.len() / 2]
-}
-
 fn report(results: &[(Target, Vec<Measurement>)], options: &Options) {
     println!("one subscriber, {} items per run, {} runs", options.items, options.runs);
     println!();
@@ -266,9 +262,9 @@ fn report(results: &[(Target, Vec<Measurement>)], options: &Options) {
             "| {} | {} | {:.0} | {:.2} us | {:.0} |",
             target.name(),
             target.transport(),
-            median(runs.iter().map(Measurement::rate).collect()),
-            median(runs.iter().map(|m| m.cpu_per_item().as_secs_f64() * 1e6).collect()),
-            median(runs.iter().map(Measurement::items_per_cpu_second).collect()),
+            median(&runs.iter().map(Measurement::rate).collect::<Vec<_>>()),
+            median(&runs.iter().map(|m| m.cpu_per_item().as_secs_f64() * 1e6).collect::<Vec<_>>()),
+            median(&runs.iter().map(Measurement::items_per_cpu_second).collect::<Vec<_>>()),
         );
     }
     let ours = results.iter().find(|(t, _)| *t == Target::Ours);
@@ -286,8 +282,8 @@ fn report(results: &[(Target, Vec<Measurement>)], options: &Options) {
         );
         println!(
             "ours / jsonrpsee, median: items/s {:.2}x, items per server CPU second {:.2}x",
-            median(rate),
-            median(per_cpu)
+            median(&rate),
+            median(&per_cpu)
         );
     }
 }
