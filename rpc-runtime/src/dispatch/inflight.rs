@@ -28,6 +28,8 @@ pub(crate) struct Link {
     /// Whether a cancelled request is still answered (-32800, as LSP
     /// requires) or not at all (as MCP asks).
     answer_cancelled: bool,
+    /// Its calls arrive concurrently (see [`Link::concurrent`]).
+    concurrent: bool,
     /// State of the protocol spoken on top of JSON-RPC on this connection
     /// (an MCP session), created by that protocol on first use; dispatch
     /// only keeps it for the connection's lifetime.
@@ -47,9 +49,18 @@ impl Link {
             stop: Signal::default(),
             inflight: cancellation.method().is_some().then(Mutex::default),
             answer_cancelled: cancellation.answers_cancelled(),
+            concurrent: false,
             protocol: OnceLock::new(),
             gate: OnceLock::new(),
         }
+    }
+
+    /// A link whose calls arrive and run concurrently (an MCP session over
+    /// HTTP: each `POST` on a task of its own), so that a cancellation may
+    /// come while any of them runs: each is in the table from its start.
+    #[cfg_attr(not(all(feature = "mcp", feature = "http")), allow(dead_code))]
+    pub(crate) fn concurrent(cancellation: Cancellation) -> Self {
+        Link { concurrent: true, ..Link::new(cancellation) }
     }
 
     /// The order of the connection's calls (see `dispatch::order`).
@@ -72,14 +83,19 @@ impl Link {
 
     /// Prepares the incoming request `id` (raw JSON) for cancellation: its
     /// signal, and the guard that puts it in the table of running requests
-    /// once it waits ([`track`]). A call that ends before it returns is
-    /// never in the table: nothing can cancel it while it runs, as the
-    /// connection reads nothing meanwhile.
+    /// once it waits ([`track`]). On a connection that reads one message
+    /// at a time, a call that ends before it returns is never in the table:
+    /// nothing can cancel it while it runs, as the connection reads nothing
+    /// meanwhile. On a [concurrent](Link::concurrent) one it is in the
+    /// table from the start.
     pub(crate) fn track(self: &Arc<Self>, id: &str) -> Option<(Arc<Signal>, InflightGuard)> {
         self.inflight.as_ref()?;
         let key: Arc<str> = Arc::from(&*id_key(id)?);
         let signal = Arc::new(Signal::default());
-        let guard = InflightGuard { link: Arc::clone(self), key, signal: Arc::clone(&signal), registered: false };
+        let mut guard = InflightGuard { link: Arc::clone(self), key, signal: Arc::clone(&signal), registered: false };
+        if self.concurrent {
+            guard.register();
+        }
         Some((signal, guard))
     }
 
@@ -214,5 +230,13 @@ mod tests {
         drop(guard);
         assert!(!link.cancel("\"a\""));
         assert!(Arc::new(Link::new(Cancellation::None)).track("1").is_none());
+
+        // Where calls run concurrently, a running call is cancellable at once.
+        let link = Arc::new(Link::concurrent(Cancellation::Mcp));
+        let (signal, guard) = link.track("7").unwrap();
+        assert!(link.cancel("7"));
+        assert!(signal.is_raised());
+        drop(guard);
+        assert!(!link.cancel("7"));
     }
 }

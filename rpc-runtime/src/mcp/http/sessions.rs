@@ -86,7 +86,7 @@ impl Sessions {
         let id = new_id()?;
         let max_calls = max_calls.clamp(1, Semaphore::MAX_PERMITS.min(u32::MAX as usize));
         let session = Arc::new(HttpSession {
-            link: Arc::new(Link::new(Cancellation::Mcp)),
+            link: Arc::new(Link::concurrent(Cancellation::Mcp)),
             last_used: Mutex::new(Instant::now()),
             active: AtomicUsize::new(1),
             calls: Arc::new(Semaphore::new(max_calls)),
