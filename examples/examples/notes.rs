@@ -9,13 +9,24 @@
 //!
 //! ```text
 //! cargo build --release --example notes
-//! target/release/examples/notes [--file notes.json] [--http ADDR]
+//! target/release/examples/notes [--file notes.json] [--http ADDR [--oauth-issuer URL --audience URL]]
 //! ```
 //!
 //! Notes live in memory, or in the JSON file given with `--file` (read at
 //! start, written after every change). With `--http ADDR` it serves MCP's
 //! Streamable HTTP there instead of stdio (printing `listening on
 //! http://ADDR`), until Ctrl-C. Logs go to stderr (`RPC_LOG=debug`).
+//!
+//! Reading needs the permission `notes:read` and changing `notes:write`
+//! (`#[rpc(requires = ...)]`). Over stdio, and over HTTP without OAuth,
+//! the one local user holds both. With `--oauth-issuer URL --audience URL`
+//! (Streamable HTTP only) the endpoint is an OAuth 2.1 resource server:
+//! every request needs a JWT access token from that issuer for that
+//! audience (the endpoint's URL, such as `http://127.0.0.1:8080/mcp`),
+//! whose scopes are the permissions: an MCP host finds the issuer through
+//! the endpoint's 401 and its metadata at
+//! `/.well-known/oauth-protected-resource/mcp`, and sees only the tools
+//! its token's scopes allow.
 //! See the README's "MCP" section for registering it with an MCP host.
 
 use std::collections::BTreeMap;
@@ -23,9 +34,12 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::Duration;
 
+use rpc_runtime::dispatch::Permissions;
 use rpc_runtime::mcp::{Changes, Elicit, Elicitation, McpServer, PromptMessages, Resource, Sampling};
 use rpc_runtime::schemars::JsonSchema;
 use rpc_runtime::serde::{Deserialize, Serialize};
+use rpc_runtime::transport::http::oauth::ResourceServer;
+use rpc_runtime::transport::http::Http;
 use rpc_runtime::{rpc, Context, ErrorObject, RpcError};
 
 /// A notebook: short notes with a title, a body and tags. Search before
@@ -33,12 +47,12 @@ use rpc_runtime::{rpc, Context, ErrorObject, RpcError};
 #[rpc]
 pub trait Notes {
     /// Adds a note and answers it, with the id it was given.
-    #[rpc(mcp(title = "Add a note", destructive = false, open_world = false))]
+    #[rpc(requires = "notes:write", mcp(title = "Add a note", destructive = false, open_world = false))]
     fn add_note(&self, title: String, body: String, tags: Option<Vec<String>>) -> Note;
 
     /// Finds the notes whose title, body or tags contain `query`
     /// (case-insensitive), newest first.
-    #[rpc(mcp(title = "Search notes", read_only, open_world = false))]
+    #[rpc(requires = "notes:read", mcp(title = "Search notes", read_only, open_world = false))]
     fn search(
         &self,
         /// Text to look for; empty finds every note.
@@ -48,27 +62,33 @@ pub trait Notes {
     ) -> Matches;
 
     /// Reads one note.
-    #[rpc(mcp(title = "Read a note", read_only, open_world = false))]
+    #[rpc(requires = "notes:read", mcp(title = "Read a note", read_only, open_world = false))]
     fn get_note(&self, id: u64) -> Result<Note, NotesError>;
 
     /// Deletes a note.
-    #[rpc(mcp(title = "Delete a note", destructive, idempotent, open_world = false))]
+    #[rpc(requires = "notes:write", mcp(title = "Delete a note", destructive, idempotent, open_world = false))]
     fn delete_note(&self, id: u64) -> Result<(), NotesError>;
 
     /// Rebuilds the search index, reporting progress note by note.
-    #[rpc(mcp(title = "Rebuild the index", destructive = false, idempotent, open_world = false))]
+    #[rpc(
+        requires = "notes:write",
+        mcp(title = "Rebuild the index", destructive = false, idempotent, open_world = false)
+    )]
     async fn reindex(&self, cx: Context) -> IndexReport;
 
     /// One note as Markdown: its title as a heading, then its body.
-    #[rpc(mcp(resource = "notes://{id}", mime_type = "text/markdown", name = "note", title = "A note"))]
+    #[rpc(
+        requires = "notes:read",
+        mcp(resource = "notes://{id}", mime_type = "text/markdown", name = "note", title = "A note")
+    )]
     fn note(&self, id: u64) -> Result<String, NotesError>;
 
     /// Every note, by title.
-    #[rpc(mcp(resource_list))]
+    #[rpc(requires = "notes:read", mcp(resource_list))]
     fn list_notes(&self) -> Vec<Resource>;
 
     /// Asks the model for a short summary of one note.
-    #[rpc(mcp(prompt, title = "Summarize a note"))]
+    #[rpc(requires = "notes:read", mcp(prompt, title = "Summarize a note"))]
     fn summarize_note(
         &self,
         /// The note's id (`search` finds it).
@@ -77,21 +97,21 @@ pub trait Notes {
 
     /// The ids of notes that start with what was typed, for the
     /// `summarize_note` prompt.
-    #[rpc(mcp(complete(prompt = "summarize_note", argument = "id")))]
+    #[rpc(requires = "notes:read", mcp(complete(prompt = "summarize_note", argument = "id")))]
     fn complete_note_id(&self, value: String) -> Vec<String>;
 
     /// The same, for the `notes://{id}` template.
-    #[rpc(mcp(complete(resource = "notes://{id}", argument = "id")))]
+    #[rpc(requires = "notes:read", mcp(complete(resource = "notes://{id}", argument = "id")))]
     fn complete_note_uri(&self, value: String) -> Vec<String>;
 
     /// Deletes every note, once the user confirms; answers how many were
     /// deleted.
-    #[rpc(mcp(title = "Delete every note", destructive, idempotent, open_world = false))]
+    #[rpc(requires = "notes:write", mcp(title = "Delete every note", destructive, idempotent, open_world = false))]
     async fn clear_notes(&self, cx: Context) -> Result<u64, ErrorObject>;
 
     /// Asks the host's model for a better title for a note; answers its
     /// suggestion (the note is not changed).
-    #[rpc(mcp(title = "Suggest a title", read_only))]
+    #[rpc(requires = "notes:read", mcp(title = "Suggest a title", read_only))]
     async fn suggest_title(&self, id: u64, cx: Context) -> Result<String, ErrorObject>;
 }
 
@@ -324,8 +344,17 @@ async fn main() -> std::process::ExitCode {
     let mut args = std::env::args().skip(1);
     let mut file = None;
     let mut http = None;
+    let (mut issuer, mut audience) = (None, None);
     while let Some(arg) = args.next() {
         match arg.as_str() {
+            "--oauth-issuer" => match args.next() {
+                Some(url) => issuer = Some(url),
+                None => return usage("--oauth-issuer needs the authorization server's issuer URL"),
+            },
+            "--audience" => match args.next() {
+                Some(url) => audience = Some(url),
+                None => return usage("--audience needs this endpoint's URL, such as http://127.0.0.1:8080/mcp"),
+            },
             "--file" => match args.next() {
                 Some(path) => file = Some(PathBuf::from(path)),
                 None => return usage("--file needs a path"),
@@ -337,6 +366,15 @@ async fn main() -> std::process::ExitCode {
             other => return usage(&format!("unknown argument `{other}`")),
         }
     }
+    let oauth = match (issuer, audience, &http) {
+        (None, None, _) => None,
+        (Some(issuer), Some(audience), Some(_)) => match ResourceServer::jwt(audience, issuer) {
+            Ok(resource) => Some(resource.resource_name("Notes")),
+            Err(err) => return usage(&err.to_string()),
+        },
+        (Some(_), Some(_), None) => return usage("--oauth-issuer protects Streamable HTTP: give --http ADDR too"),
+        _ => return usage("--oauth-issuer and --audience go together"),
+    };
     let notebook = match Notebook::open(file) {
         Ok(notebook) => notebook,
         Err(err) => {
@@ -346,9 +384,15 @@ async fn main() -> std::process::ExitCode {
     };
     let changes = notebook.changes.clone();
     let mcp = McpServer::new(notebook.into_rpc()).name("notes").title("Notes").changes(changes);
+    let server = mcp.into_server();
+    // Without OAuth the one local user may read and change.
+    let server = match oauth {
+        Some(_) => server,
+        None => server.on_connect(|_, cx| Ok(cx.with_extension(Permissions::new(["notes:read", "notes:write"])))),
+    };
     let served = match http {
-        Some(addr) => serve_http(mcp, &addr).await,
-        None => mcp.into_server().serve(rpc_runtime::transport::stdio::Stdio).await,
+        Some(addr) => serve_http(server, &addr, oauth).await,
+        None => server.serve(rpc_runtime::transport::stdio::Stdio).await,
     };
     match served {
         Ok(()) => std::process::ExitCode::SUCCESS,
@@ -359,18 +403,23 @@ async fn main() -> std::process::ExitCode {
     }
 }
 
-/// MCP's Streamable HTTP on `addr` until Ctrl-C.
-async fn serve_http(mcp: McpServer, addr: &str) -> std::io::Result<()> {
+/// MCP's Streamable HTTP on `addr` until Ctrl-C, protected by `oauth`
+/// when given.
+async fn serve_http(server: rpc_runtime::Server, addr: &str, oauth: Option<ResourceServer>) -> std::io::Result<()> {
     let listener = tokio::net::TcpListener::bind(addr).await?;
     eprintln!("listening on http://{}", listener.local_addr()?);
     let stop = async {
         let _ = tokio::signal::ctrl_c().await;
     };
-    let listener = rpc_runtime::mcp::McpHttp::default().listener(listener);
-    mcp.into_server().serve(listener).with_graceful_shutdown(stop).await
+    let http = match oauth {
+        Some(resource) => Http::default().oauth(resource),
+        None => Http::default(),
+    };
+    let listener = rpc_runtime::mcp::McpHttp::default().http(http).listener(listener);
+    server.serve(listener).with_graceful_shutdown(stop).await
 }
 
 fn usage(problem: &str) -> std::process::ExitCode {
-    eprintln!("notes: {problem}\nusage: notes [--file notes.json] [--http ADDR]");
+    eprintln!("notes: {problem}\nusage: notes [--file notes.json] [--http ADDR [--oauth-issuer URL --audience URL]]");
     std::process::ExitCode::from(2)
 }

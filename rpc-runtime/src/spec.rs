@@ -168,6 +168,14 @@ pub enum Requirement {
 }
 
 impl Requirement {
+    /// The permissions it names.
+    pub fn permissions(&self) -> &[&'static str] {
+        match self {
+            Requirement::One(permission) => std::slice::from_ref(permission),
+            Requirement::Any(permissions) | Requirement::All(permissions) => permissions,
+        }
+    }
+
     /// Whether a caller holding what `holds` says meets it.
     pub fn is_met(&self, holds: impl Fn(&str) -> bool) -> bool {
         match self {

@@ -230,6 +230,12 @@ impl Catalog {
         document::build(self.methods(), self.info())
     }
 
+    /// The document with only the methods `keep` keeps (a caller's view:
+    /// what its permissions let it call).
+    pub(crate) fn document_where(&self, keep: impl Fn(&MethodInfo) -> bool) -> OpenRpc {
+        document::build(self.methods().filter(|method| keep(method)), self.info())
+    }
+
     /// The document as pretty-printed JSON.
     pub fn to_json_pretty(&self) -> String {
         serde_json::to_string_pretty(&self.document()).unwrap_or_else(|err| unreachable!("documents serialize: {err}"))

@@ -79,6 +79,24 @@ impl Context {
         self
     }
 
+    /// The same context with every value of `extensions` added (sharing
+    /// the table when this context has none yet: no copy, no allocation).
+    #[cfg(feature = "oauth")]
+    pub(crate) fn with_extensions(mut self, extensions: &Extensions) -> Self {
+        let Some(added) = &extensions.0 else {
+            return self;
+        };
+        match self.extensions.0.take() {
+            None => self.extensions = extensions.clone(),
+            Some(own) => {
+                let mut map = (*own).clone();
+                map.extend(added.iter().map(|(id, value)| (*id, Arc::clone(value))));
+                self.extensions = Extensions(Some(Arc::new(map)));
+            }
+        }
+        self
+    }
+
     /// The same context with the remote address set.
     pub fn with_peer_addr(mut self, addr: SocketAddr) -> Self {
         self.peer_addr = Some(addr);

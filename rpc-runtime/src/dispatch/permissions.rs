@@ -55,6 +55,12 @@ impl Permissions {
         cx.extension::<Permissions>().unwrap_or(&NONE)
     }
 
+    /// Whether a method that requires `requirement` (or nothing) may be
+    /// called with these permissions.
+    pub(crate) fn allow(&self, requirement: Option<&Requirement>) -> bool {
+        requirement.is_none_or(|requirement| requirement.is_met(|permission| self.grants(permission)))
+    }
+
     /// The permissions granted, in order.
     pub fn iter(&self) -> impl Iterator<Item = &str> {
         self.0.iter().map(|permission| &**permission)

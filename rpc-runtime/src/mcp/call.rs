@@ -21,7 +21,7 @@ use super::{Answered, ToolServer, read};
 use crate::dispatch::context::Context;
 use crate::dispatch::params::Params;
 use crate::dispatch::params::named_to_positional;
-use crate::wire::{ErrorObject, INTERNAL_ERROR, INVALID_PARAMS, REQUEST_CANCELLED};
+use crate::wire::{ErrorObject, INTERNAL_ERROR, INVALID_PARAMS, PERMISSION_DENIED, REQUEST_CANCELLED};
 
 /// The params of `tools/call`.
 #[derive(Deserialize)]
@@ -163,12 +163,14 @@ fn text_block(out: &mut Vec<u8>, text: &str) {
 
 /// A method's error: a tool execution error (a result with `isError`, so
 /// that the model sees it and may correct itself), except for what MCP
-/// keeps as protocol errors: internal errors, cancellation, and invalid
-/// arguments before 2025-11-25.
+/// keeps as protocol errors: internal errors, cancellation, invalid
+/// arguments before 2025-11-25, and a caller's missing permission (not
+/// something the model can correct; over HTTP with OAuth, a 403 that
+/// asks the client for a wider scope).
 fn failed(server: &ToolServer, revision: Revision, error: ErrorObject, out: &mut Vec<u8>) -> Result<(), ErrorObject> {
     let protocol = match error.code() {
         INVALID_PARAMS => !revision.invalid_arguments_are_tool_errors(),
-        INTERNAL_ERROR | REQUEST_CANCELLED => true,
+        INTERNAL_ERROR | REQUEST_CANCELLED | PERMISSION_DENIED => true,
         _ => false,
     };
     if protocol {

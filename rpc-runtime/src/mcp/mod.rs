@@ -46,6 +46,7 @@ use crate::dispatch::context::Context;
 use crate::dispatch::engine::Engine;
 use crate::dispatch::limits::Limits;
 use crate::dispatch::params::Params;
+use crate::dispatch::permissions::Permissions;
 use crate::dispatch::router::{MethodFuture, MethodOutcome, MethodResult, Router, encode};
 use crate::spec::{MethodSpec, ParamSpec, ParamStructure};
 use crate::transport::server::Server;
@@ -360,6 +361,9 @@ static SUBSCRIPTIONS_LISTEN: MethodSpec = mcp_spec!("subscriptions/listen", fals
 fn methods(server: Arc<ToolServer>) -> Router {
     let mut router = Router::new();
     router.set_discover(false);
+    // An OAuth resource server publishes the scopes the user's methods
+    // require, which calls reach through this router.
+    router.inherit_permissions(server.router.required_permissions());
     let mut handlers: Vec<(&'static MethodSpec, Handler)> = vec![
         (&INITIALIZE, initialize),
         (&INITIALIZED, initialized),
@@ -567,8 +571,14 @@ fn list_request(params: &Params<'_>, cx: &Context, method: &str) -> Result<(Opti
 /// them (their JSON is made once per revision; a page only copies it).
 fn tools_list(server: &Arc<ToolServer>, params: &Params<'_>, cx: &Context, out: &mut Vec<u8>) -> Answered {
     let (cursor, revision) = list_request(params, cx, "tools/list")?;
-    let (tools, next_cursor) =
-        server.tools.page_served(revision, cursor.as_deref(), server.page_size, server.changes.as_ref())?;
+    let permissions = Permissions::of(cx);
+    let (tools, next_cursor) = server.tools.page_served(
+        revision,
+        cursor.as_deref(),
+        server.page_size,
+        server.changes.as_ref(),
+        permissions,
+    )?;
     written::list_page(out, server, revision, "tools", &tools, next_cursor.as_deref());
     Ok(None)
 }

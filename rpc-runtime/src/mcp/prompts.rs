@@ -13,12 +13,13 @@ use serde_json::{Map, Value};
 use super::arguments::{Extras, Reply, StringParam, invoke, params_from_strings, string_params, unexpected};
 use super::revision::Revision;
 use super::session::Meta;
-use super::tools::{group, page};
+use super::tools::{group, page, visible};
 use super::written::{self, Object};
 use super::{Answered, ToolServer, list_request, read};
 use crate::catalog::{Catalog, McpKind, MethodInfo};
 use crate::dispatch::context::Context;
 use crate::dispatch::params::Params;
+use crate::dispatch::permissions::Permissions;
 use crate::wire::{ErrorObject, INVALID_PARAMS};
 
 /// One prompt.
@@ -111,7 +112,9 @@ pub(crate) fn list(server: &Arc<ToolServer>, params: &Params<'_>, cx: &Context, 
     let prompts = &server.prompts;
     let listing = prompts.listings[group(revision)]
         .get_or_init(|| prompts.prompts.iter().map(|prompt| prompt.describe(revision)).collect());
-    let (items, next) = page(listing, cursor.as_deref(), server.page_size, "prompts")?;
+    let requires = prompts.prompts.iter().map(|prompt| prompt.method.spec.requires.as_ref());
+    let listing = visible(listing, requires, Permissions::of(cx));
+    let (items, next) = page(&listing, cursor.as_deref(), server.page_size, "prompts")?;
     written::list_page(out, server, revision, "prompts", items, next.as_deref());
     Ok(None)
 }

@@ -14,13 +14,15 @@ use super::content::{Contents, Resource};
 use super::revision::Revision;
 use super::session::Meta;
 use super::template::{Template, Values};
-use super::tools::{group, page};
+use super::tools::{group, page, visible};
 use super::written::{self, Object};
 use super::{Answered, ToolServer, list_request, read};
 use crate::catalog::{Catalog, McpKind, MethodInfo};
 use crate::dispatch::context::Context;
 use crate::dispatch::params::Params;
+use crate::dispatch::permissions::Permissions;
 use crate::dispatch::router::written_result;
+use crate::spec::Requirement;
 use crate::wire::{ErrorObject, INVALID_PARAMS};
 
 /// MCP's "resource not found" through 2025-11-25 (2026-07-28 answers
@@ -113,6 +115,16 @@ impl Resources {
             .find_map(|entry| Some((entry, entry.template.matches(uri)?)))
     }
 
+    /// What the methods of the fixed resources require, in listing order.
+    fn fixed_requirements(&self) -> impl Iterator<Item = Option<&'static Requirement>> + Clone + '_ {
+        self.entries.iter().filter(|entry| entry.template.is_fixed()).map(|entry| entry.method.spec.requires.as_ref())
+    }
+
+    /// What the methods of the templates require, in listing order.
+    fn template_requirements(&self) -> impl Iterator<Item = Option<&'static Requirement>> + Clone + '_ {
+        self.entries.iter().filter(|entry| !entry.template.is_fixed()).map(|entry| entry.method.spec.requires.as_ref())
+    }
+
     fn listing(&self, revision: Revision) -> &Listing {
         self.listings[group(revision)].get_or_init(|| {
             let (fixed, templates): (Vec<&Entry>, Vec<&Entry>) =
@@ -155,16 +167,19 @@ fn listed(mut resource: Resource, revision: Revision) -> Box<RawValue> {
 pub(crate) fn list(server: &Arc<ToolServer>, params: &Params<'_>, cx: &Context, out: &mut Vec<u8>) -> Answered {
     let (cursor, revision) = list_request(params, cx, "resources/list")?;
     let resources = &server.resources;
+    let permissions = Permissions::of(cx);
+    let fixed = visible(&resources.listing(revision).fixed, resources.fixed_requirements(), permissions);
     if resources.listers.is_empty() {
-        let fixed = &resources.listing(revision).fixed;
-        let (items, next) = page(fixed, cursor.as_deref(), server.page_size, "resources")?;
+        let (items, next) = page(&fixed, cursor.as_deref(), server.page_size, "resources")?;
         written::list_page(out, server, revision, "resources", items, next.as_deref());
         return Ok(None);
     }
+    let mut all = fixed.into_owned();
     let (server, cx) = (Arc::clone(server), cx.clone());
     Ok(Some(Box::pin(async move {
-        let mut all = server.resources.listing(revision).fixed.clone();
-        for lister in &server.resources.listers {
+        let permissions = Permissions::of(&cx);
+        let listers = server.resources.listers.iter().filter(|lister| permissions.allow(lister.spec.requires.as_ref()));
+        for lister in listers {
             let name = lister.spec.name;
             let value = run(&server, name, None, &cx).await?;
             let entries: Vec<Resource> =
@@ -181,8 +196,10 @@ pub(crate) fn list(server: &Arc<ToolServer>, params: &Params<'_>, cx: &Context, 
 /// `resources/templates/list`: the resource templates.
 pub(crate) fn templates(server: &Arc<ToolServer>, params: &Params<'_>, cx: &Context, out: &mut Vec<u8>) -> Answered {
     let (cursor, revision) = list_request(params, cx, "resources/templates/list")?;
-    let templates = &server.resources.listing(revision).templates;
-    let (templates, next) = page(templates, cursor.as_deref(), server.page_size, "templates")?;
+    let resources = &server.resources;
+    let templates =
+        visible(&resources.listing(revision).templates, resources.template_requirements(), Permissions::of(cx));
+    let (templates, next) = page(&templates, cursor.as_deref(), server.page_size, "templates")?;
     written::list_page(out, server, revision, "resourceTemplates", templates, next.as_deref());
     Ok(None)
 }

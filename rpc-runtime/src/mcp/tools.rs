@@ -13,8 +13,9 @@ use serde_json::{Map, Value};
 use super::changes::Changes;
 use super::revision::Revision;
 use crate::catalog::{Catalog, McpKind, MethodInfo, StandaloneSchema};
+use crate::dispatch::permissions::Permissions;
 use crate::dispatch::router::Router;
-use crate::spec::ParamStructure;
+use crate::spec::{ParamStructure, Requirement};
 use crate::wire::ErrorObject;
 
 /// How a tool's `arguments` (always an object) become the method's params.
@@ -159,25 +160,52 @@ impl Tools {
 
     /// [`Tools::page`] of the tools served now: without the ones `changes`
     /// hides.
+    /// The caller's permissions hide the tools whose methods it may not
+    /// call.
     pub(crate) fn page_served(
         &self,
         revision: Revision,
         cursor: Option<&str>,
         page_size: usize,
         changes: Option<&Changes>,
+        permissions: &Permissions,
     ) -> Result<Page<'_>, ErrorObject> {
-        match changes {
-            Some(changes) if changes.hides_any() => {
-                let served: Vec<Box<RawValue>> = (self.tools.iter().zip(self.listing(revision)))
-                    .filter(|(tool, _)| !changes.is_hidden(tool.name()))
-                    .map(|(_, listed)| listed.clone())
-                    .collect();
-                let (items, next) = page(&served, cursor, page_size, "tools")?;
-                Ok((Cow::Owned(items.to_vec()), next))
-            }
-            _ => self.page(revision, cursor, page_size).map(|(items, next)| (Cow::Borrowed(items), next)),
+        let hides = changes.is_some_and(Changes::hides_any);
+        let shown = |tool: &Tool| {
+            permissions.allow(tool.method.spec.requires.as_ref())
+                && !changes.is_some_and(|changes| hides && changes.is_hidden(tool.name()))
+        };
+        if !self.tools.iter().all(shown) {
+            let served: Vec<Box<RawValue>> = (self.tools.iter().zip(self.listing(revision)))
+                .filter(|(tool, _)| shown(tool))
+                .map(|(_, listed)| listed.clone())
+                .collect();
+            let (items, next) = page(&served, cursor, page_size, "tools")?;
+            return Ok((Cow::Owned(items.to_vec()), next));
         }
+        self.page(revision, cursor, page_size).map(|(items, next)| (Cow::Borrowed(items), next))
     }
+}
+
+/// `items` without the ones whose method (`requires`, in the same order)
+/// a caller holding `permissions` may not call; borrowed when it may call
+/// them all.
+pub(crate) fn visible<'a>(
+    items: &'a [Box<RawValue>],
+    requires: impl Iterator<Item = Option<&'static Requirement>> + Clone,
+    permissions: &Permissions,
+) -> Cow<'a, [Box<RawValue>]> {
+    if requires.clone().all(|requirement| permissions.allow(requirement)) {
+        return Cow::Borrowed(items);
+    }
+    Cow::Owned(
+        items
+            .iter()
+            .zip(requires)
+            .filter(|(_, requirement)| permissions.allow(*requirement))
+            .map(|(item, _)| item.clone())
+            .collect(),
+    )
 }
 
 /// A page of a listing and the cursor of the next one.

@@ -21,6 +21,7 @@ pub mod log_flood;
 pub mod memory;
 pub mod metrics;
 pub mod nats;
+pub mod oauth;
 pub mod server_connections;
 pub mod shutdown;
 pub mod tls;

@@ -19,7 +19,7 @@ use std::sync::OnceLock;
 
 use serde_json::value::RawValue;
 
-use crate::catalog::{Catalog, DISCOVER_METHOD};
+use crate::catalog::{Catalog, DISCOVER_METHOD, MethodInfo};
 use crate::dispatch::context::Context;
 use crate::dispatch::params::Params;
 use crate::dispatch::permissions::{Permissions, denied};
@@ -133,6 +133,9 @@ pub struct Router {
     /// Whether a method is `exclusive`: then the calls of each connection
     /// are admitted through its `order::Gate`.
     ordered: bool,
+    /// Permissions required by methods this router reaches through
+    /// another (see [`Router::required_permissions`]).
+    inherited_permissions: Vec<&'static str>,
 }
 
 /// Up to this many methods are found by comparing [`NameKey`]s one by
@@ -220,6 +223,27 @@ impl Router {
         self.discover_off = !on;
     }
 
+    /// Every permission a method of this router requires
+    /// (`#[rpc(requires(...))]`), sorted, each once: the scopes an OAuth
+    /// resource server publishes.
+    pub fn required_permissions(&self) -> Vec<&'static str> {
+        let mut permissions: Vec<&'static str> = (self.methods.iter())
+            .filter_map(|route| route.method.spec.requires.as_ref())
+            .flat_map(|requirement| requirement.permissions().iter().copied())
+            .chain(self.inherited_permissions.iter().copied())
+            .collect();
+        permissions.sort_unstable();
+        permissions.dedup();
+        permissions
+    }
+
+    /// Counts `permissions` among those this router's methods require
+    /// (MCP's router, whose calls reach the user's router).
+    #[cfg(feature = "mcp")]
+    pub(crate) fn inherit_permissions(&mut self, permissions: Vec<&'static str>) {
+        self.inherited_permissions = permissions;
+    }
+
     /// The wire names of all methods, sorted.
     pub fn method_names(&self) -> Vec<&str> {
         let mut names: Vec<&str> = self.methods.iter().map(Route::name).collect();
@@ -285,7 +309,7 @@ impl Router {
     ) -> Called {
         match found {
             Some(method) => call_method(method, name, params, notification, cx, out),
-            None => self.call_unlisted(name, params, out),
+            None => self.call_unlisted(name, params, cx, out),
         }
     }
 
@@ -293,12 +317,12 @@ impl Router {
     /// turned off.
     #[cold]
     #[inline(never)]
-    fn call_unlisted(&self, name: &str, params: Option<&RawValue>, out: &mut Vec<u8>) -> Called {
+    fn call_unlisted(&self, name: &str, params: Option<&RawValue>, cx: &Context, out: &mut Vec<u8>) -> Called {
         if !self.serves_unlisted(name) {
             return Called::NotFound;
         }
         // A user's `JsonSchema` impl runs here: keep its panics in.
-        let result = catch_unwind(AssertUnwindSafe(|| self.discover(params)))
+        let result = catch_unwind(AssertUnwindSafe(|| self.discover(params, cx)))
             .unwrap_or_else(|panic| Err(panicked(name, &*panic)));
         match result {
             Ok(value) => {
@@ -397,8 +421,10 @@ fn check_requirement(
 }
 
 impl Router {
-    /// The answer to `rpc.discover`: the document, for params absent, `[]` or `{}`.
-    fn discover(&self, params: Option<&RawValue>) -> MethodResult {
+    /// The answer to `rpc.discover`: the document, for params absent, `[]`
+    /// or `{}`; without the methods whose `requires` the caller does not
+    /// meet.
+    fn discover(&self, params: Option<&RawValue>, cx: &Context) -> MethodResult {
         let empty = match params {
             None => true,
             Some(raw) => {
@@ -410,6 +436,13 @@ impl Router {
             return Err(ErrorObject::invalid_params(format!(
                 "`{DISCOVER_METHOD}` takes no params; send `[]` or omit them"
             )));
+        }
+        let permissions = Permissions::of(cx);
+        let allowed = |method: &MethodInfo| permissions.allow(method.spec.requires.as_ref());
+        if !self.catalog.methods().all(allowed) {
+            let document = self.catalog.document_where(allowed);
+            return serde_json::value::to_raw_value(&document)
+                .map_err(|err| unreachable!("documents serialize: {err}"));
         }
         let document = self.document.get_or_init(|| {
             serde_json::value::to_raw_value(&self.catalog.document())

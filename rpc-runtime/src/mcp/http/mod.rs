@@ -152,6 +152,10 @@ impl McpHttpService {
         if let Some(refusal) = inner.check_host(&request, addrs) {
             return refusal.map(McpBody::from);
         }
+        #[cfg(feature = "oauth")]
+        if let Some(metadata) = inner.metadata(&request) {
+            return metadata.map(McpBody::from);
+        }
         let method = request.method().clone();
         match method {
             Method::POST => self.post(&inner, request, addrs).await,
@@ -361,6 +365,16 @@ impl Answer<'_> {
         let mut out = Vec::new();
         let pending = inner.server.engine.process(body, &cx, &mut out);
         drop(cx);
+        // A call the token's scopes do not allow is refused before it
+        // runs: 403 with the scopes it needs, whatever the answer's form.
+        #[cfg(feature = "oauth")]
+        if pending.is_none()
+            && let Some(challenge) = inner.scope_challenge(&out)
+        {
+            let mut response = json(StatusCode::FORBIDDEN, out);
+            response.headers_mut().insert(header::WWW_AUTHENTICATE, challenge);
+            return response;
+        }
         let status_from_error = self.modern && request;
         let (in_use, closed) = (self.in_use, self.closed);
         // A session's calls hold its places until they end, however the

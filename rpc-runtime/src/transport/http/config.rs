@@ -67,6 +67,8 @@ pub struct Http {
     pub(crate) cors: Option<tower_http::cors::CorsLayer>,
     #[cfg(feature = "tls")]
     pub(crate) tls: Option<crate::transport::tls::ServerTls>,
+    #[cfg(feature = "oauth")]
+    pub(crate) oauth: Option<std::sync::Arc<super::oauth::ResourceServer>>,
 }
 
 impl Default for Http {
@@ -85,6 +87,8 @@ impl Default for Http {
             cors: None,
             #[cfg(feature = "tls")]
             tls: None,
+            #[cfg(feature = "oauth")]
+            oauth: None,
         }
     }
 }
@@ -247,6 +251,19 @@ impl Http {
     #[must_use = "a builder does nothing until used"]
     pub fn ws_ping_interval(self, interval: Option<Duration>) -> Self {
         self.with_config(|config| config.ws.ping_interval = interval)
+    }
+
+    /// Protects the service as an OAuth 2.1 resource server: every
+    /// request needs a bearer token that `resource` accepts, whose scopes
+    /// become the caller's permissions, and the RFC 9728 metadata is
+    /// served at its well-known path (see [`oauth`](super::oauth)). The
+    /// connection hook, if any, runs after the token was accepted. Needs
+    /// the `oauth` feature.
+    #[cfg(feature = "oauth")]
+    #[must_use = "a builder does nothing until used"]
+    pub fn oauth(self, resource: super::oauth::ResourceServer) -> Self {
+        let resource = std::sync::Arc::new(resource);
+        self.with_config(|config| config.oauth = Some(resource))
     }
 
     /// The CORS layer [`Http::cors`] configured, if any.

@@ -7,6 +7,8 @@
 mod body;
 mod client;
 mod config;
+#[cfg(feature = "oauth")]
+pub mod oauth;
 mod origin;
 mod responses;
 mod serve;

@@ -112,12 +112,24 @@ impl std::fmt::Debug for HttpService {
 pub(crate) struct Inner {
     pub(crate) server: Server,
     pub(crate) config: Http,
+    /// The OAuth resource server applied to this service's methods.
+    #[cfg(feature = "oauth")]
+    pub(crate) guard: Option<super::oauth::Guard>,
 }
 
 impl HttpService {
     /// The service of `server` with `config` (see [`Http::service`]).
     pub(super) fn new(server: Server, config: Http) -> Self {
-        HttpService { inner: Arc::new(Inner { server, config }) }
+        #[cfg(feature = "oauth")]
+        let guard = config.oauth.as_ref().map(|resource| resource.guard(server.engine.router().required_permissions()));
+        HttpService {
+            inner: Arc::new(Inner {
+                server,
+                config,
+                #[cfg(feature = "oauth")]
+                guard,
+            }),
+        }
     }
 
     pub(crate) fn inner(&self) -> &Arc<Inner> {
@@ -271,6 +283,10 @@ impl Inner {
         if let Some(refusal) = self.check_host_of(&heads, request.uri(), request.version(), addrs) {
             return refusal;
         }
+        #[cfg(feature = "oauth")]
+        if let Some(metadata) = self.metadata(&request) {
+            return metadata;
+        }
         #[cfg(feature = "ws")]
         if crate::transport::ws::is_upgrade(&request) {
             if let Some(refusal) = self.check_origin(heads.origin, heads.own_host()) {
@@ -305,9 +321,45 @@ impl Inner {
                 .body(Full::default())
                 .unwrap_or_else(|_| Response::new(Full::default()));
         }
+        #[cfg(feature = "oauth")]
+        let challenge = self.scope_challenge(&out);
         let mut response = Response::new(Full::new(Bytes::from(out)));
         response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        #[cfg(feature = "oauth")]
+        if let Some(challenge) = challenge {
+            *response.status_mut() = StatusCode::FORBIDDEN;
+            response.headers_mut().insert(header::WWW_AUTHENTICATE, challenge);
+        }
         response
+    }
+
+    /// With OAuth: the RFC 9728 metadata, for a `GET` of its path.
+    #[cfg(feature = "oauth")]
+    pub(crate) fn metadata<B>(&self, request: &Request<B>) -> Option<Response<Full<Bytes>>> {
+        let guard = self.guard.as_ref()?;
+        if request.method() != Method::GET {
+            return None;
+        }
+        guard.metadata_for(request.uri().path())
+    }
+
+    /// With OAuth: the `WWW-Authenticate` of a 403 when `out` is a single
+    /// permission error (the token lacks a scope the method requires).
+    #[cfg(feature = "oauth")]
+    pub(crate) fn scope_challenge(&self, out: &[u8]) -> Option<HeaderValue> {
+        let guard = self.guard.as_ref()?;
+        let scopes = super::oauth::denied_scopes(out)?;
+        Some(guard.insufficient_scope(&scopes))
+    }
+
+    /// Whether requests go through admission (OAuth or the connection
+    /// hook) rather than getting a plain context.
+    fn admits(&self) -> bool {
+        #[cfg(feature = "oauth")]
+        if self.guard.is_some() {
+            return true;
+        }
+        self.server.hook.is_some()
     }
 
     /// What every JSON `POST` passes before its message is handled, here
@@ -375,7 +427,7 @@ impl Inner {
     {
         // Without a hook nothing reads the request's parts: they are
         // dropped where they are instead of moved into the hook's future.
-        let (cx, body) = if self.server.hook.is_none() {
+        let (cx, body) = if !self.admits() {
             (plain_context("http", addrs, request.extensions()), request.into_body())
         } else {
             let (parts, body) = request.into_parts();
@@ -404,9 +456,36 @@ impl Inner {
         parts: http::request::Parts,
         addrs: Option<HttpAddrs>,
     ) -> Result<Context, Response<Full<Bytes>>> {
+        if !self.admits() {
+            return Ok(plain_context(transport, addrs, &parts.extensions));
+        }
+        #[cfg(feature = "oauth")]
+        let parts = match &self.guard {
+            Some(guard) => {
+                let cx = plain_context(transport, addrs, &parts.extensions);
+                let cx = guard.admit(&parts.headers, cx).await.map_err(|challenge| guard.unauthorized(challenge))?;
+                let Some(hook) = &self.server.hook else {
+                    return Ok(cx);
+                };
+                return self.run_hook(hook, transport, parts, addrs, cx).await;
+            }
+            None => parts,
+        };
         let Some(hook) = &self.server.hook else {
             return Ok(plain_context(transport, addrs, &parts.extensions));
         };
+        self.run_hook(hook, transport, parts, addrs, Context::new()).await
+    }
+
+    /// The connection hook for one request, given `cx` to build on.
+    async fn run_hook(
+        &self,
+        hook: &crate::transport::hook::Hook,
+        transport: &'static str,
+        parts: http::request::Parts,
+        addrs: Option<HttpAddrs>,
+        cx: Context,
+    ) -> Result<Context, Response<Full<Bytes>>> {
         let mut info = ConnectionInfo::new(transport);
         if let Some(addrs) = addrs {
             info = info.with_peer_addr(addrs.peer).with_local_addr(addrs.local);
@@ -414,15 +493,20 @@ impl Inner {
         #[cfg(feature = "tls")]
         let (info, cx) = crate::transport::tls::with_certificates(
             info,
-            Context::new(),
+            cx,
             parts.extensions.get::<crate::transport::tls::PeerCertificates>().cloned(),
         );
-        #[cfg(not(feature = "tls"))]
-        let cx = Context::new();
         let info = info.with_part(parts);
         admit(Some(hook), &info, cx).await.map_err(|refused| {
             tracing::debug!(peer = ?info.peer_addr(), %refused, "HTTP request refused by the connection hook");
-            refusal(&refused)
+            let mut response = refusal(&refused);
+            #[cfg(feature = "oauth")]
+            if let Some(guard) = &self.guard
+                && refused.is_unauthorized()
+            {
+                response.headers_mut().insert(header::WWW_AUTHENTICATE, guard.hook_challenge().clone());
+            }
+            response
         })
     }
 }
