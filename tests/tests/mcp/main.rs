@@ -14,6 +14,7 @@ pub mod mcp_http_session;
 pub mod mcp_inspector;
 pub mod mcp_live;
 pub mod mcp_oauth;
+pub mod mcp_permissions;
 pub mod mcp_protocol;
 pub mod mcp_python;
 pub mod mcp_typescript;
