@@ -328,6 +328,7 @@ pub(crate) fn subscribe(
     cx: &Context,
 ) -> Result<MethodOutcome, ErrorObject> {
     let (session, uri) = subscription(server, &params, cx, "resources/subscribe")?;
+    server.resources.may_read(&uri, cx)?;
     session.subscribe(uri)?;
     Ok(MethodOutcome::Ready(encode(&Map::new())))
 }
@@ -388,6 +389,9 @@ pub(crate) fn listen(server: &Arc<ToolServer>, params: Params<'_>, cx: &Context)
             INVALID_PARAMS,
             format!("Invalid params: at most {MAX_SUBSCRIPTIONS} `resourceSubscriptions` per listen"),
         ));
+    }
+    for uri in &filter.resource_subscriptions {
+        server.resources.may_read(uri, cx)?;
     }
     let Some(outlet) = Outlet::of_request(cx) else {
         return Err(ErrorObject::new(

@@ -115,6 +115,21 @@ impl Resources {
             .find_map(|entry| Some((entry, entry.template.matches(uri)?)))
     }
 
+    /// Whether the caller of `cx` may read `uri` (and so hear of its
+    /// changes): the permission error of its method if not. A URI no
+    /// method reads is left to the caller's own checks.
+    pub(crate) fn may_read(&self, uri: &str, cx: &Context) -> Result<(), ErrorObject> {
+        match self.find(uri) {
+            Some((entry, _)) => match &entry.method.spec.requires {
+                Some(requirement) if !Permissions::of(cx).allow(Some(requirement)) => {
+                    Err(crate::dispatch::permissions::denied(entry.method.spec.name, requirement))
+                }
+                _ => Ok(()),
+            },
+            None => Ok(()),
+        }
+    }
+
     /// What the methods of the fixed resources require, in listing order.
     fn fixed_requirements(&self) -> impl Iterator<Item = Option<&'static Requirement>> + Clone + '_ {
         self.entries.iter().filter(|entry| entry.template.is_fixed()).map(|entry| entry.method.spec.requires.as_ref())

@@ -10,7 +10,7 @@ use crate::web_support;
 use std::net::SocketAddr;
 
 use rpc_runtime::dispatch::Permissions;
-use rpc_runtime::mcp::{McpHttp, McpServer, Resource};
+use rpc_runtime::mcp::{Changes, McpHttp, McpServer, Resource};
 use rpc_runtime::transport::http::oauth::{Grant, InvalidToken, ResourceServer};
 use rpc_runtime::transport::http::Http;
 use rpc_runtime::wire::PERMISSION_DENIED;
@@ -83,7 +83,7 @@ impl Archive for Shelf {
 }
 
 fn server() -> Server {
-    McpServer::new(Shelf.into_rpc()).name("archive").into_server()
+    McpServer::new(Shelf.into_rpc()).name("archive").changes(Changes::new()).into_server()
 }
 
 /// A session of a caller holding `permissions`, initialized.
@@ -161,6 +161,14 @@ async fn a_refused_call_is_a_permission_error_not_a_tool_result() {
         let err = err.server_error().unwrap_or_else(|| panic!("{method}: {err}"));
         assert_eq!(err.code(), PERMISSION_DENIED, "{method}: {err:?}");
     }
+}
+
+#[tokio::test]
+async fn a_caller_may_only_subscribe_to_what_it_may_read() {
+    let reader = session(&["read"]).await;
+    let _: Value = reader.call("resources/subscribe", json!({"uri": "archive://index"})).await.unwrap();
+    let err = reader.call::<Value, _>("resources/subscribe", json!({"uri": "archive://vault/1"})).await.unwrap_err();
+    assert_eq!(err.server_error().map(|err| err.code()), Some(PERMISSION_DENIED), "{err}");
 }
 
 const ACCEPT_BOTH: &str = "Accept: application/json, text/event-stream";
