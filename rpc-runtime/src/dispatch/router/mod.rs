@@ -194,6 +194,7 @@ impl Router {
             self.push(method);
         }
         self.catalog.merge(other.catalog);
+        self.inherited_permissions.extend(other.inherited_permissions);
         self.document = OnceLock::new();
         Ok(())
     }
