@@ -9,7 +9,8 @@
 # that calls it: a caller the compiler inlined in two places calls it from
 # both). Run from bench/ after
 # `cargo build --release --bin load`. Also for the HTTP and WebSocket
-# targets: TARGETS=ours-http,hyper-http, TARGETS=ours-http,ours-h2c or TARGETS=ours-ws,ours; extra
+# targets: TARGETS=ours-http,hyper-http, TARGETS=ours-http,ours-http-hook,hyper-http
+# (the connection hook's cost), TARGETS=ours-http,ours-h2c or TARGETS=ours-ws,ours; extra
 # arguments go to `load` (--batch 10, --ws-client tungstenite).
 # Each line also splits the count: the answering function's inclusive
 # instructions per request (the handler, or our engine) and the rest (the
@@ -29,7 +30,7 @@ for secs in "$short" "$long"; do
   for target in ${targets//,/ }; do
     case $target in
       handwritten|hyper-http) answer='rpc_bench::handwritten::handle' ;;
-      ours-http|ours-h2c|ours-https) answer='rpc_runtime::dispatch::engine::Engine::process' ;;
+      ours-http|ours-http-hook|ours-http-token|ours-http-oauth|ours-h2c|ours-https) answer='rpc_runtime::dispatch::engine::Engine::process' ;;
       *) answer='rpc_runtime::dispatch::engine::incoming::<impl rpc_runtime::dispatch::engine::Engine>::process_incoming' ;;
     esac
     instr[$target,$secs]=$(grep -m1 '^summary' "${files[$i]}" | awk '{print $2}')

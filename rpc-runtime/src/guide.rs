@@ -12,7 +12,12 @@
 //!   what it becomes here, side by side;
 //! - [`language_server`]: writing a language server with `lsp-types`:
 //!   the editor's calls and yours, edits in order (`exclusive`), the
-//!   lifecycle, stdio, testing in process, and an editor's setup.
+//!   lifecycle, stdio, testing in process, and an editor's setup;
+//! - [`protecting`]: who may call an HTTP service and what each caller
+//!   may call, for plain JSON-RPC and MCP: a connection hook with tokens
+//!   of your own, or an OAuth 2.1 resource server (feature `oauth`) with
+//!   JWTs or opaque tokens, scopes as permissions, what clients see, axum,
+//!   and operations.
 
 #[doc = include_str!("../docs/subscriptions.md")]
 pub mod subscriptions {}
@@ -28,3 +33,6 @@ pub mod porting {}
 
 #[doc = include_str!("../docs/language_server.md")]
 pub mod language_server {}
+
+#[doc = include_str!("../docs/protecting.md")]
+pub mod protecting {}

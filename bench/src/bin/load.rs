@@ -10,6 +10,7 @@
 //! cargo run --release --bin load -- --rounds 11 --seconds 3 --targets ours,handwritten
 //! cargo run --release --bin load -- --targets ours-nats,handwritten-nats
 //! cargo run --release --bin load -- --targets ours-http,hyper-http,jsonrpsee-http [--batch 10]
+//! cargo run --release --bin load -- --targets ours-http,ours-http-hook,hyper-http
 //! cargo run --release --bin load -- --targets ours-http,ours-h2c,jsonrpsee-h2c [--batch 10]
 //! cargo run --release --bin load -- --targets ours-ws,ours,jsonrpsee-ws
 //! cargo run --release --bin load -- --targets ours-https,ours-http,hyper-http [--batch 10]
@@ -32,7 +33,9 @@
 //! request in flight (sent, answered, the next one sent: no pipelining);
 //! `--depth` does not apply, `--batch N` sends a batch of N calls per HTTP
 //! request (a batch counts as one request in the report). The baseline is
-//! a bare hyper 1 server calling the hand-written handler.
+//! a bare hyper 1 server calling the hand-written handler. `ours-http-hook`
+//! is `ours-http` with a pass-through connection hook, which runs for every
+//! request: its difference from `ours-http` is what the hook costs.
 //!
 //! h2c (HTTP/2 with prior knowledge, on the same servers' ports): each
 //! connection is one HTTP/2 connection of hyper's client with ONE stream
@@ -78,6 +81,8 @@ enum Transport {
     Nats,
     /// HTTP/1.1 POST, keep-alive, one request in flight per connection.
     Http,
+    /// The same, each request with `Authorization: Bearer` [`BENCH_TOKEN`].
+    HttpBearer,
     /// HTTP/2 POST with prior knowledge (h2c), one stream in flight per
     /// connection.
     H2c,
@@ -101,6 +106,18 @@ enum Target {
     HandwrittenNats,
     /// `rpc_runtime::transport::http::HttpListener` (HTTP/1.1).
     OursHttp,
+    /// The same with a pass-through connection hook (`Server::on_connect`
+    /// answering `Ok(cx)`): what the hook itself costs per request.
+    OursHttpHook,
+    /// `ours-http` with each request carrying the bearer token that
+    /// `ours-http-oauth` checks (which `ours-http` ignores): the floor
+    /// that `ours-http-oauth` is measured against, since a token's bytes
+    /// cost hyper's parser the same either way.
+    OursHttpToken,
+    /// `ours-http` as an OAuth resource server (`Http::oauth`), every
+    /// request with the same bearer token: after the first request its
+    /// grant is a lookup, as for any verifier (a JWT's too).
+    OursHttpOauth,
     /// A bare hyper 1 HTTP/1.1 server calling the hand-written handler.
     HyperHttp,
     /// jsonrpsee 0.26's server, over HTTP.
@@ -157,13 +174,28 @@ async fn connect_tls(addr: SocketAddr) -> tokio_rustls::client::TlsStream<TcpStr
 /// The subject (and queue group) the NATS targets serve.
 const NATS_SUBJECT: &str = "bench.add";
 
+/// The bearer token of `ours-http-oauth`: as long as a typical RS256 JWT
+/// access token (header, claims, a 2048-bit signature).
+const BENCH_TOKEN: &str = concat!(
+    "eyJhbGciOiJSUzI1NiIsImtpZCI6ImJlbmNoLWtleS0xIiwidHlwIjoiYXQrand0In0.",
+    "eyJpc3MiOiJodHRwczovL2F1dGguZXhhbXBsZS5jb20iLCJzdWIiOiJiZW5jaC11c2VyIiwiYXVkIjoiaHR0cDovLzEyNy4wLjAuMS8iLC",
+    "JleHAiOjQxMDI0NDQ4MDAsImlhdCI6MTc2NDcyMDAwMCwic2NvcGUiOiJiZW5jaDpjYWxsIiwiY2xpZW50X2lkIjoiYmVuY2gifQ.",
+    "WmJ2c3R1dnd4eXphYmNkZWZnaGlqa2xtbm9wcXJzdHV2d3h5emFiY2RlZmdoaWprbG1ub3BxcnN0dXZ3eHl6YWJjZGVmZ2hpamtsbW5vcHFy",
+    "c3R1dnd4eXphYmNkZWZnaGlqa2xtbm9wcXJzdHV2d3h5emFiY2RlZmdoaWprbG1ub3BxcnN0dXZ3eHl6YWJjZGVmZ2hpamtsbW5vcHFyc3R1",
+    "dnd4eXphYmNkZWZnaGlqa2xtbm9wcXJzdHV2d3h5emFiY2RlZmdoaWprbG1ub3BxcnN0dXZ3eHl6YWJjZGVmZ2hpamtsbW5vcHFyc3R1dnd4",
+    "eXphYmNkZWZnaGlqa2xtbm9wcXJzdHV2d3h5emFiY2RlZmdoaWprbG1ub3BxcnN0dXZ3eHl6YWJjZGVmZ2hp",
+);
+
 impl Target {
-    const ALL: [Target; 12] = [
+    const ALL: [Target; 15] = [
         Target::Ours,
         Target::Handwritten,
         Target::OursNats,
         Target::HandwrittenNats,
         Target::OursHttp,
+        Target::OursHttpHook,
+        Target::OursHttpToken,
+        Target::OursHttpOauth,
         Target::HyperHttp,
         Target::JsonrpseeHttp,
         Target::OursH2c,
@@ -182,6 +214,9 @@ impl Target {
             Target::OursNats => "ours-nats",
             Target::HandwrittenNats => "handwritten-nats",
             Target::OursHttp => "ours-http",
+            Target::OursHttpHook => "ours-http-hook",
+            Target::OursHttpToken => "ours-http-token",
+            Target::OursHttpOauth => "ours-http-oauth",
             Target::HyperHttp => "hyper-http",
             Target::JsonrpseeHttp => "jsonrpsee-http",
             Target::OursH2c => "ours-h2c",
@@ -200,7 +235,8 @@ impl Target {
         match self {
             Target::Ours | Target::Handwritten => Transport::Ndjson,
             Target::OursNats | Target::HandwrittenNats => Transport::Nats,
-            Target::OursHttp | Target::HyperHttp | Target::JsonrpseeHttp => Transport::Http,
+            Target::OursHttp | Target::OursHttpHook | Target::HyperHttp | Target::JsonrpseeHttp => Transport::Http,
+            Target::OursHttpToken | Target::OursHttpOauth => Transport::HttpBearer,
             Target::OursH2c | Target::JsonrpseeH2c => Transport::H2c,
             Target::OursHttps => Transport::Https,
             Target::OursWs | Target::JsonrpseeWs => Transport::Ws,
@@ -217,8 +253,22 @@ impl Target {
         match self {
             Target::Ours => rpc_runtime::Server::new(ours::router()).serve(listener).await,
             Target::Handwritten => serve_handwritten(listener).await,
-            Target::OursHttp | Target::OursH2c | Target::OursWs => {
+            Target::OursHttp | Target::OursHttpToken | Target::OursH2c | Target::OursWs => {
                 let listener = rpc_runtime::transport::http::Http::default().listener(listener);
+                rpc_runtime::Server::new(ours::router()).serve(listener).await
+            }
+            Target::OursHttpHook => {
+                let listener = rpc_runtime::transport::http::Http::default().listener(listener);
+                rpc_runtime::Server::new(ours::router()).on_connect(|_info, cx| Ok(cx)).serve(listener).await
+            }
+            Target::OursHttpOauth => {
+                use rpc_runtime::transport::http::oauth::{Grant, InvalidToken, ResourceServer};
+                let verifier = |token: &str| match token == BENCH_TOKEN {
+                    true => Ok(Grant::new(["bench:call"])),
+                    false => Err(InvalidToken::new("not the bench's token")),
+                };
+                let resource = ResourceServer::new("http://127.0.0.1/", verifier).expect("a URL");
+                let listener = rpc_runtime::transport::http::Http::default().oauth(resource).listener(listener);
                 rpc_runtime::Server::new(ours::router()).serve(listener).await
             }
             Target::OursHttps => {
@@ -643,9 +693,14 @@ async fn drive_connection(
         (Transport::Http, _) => {
             let stream = TcpStream::connect(addr).await.expect("connect to server");
             stream.set_nodelay(true).expect("nodelay");
-            drive_http(stream, addr, batch, stop).await
+            drive_http(stream, addr, batch, None, stop).await
         }
-        (Transport::Https, _) => drive_http(connect_tls(addr).await, addr, batch, stop).await,
+        (Transport::HttpBearer, _) => {
+            let stream = TcpStream::connect(addr).await.expect("connect to server");
+            stream.set_nodelay(true).expect("nodelay");
+            drive_http(stream, addr, batch, Some(BENCH_TOKEN), stop).await
+        }
+        (Transport::Https, _) => drive_http(connect_tls(addr).await, addr, batch, None, stop).await,
         (Transport::Ws, WsClient::Raw) => drive_ws_raw(addr, depth, stop).await,
         (Transport::Ws, WsClient::Tungstenite) => drive_ws(addr, depth, stop).await,
     }
@@ -665,7 +720,13 @@ fn check_answer(response: &Response, ids: &std::ops::Range<u64>, raw: &[u8]) {
 /// Content-Length), check it, repeat. The client is hand-written on the
 /// socket (`stream`: TCP, or TLS over it) so that its own cost stays small
 /// next to the server's.
-async fn drive_http<S>(mut stream: S, addr: SocketAddr, batch: usize, stop: &AtomicBool) -> Vec<Duration>
+async fn drive_http<S>(
+    mut stream: S,
+    addr: SocketAddr,
+    batch: usize,
+    token: Option<&str>,
+    stop: &AtomicBool,
+) -> Vec<Duration>
 where
     S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
 {
@@ -678,9 +739,10 @@ where
         let first_id = next_id;
         http_body(&mut body, batch, &mut next_id);
         request.clear();
+        let authorization = token.map(|token| format!("Authorization: Bearer {token}\r\n")).unwrap_or_default();
         request.extend_from_slice(
             format!(
-                "POST / HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+                "POST / HTTP/1.1\r\nHost: {addr}\r\n{authorization}Content-Type: application/json\r\nContent-Length: {}\r\n\r\n",
                 body.len()
             )
             .as_bytes(),
@@ -908,8 +970,10 @@ async fn drive_ws_raw(addr: SocketAddr, depth: usize, stop: &AtomicBool) -> Vec<
 
 /// The ratios the issue asks for, beyond each target against its
 /// transport's baseline: (target, against).
-const COMPARISONS: [(Target, Target); 7] = [
+const COMPARISONS: [(Target, Target); 9] = [
     (Target::OursHttp, Target::JsonrpseeHttp),
+    (Target::OursHttpHook, Target::OursHttp),
+    (Target::OursHttpOauth, Target::OursHttpToken),
     (Target::OursH2c, Target::JsonrpseeH2c),
     (Target::OursH2c, Target::OursHttp),
     (Target::OursHttps, Target::OursHttp),

@@ -4,7 +4,6 @@
 
 use std::any::{Any, TypeId};
 use std::borrow::Cow;
-use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
 use std::net::SocketAddr;
@@ -23,17 +22,89 @@ pub struct ConnectionInfo {
     transport: &'static str,
     peer_addr: Option<SocketAddr>,
     local_addr: Option<SocketAddr>,
-    parts: HashMap<TypeId, Arc<dyn Any + Send + Sync>>,
+    parts: Parts,
+    /// An HTTP request's head, kept inline: over HTTP the hook runs for
+    /// every request, and this part costs no allocation this way.
+    #[cfg(feature = "http")]
+    request: Option<http::request::Parts>,
+}
+
+/// One transport-specific part, by its type.
+type Part = (TypeId, Arc<dyn Any + Send + Sync>);
+
+/// The parts of a [`ConnectionInfo`], one per type. A transport gives one
+/// or two (an HTTP request's `Parts`, a NATS message's headers and
+/// subject), so a linear search over them costs less than a hash table
+/// (no hasher to seed, no table to allocate and free), and the first is
+/// kept inline: one part costs one allocation, its `Arc`. Over HTTP this
+/// runs for every request (hence the builders' `#[inline]`: a request's
+/// `Parts` and the information are built in place instead of copied
+/// through each call).
+#[derive(Clone, Default)]
+struct Parts {
+    first: Option<Part>,
+    rest: Vec<Part>,
+}
+
+impl Parts {
+    /// Adds `part`, replacing the one of the same type.
+    #[inline]
+    fn insert(&mut self, part: Part) {
+        if let Some(slot) = self.first.iter_mut().chain(&mut self.rest).find(|(id, _)| *id == part.0) {
+            *slot = part;
+        } else if self.first.is_none() {
+            self.first = Some(part);
+        } else {
+            self.rest.push(part);
+        }
+    }
+
+    /// The part of type `id`.
+    fn get(&self, id: TypeId) -> Option<&(dyn Any + Send + Sync)> {
+        self.first.iter().chain(&self.rest).find(|(each, _)| *each == id).map(|(_, part)| &**part)
+    }
+
+    fn len(&self) -> usize {
+        usize::from(self.first.is_some()) + self.rest.len()
+    }
 }
 
 impl ConnectionInfo {
     /// A connection over `transport` (`"tcp"`, `"stdio"`, `"memory"`,
     /// `"stream"`, `"nats"`, ...), with nothing else known yet.
+    #[inline]
     pub fn new(transport: &'static str) -> Self {
-        ConnectionInfo { transport, peer_addr: None, local_addr: None, parts: HashMap::new() }
+        ConnectionInfo {
+            transport,
+            peer_addr: None,
+            local_addr: None,
+            parts: Parts::default(),
+            #[cfg(feature = "http")]
+            request: None,
+        }
+    }
+
+    /// The information of one HTTP request, built in place (over HTTP the
+    /// hook runs for every request: no builder moves its head around).
+    #[cfg(feature = "http")]
+    #[inline]
+    pub(crate) fn of_request(
+        transport: &'static str,
+        peer_addr: Option<SocketAddr>,
+        local_addr: Option<SocketAddr>,
+        request: http::request::Parts,
+    ) -> Self {
+        ConnectionInfo { transport, peer_addr, local_addr, parts: Parts::default(), request: Some(request) }
+    }
+
+    /// Adds a part in place (see [`ConnectionInfo::with_part`]).
+    #[cfg(feature = "tls")]
+    pub(crate) fn add_part<T: Send + Sync + 'static>(&mut self, part: T) {
+        self.parts.insert((TypeId::of::<T>(), Arc::new(part)));
     }
 
     /// The same, with the remote address.
+    #[inline]
     #[must_use = "a builder does nothing until used"]
     pub fn with_peer_addr(mut self, addr: SocketAddr) -> Self {
         self.peer_addr = Some(addr);
@@ -41,6 +112,7 @@ impl ConnectionInfo {
     }
 
     /// The same, with the local address the connection arrived on.
+    #[inline]
     #[must_use = "a builder does nothing until used"]
     pub fn with_local_addr(mut self, addr: SocketAddr) -> Self {
         self.local_addr = Some(addr);
@@ -49,9 +121,21 @@ impl ConnectionInfo {
 
     /// The same, with a transport-specific part (replacing one of the same
     /// type).
+    #[inline]
     #[must_use = "a builder does nothing until used"]
     pub fn with_part<T: Send + Sync + 'static>(mut self, part: T) -> Self {
-        self.parts.insert(TypeId::of::<T>(), Arc::new(part));
+        #[cfg(feature = "http")]
+        {
+            let mut slot = Some(part);
+            if let Some(request) = (&mut slot as &mut dyn Any).downcast_mut::<Option<http::request::Parts>>() {
+                self.request = request.take();
+                return self;
+            }
+            let Some(part) = slot else { return self };
+            self.parts.insert((TypeId::of::<T>(), Arc::new(part)));
+        }
+        #[cfg(not(feature = "http"))]
+        self.parts.insert((TypeId::of::<T>(), Arc::new(part)));
         self
     }
 
@@ -74,7 +158,21 @@ impl ConnectionInfo {
 
     /// A transport-specific part of type `T`, if the transport gave one.
     pub fn part<T: Send + Sync + 'static>(&self) -> Option<&T> {
-        self.parts.get(&TypeId::of::<T>())?.downcast_ref()
+        #[cfg(feature = "http")]
+        if TypeId::of::<T>() == TypeId::of::<http::request::Parts>() {
+            return (self.request.as_ref()? as &dyn Any).downcast_ref();
+        }
+        self.parts.get(TypeId::of::<T>())?.downcast_ref()
+    }
+}
+
+impl ConnectionInfo {
+    /// How many HTTP request heads it holds (0 or 1).
+    fn http_parts(&self) -> usize {
+        #[cfg(feature = "http")]
+        return usize::from(self.request.is_some());
+        #[cfg(not(feature = "http"))]
+        0
     }
 }
 
@@ -84,7 +182,7 @@ impl fmt::Debug for ConnectionInfo {
             .field("transport", &self.transport)
             .field("peer_addr", &self.peer_addr)
             .field("local_addr", &self.local_addr)
-            .field("parts", &self.parts.len())
+            .field("parts", &(self.parts.len() + self.http_parts()))
             .finish()
     }
 }
@@ -135,18 +233,126 @@ pub type HookFuture = Pin<Box<dyn Future<Output = Result<Context, Refused>> + Se
 
 /// A connection hook, type-erased: sees the connection's information and
 /// its base context; returns the context (with extensions attached) or a
-/// refusal.
-pub(crate) type Hook = Arc<dyn Fn(&ConnectionInfo, Context) -> HookFuture + Send + Sync>;
+/// refusal, at once ([`Server::on_connect`](crate::Server::on_connect):
+/// no future to allocate) or later.
+#[derive(Clone)]
+pub(crate) enum Hook {
+    Ready(Arc<ReadyHook>),
+    Waiting(Arc<WaitingHook>),
+}
+
+/// A hook that answers at once ([`Server::on_connect`](crate::Server::on_connect)).
+pub(crate) type ReadyHook = dyn Fn(&ConnectionInfo, Context) -> Result<Context, Refused> + Send + Sync;
+
+/// A hook that may wait ([`Server::on_connect_async`](crate::Server::on_connect_async)).
+pub(crate) type WaitingHook = dyn Fn(&ConnectionInfo, Context) -> HookFuture + Send + Sync;
+
+/// What a hook gave: its answer, or the future of it.
+pub(crate) enum Admission {
+    Now(Result<Context, Refused>),
+    Later(HookFuture),
+}
+
+impl Hook {
+    /// Runs the hook (its synchronous part) for `info`, on `cx`.
+    #[inline]
+    pub(crate) fn start(&self, info: &ConnectionInfo, cx: Context) -> Admission {
+        match self {
+            Hook::Ready(hook) => Admission::Now(hook(info, cx)),
+            Hook::Waiting(hook) => Admission::Later(hook(info, cx)),
+        }
+    }
+}
+
+/// `cx` with the transport and peer address of `info` set.
+#[inline]
+pub(crate) fn based(info: &ConnectionInfo, cx: Context) -> Context {
+    let cx = cx.with_transport(info.transport());
+    match info.peer_addr() {
+        Some(addr) => cx.with_peer_addr(addr),
+        None => cx,
+    }
+}
 
 /// Runs `hook` (if any) for a new connection: the context built on `cx`,
 /// with the transport and peer address set, or the refusal.
 pub(crate) async fn admit(hook: Option<&Hook>, info: &ConnectionInfo, cx: Context) -> Result<Context, Refused> {
-    let mut cx = cx.with_transport(info.transport());
-    if let Some(addr) = info.peer_addr() {
-        cx = cx.with_peer_addr(addr);
+    let cx = based(info, cx);
+    let Some(hook) = hook else {
+        return Ok(cx);
+    };
+    match hook.start(info, cx) {
+        Admission::Now(admitted) => admitted,
+        Admission::Later(admitted) => admitted.await,
     }
-    match hook {
-        Some(hook) => hook(info, cx).await,
-        None => Ok(cx),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, PartialEq)]
+    struct Headers(&'static str);
+
+    #[derive(Debug, PartialEq)]
+    struct Subject(String);
+
+    #[test]
+    fn no_parts() {
+        let info = ConnectionInfo::new("tcp");
+        assert_eq!(info.transport(), "tcp");
+        assert_eq!(info.part::<Headers>(), None);
+        assert_eq!(info.peer_addr(), None);
+        assert_eq!(info.local_addr(), None);
+    }
+
+    #[test]
+    fn addresses() {
+        let (peer, local) = ("127.0.0.1:1234".parse().unwrap(), "127.0.0.1:80".parse().unwrap());
+        let info = ConnectionInfo::new("http").with_peer_addr(peer).with_local_addr(local);
+        assert_eq!((info.peer_addr(), info.local_addr()), (Some(peer), Some(local)));
+    }
+
+    #[test]
+    fn several_parts_each_by_its_type() {
+        let info = ConnectionInfo::new("nats").with_part(Headers("h")).with_part(Subject("s".into())).with_part(7u32);
+        assert_eq!(info.part::<Headers>(), Some(&Headers("h")));
+        assert_eq!(info.part::<Subject>(), Some(&Subject("s".into())));
+        assert_eq!(info.part::<u32>(), Some(&7));
+        assert_eq!(info.part::<u64>(), None);
+    }
+
+    #[test]
+    fn a_part_replaces_the_one_of_its_type() {
+        // The first part (kept inline) and a later one (in the rest).
+        let info = ConnectionInfo::new("nats")
+            .with_part(Headers("old"))
+            .with_part(Subject("old".into()))
+            .with_part(Headers("new"))
+            .with_part(Subject("new".into()));
+        assert_eq!(info.part::<Headers>(), Some(&Headers("new")));
+        assert_eq!(info.part::<Subject>(), Some(&Subject("new".into())));
+        assert_eq!(info.parts.len(), 2);
+        assert!(format!("{info:?}").contains("parts: 2"), "{info:?}");
+    }
+
+    #[test]
+    fn a_clone_shares_the_parts_and_grows_apart() {
+        let info = ConnectionInfo::new("http").with_part(Headers("h"));
+        let clone = info.clone().with_part(Subject("s".into())).with_part(Headers("other"));
+        assert_eq!(info.part::<Headers>(), Some(&Headers("h")));
+        assert_eq!(info.part::<Subject>(), None);
+        assert_eq!(clone.part::<Headers>(), Some(&Headers("other")));
+        assert_eq!(clone.part::<Subject>(), Some(&Subject("s".into())));
+        assert_eq!(clone.transport(), "http");
+        let same = info.clone();
+        assert!(std::ptr::eq(info.part::<Headers>().unwrap(), same.part::<Headers>().unwrap()));
+    }
+
+    #[test]
+    fn debug_counts_the_parts() {
+        let info = ConnectionInfo::new("tcp").with_part(1u8).with_part(2u16);
+        let text = format!("{info:?}");
+        assert!(text.contains(r#"transport: "tcp""#) && text.contains("parts: 2"), "{text}");
     }
 }

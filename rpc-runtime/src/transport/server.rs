@@ -228,7 +228,7 @@ impl Server {
     where
         F: Fn(&ConnectionInfo, Context) -> Result<Context, Refused> + Send + Sync + 'static,
     {
-        let hook: Hook = Arc::new(move |info, cx| -> HookFuture { Box::pin(std::future::ready(hook(info, cx))) });
+        let hook = Hook::Ready(Arc::new(hook));
         Server { hook: Some(hook), ..self }
     }
 
@@ -241,7 +241,7 @@ impl Server {
         F: Fn(&ConnectionInfo, Context) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<Context, Refused>> + Send + 'static,
     {
-        let hook: Hook = Arc::new(move |info, cx| -> HookFuture { Box::pin(hook(info, cx)) });
+        let hook = Hook::Waiting(Arc::new(move |info, cx| -> HookFuture { Box::pin(hook(info, cx)) }));
         Server { hook: Some(hook), ..self }
     }
 

@@ -248,6 +248,7 @@ fn bearer_tokens_are_read_with_any_case_of_the_scheme_and_only_from_one_header()
         map
     };
     assert_eq!(bearer_token(&headers(&["Bearer abc.def-_~+/="])), Some("abc.def-_~+/="));
+    assert_eq!(bearer_token(&headers(&["Bearer abc\t"])), Some("abc"));
     assert_eq!(bearer_token(&headers(&["BEARER  abc"])), Some("abc"));
     assert_eq!(bearer_token(&headers(&["bearer abc"])), Some("abc"));
     assert_eq!(bearer_token(&headers(&["Basic abc"])), None);

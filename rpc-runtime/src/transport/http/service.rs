@@ -27,7 +27,7 @@ use super::config::Http;
 use super::responses::{method_not_allowed, refusal, status_response, too_large};
 use crate::dispatch::context::Context;
 use crate::dispatch::signal::Signal;
-use crate::transport::hook::{ConnectionInfo, admit};
+use crate::transport::hook::{Admission, ConnectionInfo, Hook, HookFuture, Refused, based};
 use crate::transport::server::Server;
 
 /// Bytes reserved for an answer beyond its request's length (the
@@ -38,10 +38,12 @@ const ANSWER_HEADROOM: usize = 64;
 const MAX_ANSWER_RESERVE: usize = 64 * 1024;
 
 /// The addresses of the connection a request came in on. The standalone
-/// server (an [`HttpListener`](super::HttpListener)) adds them to every
-/// request's extensions; inside another server (axum), insert them
-/// yourself (from axum's `ConnectInfo`) to give the connection hook and
-/// the Host check the peer and local addresses.
+/// server (an [`HttpListener`](super::HttpListener)) knows them (the
+/// connection hook reads them from [`ConnectionInfo::peer_addr`] and
+/// [`ConnectionInfo::local_addr`]; they are not added to the request's
+/// extensions); inside another server (axum), insert them into the
+/// request's extensions yourself (from axum's `ConnectInfo`) to give the
+/// connection hook and the Host check the peer and local addresses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct HttpAddrs {
@@ -173,7 +175,7 @@ impl HttpService {
             request.extensions_mut().insert(slot.clone());
             return self.respond(request).await.unwrap_or_else(|never| match never {});
         }
-        self.inner.answer(request, Some(addrs), Some(slot), true).await
+        self.inner.answer(request, Some(addrs), Some(slot)).await
     }
 }
 
@@ -252,33 +254,23 @@ impl Inner {
     {
         let addrs = request.extensions().get::<HttpAddrs>().copied();
         let slot = request.extensions().get::<ConnectionSlot>().cloned();
-        self.answer(request, addrs, slot.as_ref(), false).await
+        self.answer(request, addrs, slot.as_ref()).await
     }
 
-    /// Answers one request. `addrs` and `slot` are the connection's;
-    /// with `extend`, the standalone server's request does not carry them
-    /// as extensions yet, and gets them only where user code can see them
-    /// (the connection hook, given the request's parts).
+    /// Answers one request. `addrs` and `slot` are the connection's (the
+    /// standalone server's requests do not carry them as extensions: the
+    /// connection hook reads the addresses from its `ConnectionInfo`).
     async fn answer<B>(
         self: &Arc<Self>,
-        mut request: Request<B>,
+        request: Request<B>,
         addrs: Option<HttpAddrs>,
         slot: Option<&ConnectionSlot>,
-        extend: bool,
     ) -> Response<Full<Bytes>>
     where
         B: Body + Send + 'static,
         B::Data: Send,
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
-        if extend && self.server.hook.is_some() {
-            if let Some(addrs) = addrs {
-                request.extensions_mut().insert(addrs);
-            }
-            if let Some(slot) = slot {
-                request.extensions_mut().insert(slot.clone());
-            }
-        }
         let heads = Heads::of_request(&request);
         if let Some(refusal) = self.check_host_of(&heads, request.uri(), request.version(), addrs) {
             return refusal;
@@ -431,7 +423,13 @@ impl Inner {
             (plain_context("http", addrs, request.extensions()), request.into_body())
         } else {
             let (parts, body) = request.into_parts();
-            (self.admit("http", parts, addrs).await?, body)
+            // Decided at once (a synchronous hook, a token seen before):
+            // no future to make and move.
+            let cx = match self.admission("http", parts, addrs) {
+                Start::Done(admitted) => admitted?,
+                start => self.admitted(start, "http", addrs).await?,
+            };
+            (cx, body)
         };
         match read_body(body, max_body, self.config.body_timeout).await {
             Ok(body) => Ok((cx, body)),
@@ -447,68 +445,148 @@ impl Inner {
         }
     }
 
-    /// The connection hook, for one request that came over `transport`
-    /// (`"http"`, or `"ws"` for an upgrade): the context handlers see, or
-    /// the 401/403 answer.
-    pub(crate) async fn admit(
+    /// Admission of one request that came over `transport` (`"http"`, or
+    /// `"ws"` for an upgrade): the bearer token (with OAuth), then the
+    /// connection hook; the context handlers see, or the 401/403 answer.
+    /// What needs no waiting (a synchronous hook, no OAuth) is done
+    /// before the future is made, so that the future holds no request head.
+    #[cfg(any(feature = "ws", feature = "mcp"))]
+    pub(crate) fn admit(
         &self,
         transport: &'static str,
         parts: http::request::Parts,
         addrs: Option<HttpAddrs>,
-    ) -> Result<Context, Response<Full<Bytes>>> {
-        if !self.admits() {
-            return Ok(plain_context(transport, addrs, &parts.extensions));
-        }
-        #[cfg(feature = "oauth")]
-        let parts = match &self.guard {
-            Some(guard) => {
-                let cx = plain_context(transport, addrs, &parts.extensions);
-                let cx = guard.admit(&parts.headers, cx).await.map_err(|challenge| guard.unauthorized(challenge))?;
-                let Some(hook) = &self.server.hook else {
-                    return Ok(cx);
-                };
-                return self.run_hook(hook, transport, parts, addrs, cx).await;
-            }
-            None => parts,
-        };
-        let Some(hook) = &self.server.hook else {
-            return Ok(plain_context(transport, addrs, &parts.extensions));
-        };
-        self.run_hook(hook, transport, parts, addrs, Context::new()).await
+    ) -> impl Future<Output = Result<Context, Response<Full<Bytes>>>> + Send + '_ {
+        let start = self.admission(transport, parts, addrs);
+        self.admitted(start, transport, addrs)
     }
 
-    /// The connection hook for one request, given `cx` to build on.
-    async fn run_hook(
+    /// What admission decides at once, or what it goes on with.
+    #[cfg_attr(not(feature = "oauth"), allow(unused_labels))]
+    fn admission(&self, transport: &'static str, parts: http::request::Parts, addrs: Option<HttpAddrs>) -> Start {
+        'start: {
+            #[cfg(feature = "oauth")]
+            if let Some(guard) = &self.guard {
+                use super::oauth::{Challenge, Lookup};
+                // A token seen before is a lookup: no waiting.
+                let kept = match guard.lookup(&parts.headers) {
+                    Lookup::Missing => break 'start Start::Done(Err(guard.unauthorized(Challenge::Missing))),
+                    Lookup::Kept(kept) => kept,
+                    Lookup::Verify => break 'start Start::OAuth(Box::new(parts)),
+                };
+                let cx = plain_context(transport, addrs, &parts.extensions).with_extensions(&kept);
+                match &self.server.hook {
+                    None => break 'start Start::Done(Ok(cx)),
+                    Some(hook) => break 'start self.start_hook(hook, transport, parts, addrs, cx),
+                }
+            }
+            match &self.server.hook {
+                None => Start::Done(Ok(plain_context(transport, addrs, &parts.extensions))),
+                Some(hook) => self.start_hook(hook, transport, parts, addrs, Context::new()),
+            }
+        }
+    }
+
+    /// The end of admission, once `start` was decided.
+    async fn admitted(
         &self,
-        hook: &crate::transport::hook::Hook,
+        start: Start,
+        transport: &'static str,
+        addrs: Option<HttpAddrs>,
+    ) -> Result<Context, Response<Full<Bytes>>> {
+        let _ = (transport, addrs);
+        match start {
+            Start::Done(admitted) => admitted,
+            Start::Hook(admitted, peer) => admitted.await.map_err(|refused| self.refused_from(peer, &refused)),
+            #[cfg(feature = "oauth")]
+            Start::OAuth(parts) => self.admit_oauth(transport, *parts, addrs).await,
+        }
+    }
+
+    /// Runs the synchronous part of the connection hook: its answer, or
+    /// the future of it.
+    #[inline]
+    fn start_hook(
+        &self,
+        hook: &Hook,
         transport: &'static str,
         parts: http::request::Parts,
         addrs: Option<HttpAddrs>,
         cx: Context,
-    ) -> Result<Context, Response<Full<Bytes>>> {
-        let mut info = ConnectionInfo::new(transport);
-        if let Some(addrs) = addrs {
-            info = info.with_peer_addr(addrs.peer).with_local_addr(addrs.local);
-        }
+    ) -> Start {
         #[cfg(feature = "tls")]
-        let (info, cx) = crate::transport::tls::with_certificates(
-            info,
-            cx,
-            parts.extensions.get::<crate::transport::tls::PeerCertificates>().cloned(),
-        );
-        let info = info.with_part(parts);
-        admit(Some(hook), &info, cx).await.map_err(|refused| {
-            tracing::debug!(peer = ?info.peer_addr(), %refused, "HTTP request refused by the connection hook");
-            let mut response = refusal(&refused);
-            #[cfg(feature = "oauth")]
-            if let Some(guard) = &self.guard
-                && refused.is_unauthorized()
-            {
-                response.headers_mut().insert(header::WWW_AUTHENTICATE, guard.hook_challenge().clone());
+        let certs = parts.extensions.get::<crate::transport::tls::PeerCertificates>().cloned();
+        #[allow(unused_mut)]
+        let mut info =
+            ConnectionInfo::of_request(transport, addrs.map(|addrs| addrs.peer), addrs.map(|addrs| addrs.local), parts);
+        #[cfg(feature = "tls")]
+        let cx = match certs {
+            Some(certs) => {
+                info.add_part(certs.clone());
+                cx.with_extension(certs)
             }
-            response
-        })
+            None => cx,
+        };
+        match hook.start(&info, based(&info, cx)) {
+            Admission::Now(admitted) => Start::Done(admitted.map_err(|refused| self.refused(&info, &refused))),
+            Admission::Later(admitted) => Start::Hook(admitted, info.peer_addr()),
+        }
     }
+
+    /// With OAuth: the token, then the hook (if any) on the context the
+    /// token's grant made.
+    #[cfg(feature = "oauth")]
+    async fn admit_oauth(
+        &self,
+        transport: &'static str,
+        parts: http::request::Parts,
+        addrs: Option<HttpAddrs>,
+    ) -> Result<Context, Response<Full<Bytes>>> {
+        let Some(guard) = &self.guard else {
+            return Ok(plain_context(transport, addrs, &parts.extensions));
+        };
+        let cx = plain_context(transport, addrs, &parts.extensions);
+        let cx = guard.admit(&parts.headers, cx).await.map_err(|challenge| guard.unauthorized(challenge))?;
+        let Some(hook) = &self.server.hook else {
+            return Ok(cx);
+        };
+        match self.start_hook(hook, transport, parts, addrs, cx) {
+            Start::Done(admitted) => admitted,
+            Start::Hook(admitted, peer) => admitted.await.map_err(|refused| self.refused_from(peer, &refused)),
+            Start::OAuth(_) => unreachable!("a hook's start is never a token to verify"),
+        }
+    }
+
+    /// The answer to a request the connection hook refused.
+    fn refused(&self, info: &ConnectionInfo, refused: &Refused) -> Response<Full<Bytes>> {
+        self.refused_from(info.peer_addr(), refused)
+    }
+
+    #[cold]
+    fn refused_from(&self, peer: Option<std::net::SocketAddr>, refused: &Refused) -> Response<Full<Bytes>> {
+        tracing::debug!(?peer, %refused, "HTTP request refused by the connection hook");
+        #[allow(unused_mut)]
+        let mut response = refusal(refused);
+        #[cfg(feature = "oauth")]
+        if let Some(guard) = &self.guard
+            && refused.is_unauthorized()
+        {
+            response.headers_mut().insert(header::WWW_AUTHENTICATE, guard.hook_challenge().clone());
+        }
+        response
+    }
+}
+
+/// How admission of a request goes on after what could be done at once.
+enum Start {
+    /// Decided.
+    Done(Result<Context, Response<Full<Bytes>>>),
+    /// The hook's future, and the peer's address for the log of a refusal.
+    Hook(HookFuture, Option<SocketAddr>),
+    /// A bearer token to verify, then the hook (boxed: rare, and the
+    /// common variants stay small to move).
+    #[cfg(feature = "oauth")]
+    OAuth(Box<http::request::Parts>),
 }
 
 /// The context of a request when there is no connection hook (with the

@@ -17,7 +17,7 @@ use super::{REFUSED, ids_of, next, other, write_errors};
 use crate::dispatch::context::Context;
 use crate::dispatch::engine::Engine;
 use crate::dispatch::pending::PendingResponse;
-use crate::transport::hook::{ConnectionInfo, HookFuture, Refused};
+use crate::transport::hook::{Admission, ConnectionInfo, HookFuture, Refused};
 use crate::transport::listener::{Listener, Shutdown};
 use crate::transport::server::Server;
 use crate::wire::response::write_error;
@@ -177,15 +177,20 @@ impl<'s> Replica<'s> {
             Some(hook) => {
                 let info =
                     ConnectionInfo::new("nats").with_part(headers.unwrap_or_default()).with_part(subject.clone());
-                let mut admitted = hook(&info, Context::new().with_transport("nats"));
-                match poll_once(&mut admitted) {
-                    Some(Ok(cx)) => Cow::Owned(cx),
-                    Some(Err(refused)) => {
+                let admitted = match hook.start(&info, Context::new().with_transport("nats")) {
+                    Admission::Now(admitted) => admitted,
+                    Admission::Later(mut admitted) => match poll_once(&mut admitted) {
+                        Some(admitted) => admitted,
+                        None => {
+                            self.responder.spawn_admission(admitted, subject, reply, payload);
+                            return;
+                        }
+                    },
+                };
+                match admitted {
+                    Ok(cx) => Cow::Owned(cx),
+                    Err(refused) => {
                         self.responder.publish(reply, refusal(&subject, &payload, &refused)).await;
-                        return;
-                    }
-                    None => {
-                        self.responder.spawn_admission(admitted, subject, reply, payload);
                         return;
                     }
                 }

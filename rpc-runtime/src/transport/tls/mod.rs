@@ -29,9 +29,9 @@ pub(crate) use client::MaybeTls;
 #[cfg(feature = "http")]
 pub(crate) use client::server_name;
 pub use client::{ClientTls, TlsTcp};
-pub use server::{ClientAuth, PeerCertificates, ServerTls, TlsListener};
 #[cfg(feature = "http")]
-pub(crate) use server::{handshake, with_certificates};
+pub(crate) use server::handshake;
+pub use server::{ClientAuth, PeerCertificates, ServerTls, TlsListener};
 
 /// The crypto provider of every configuration made here (not the process
 /// default, which is ambiguous when several providers are compiled in).

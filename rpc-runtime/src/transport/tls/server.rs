@@ -322,11 +322,7 @@ impl Listener for TlsListener {
 
 /// `info` and the base context `cx` of a connection whose client showed
 /// `certs`: the hook finds them in both.
-pub(crate) fn with_certificates(
-    info: ConnectionInfo,
-    cx: Context,
-    certs: Option<PeerCertificates>,
-) -> (ConnectionInfo, Context) {
+fn with_certificates(info: ConnectionInfo, cx: Context, certs: Option<PeerCertificates>) -> (ConnectionInfo, Context) {
     match certs {
         Some(certs) => (info.with_part(certs.clone()), cx.with_extension(certs)),
         None => (info, cx),

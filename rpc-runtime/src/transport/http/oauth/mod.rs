@@ -44,6 +44,11 @@
 //! The connection hook ([`Server::on_connect`](crate::Server::on_connect))
 //! still runs, after the token was accepted: its context already holds the
 //! [`Permissions`] and the [`Grant`], to add to or refuse.
+//!
+//! [`guide::protecting`](crate::guide::protecting) has the rest: a hook
+//! or OAuth, setting up an issuer (and `https://` ones), opaque tokens and
+//! introspection, what clients see, mounting in axum (the metadata path
+//! routed to the same service), and operations.
 
 mod fetch;
 mod jwt;
@@ -63,7 +68,7 @@ use http::header::{self, HeaderMap, HeaderValue};
 use http::{Response, StatusCode};
 use http_body_util::Full;
 
-pub use jwt::JwtVerifier;
+pub use jwt::{DEFAULT_LEEWAY, DEFAULT_REFRESH_COOLDOWN, JwtVerifier};
 
 use crate::dispatch::context::{Context, Extensions};
 use crate::dispatch::permissions::Permissions;
@@ -410,6 +415,16 @@ impl fmt::Debug for Guard {
     }
 }
 
+/// What [`Guard::lookup`] found.
+pub(crate) enum Lookup {
+    /// No bearer token.
+    Missing,
+    /// The grant kept for the token, as context extensions.
+    Kept(Extensions),
+    /// A token to verify ([`Guard::admit`]).
+    Verify,
+}
+
 /// Why a request was not let through.
 pub(crate) enum Challenge {
     /// No bearer token.
@@ -434,13 +449,26 @@ impl Guard {
         Some(response)
     }
 
+    /// What is known at once of the bearer token of a request with
+    /// `headers`: none, a grant kept for it, or a token to verify.
+    #[inline]
+    pub(crate) fn lookup(&self, headers: &HeaderMap) -> Lookup {
+        let Some(token) = bearer_bytes(headers) else {
+            return Lookup::Missing;
+        };
+        match self.server.grants.get(token) {
+            Some(extensions) => Lookup::Kept(extensions),
+            None => Lookup::Verify,
+        }
+    }
+
     /// Checks the bearer token of a request with `headers`: `cx` with
     /// the grant's [`Permissions`] and [`Grant`], or why not.
     pub(crate) async fn admit(&self, headers: &HeaderMap, cx: Context) -> Result<Context, Challenge> {
         let Some(token) = bearer_token(headers) else {
             return Err(Challenge::Missing);
         };
-        if let Some(extensions) = self.server.grants.get(token) {
+        if let Some(extensions) = self.server.grants.get(token.as_bytes()) {
             return Ok(cx.with_extensions(&extensions));
         }
         match self.server.verifier.verify(token).await {
@@ -489,22 +517,30 @@ impl Guard {
 
 /// The token of `Authorization: Bearer <token>` (the scheme in any case,
 /// RFC 9110 section 11.1); `None` without one, with another scheme, with
-/// two `Authorization` headers, or with a token that has characters
-/// RFC 6750's `b64token` does not allow.
+/// two `Authorization` headers, or with a token that has a space in it or
+/// is not UTF-8. The token's characters are otherwise left to the
+/// verifier (a token is compared or verified whole anyway; checking each
+/// byte of a kilobyte-long JWT here would cost more than the rest of the
+/// admission).
 pub fn bearer_token(headers: &HeaderMap) -> Option<&str> {
+    std::str::from_utf8(bearer_bytes(headers)?).ok()
+}
+
+/// [`bearer_token`] as bytes, not checked for UTF-8 (what the grants are
+/// kept by).
+#[inline]
+fn bearer_bytes(headers: &HeaderMap) -> Option<&[u8]> {
     let mut values = headers.get_all(header::AUTHORIZATION).iter();
-    let value = values.next()?;
+    let value = values.next()?.as_bytes();
     if values.next().is_some() {
         return None;
     }
-    let value = value.to_str().ok()?;
-    let (scheme, token) = value.split_once(' ')?;
-    if !scheme.eq_ignore_ascii_case("bearer") {
+    let space = memchr::memchr(b' ', value)?;
+    if !value[..space].eq_ignore_ascii_case(b"bearer") {
         return None;
     }
-    let token = token.trim_matches(' ');
-    let b64token = |byte: u8| byte.is_ascii_alphanumeric() || b"-._~+/=".contains(&byte);
-    (!token.is_empty() && token.bytes().all(b64token)).then_some(token)
+    let token = value[space..].trim_ascii();
+    (!token.is_empty() && memchr::memchr(b' ', token).is_none()).then_some(token)
 }
 
 /// The scopes to name in the 403 of an answer that is a single
@@ -564,7 +600,8 @@ struct Kept {
 }
 
 impl GrantCache {
-    fn get(&self, token: &str) -> Option<Extensions> {
+    #[inline]
+    fn get(&self, token: &[u8]) -> Option<Extensions> {
         let grants = self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         let kept = grants.get(token)?;
         (kept.until > Instant::now()).then(|| kept.extensions.clone())
@@ -588,7 +625,7 @@ impl GrantCache {
                 grants.clear();
             }
         }
-        grants.insert(TokenKey(token.into()), Kept { extensions, until });
+        grants.insert(TokenKey(token.as_bytes().into()), Kept { extensions, until });
     }
 }
 
@@ -596,10 +633,10 @@ impl GrantCache {
 /// see [`TailHasher`]), compared whole. Only verified tokens are kept, so
 /// a client cannot fill the table with keys of its choosing.
 #[derive(PartialEq, Eq, Hash)]
-struct TokenKey(Box<str>);
+struct TokenKey(Box<[u8]>);
 
-impl std::borrow::Borrow<str> for TokenKey {
-    fn borrow(&self) -> &str {
+impl std::borrow::Borrow<[u8]> for TokenKey {
+    fn borrow(&self) -> &[u8] {
         &self.0
     }
 }
