@@ -656,3 +656,60 @@ impl Hasher for TailHasher {
         self.0.write(&bytes[start..]);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kept(scope: &str) -> Extensions {
+        Context::new().with_extension(Grant::new([scope])).extensions
+    }
+
+    #[test]
+    fn grants_are_kept_by_the_whole_token_and_never_past_their_expiry() {
+        let cache = GrantCache::default();
+        // Two tokens with the same last 16 bytes: the same hash, told
+        // apart by the whole comparison.
+        let (a, b) = ("aaaa.same-tail-1234567890", "bbbb.same-tail-1234567890");
+        cache.put(a, kept("a"), None);
+        assert!(cache.get(a.as_bytes()).is_some());
+        assert!(cache.get(b.as_bytes()).is_none());
+        cache.put(b, kept("b"), Some(SystemTime::now() + Duration::from_secs(60)));
+        let grant = |token: &str| {
+            let extensions = cache.get(token.as_bytes()).unwrap();
+            Context::new().with_extensions(&extensions).extension::<Grant>().unwrap().scopes()[0].clone()
+        };
+        assert_eq!((grant(a), grant(b)), ("a".to_owned(), "b".to_owned()));
+        // Expired already (accepted within a verifier's leeway): not kept.
+        cache.put("c", kept("c"), Some(SystemTime::now() - Duration::from_secs(1)));
+        assert!(cache.get(b"c").is_none());
+    }
+
+    #[test]
+    fn the_cache_never_holds_more_than_its_bound() {
+        let cache = GrantCache::default();
+        for n in 0..GRANT_CACHE_SIZE * 2 + 7 {
+            cache.put(&format!("token-{n}"), kept("s"), None);
+            let held = cache.0.lock().unwrap().len();
+            assert!(held <= GRANT_CACHE_SIZE, "{held} grants after {n} puts");
+        }
+        // The newest is always kept.
+        assert!(cache.get(format!("token-{}", GRANT_CACHE_SIZE * 2 + 6).as_bytes()).is_some());
+    }
+
+    #[test]
+    fn a_permission_error_names_its_scopes_and_nothing_else_does() {
+        let denied = |data: &str| {
+            denied_scopes(
+                format!(r#"{{"jsonrpc":"2.0","error":{{"code":-32003,"message":"no","data":{data}}},"id":1}}"#)
+                    .as_bytes(),
+            )
+        };
+        assert_eq!(denied(r#"{"requires":"write"}"#), Some(vec!["write".to_owned()]));
+        assert_eq!(denied(r#"{"requires":{"anyOf":["a","b"]}}"#), Some(vec!["a".to_owned(), "b".to_owned()]));
+        assert_eq!(denied(r#"{"requires":{"allOf":["a","b"]}}"#), Some(vec!["a".to_owned(), "b".to_owned()]));
+        assert_eq!(denied_scopes(br#"{"jsonrpc":"2.0","result":"-32003","id":1}"#), None);
+        assert_eq!(denied_scopes(br#"[{"jsonrpc":"2.0","error":{"code":-32003,"message":"no"},"id":1}]"#), None);
+        assert_eq!(denied_scopes(br#"{"jsonrpc":"2.0","error":{"code":-32601,"message":"-32003"},"id":1}"#), None);
+    }
+}
