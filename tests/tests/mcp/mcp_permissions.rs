@@ -177,8 +177,9 @@ const ACCEPT_BOTH: &str = "Accept: application/json, text/event-stream";
 /// `writer` (read, write).
 async fn serve_oauth() -> (SocketAddr, tokio::sync::oneshot::Sender<()>) {
     let verifier = |token: &str| match token {
-        "reader" => Ok(Grant::new(["read"])),
-        "writer" => Ok(Grant::new(["read", "write"])),
+        "reader" => Ok(Grant::new(["read"]).subject("alice")),
+        "writer" => Ok(Grant::new(["read", "write"]).subject("alice")),
+        "mallory" => Ok(Grant::new(["read", "write"]).subject("mallory")),
         _ => Err(InvalidToken::new("unknown")),
     };
     let resource = ResourceServer::new("http://127.0.0.1/mcp", verifier).unwrap();
@@ -242,4 +243,34 @@ async fn over_streamable_http_a_missing_scope_is_403_insufficient_scope_in_both_
         exchange(addr, &format!("GET /.well-known/oauth-protected-resource/mcp HTTP/1.1\r\nHost: {addr}\r\n\r\n"))
             .await;
     assert_eq!(metadata.json()["scopes_supported"], json!(["read", "secret", "write"]));
+}
+
+#[tokio::test]
+async fn a_session_opened_with_a_token_belongs_to_its_subject() {
+    let (addr, _stop) = serve_oauth().await;
+    let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}})
+    .to_string();
+    let reply = exchange(addr, &post_json(addr, &initialize, &[ACCEPT_BOTH, "Authorization: Bearer reader"])).await;
+    let session = format!("Mcp-Session-Id: {}", reply.header("mcp-session-id").unwrap());
+    let ping = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+
+    // Another subject with the session's id: as if there were no such
+    // session, for POST, GET and DELETE alike.
+    let mallory = "Authorization: Bearer mallory";
+    let reply = exchange(addr, &post_json(addr, ping, &[ACCEPT_BOTH, &session, mallory])).await;
+    assert_eq!(reply.status, 404, "{reply:?}");
+    let get = |token: &str| {
+        format!("GET /mcp HTTP/1.1\r\nHost: {addr}\r\nAccept: text/event-stream\r\n{session}\r\nAuthorization: Bearer {token}\r\n\r\n")
+    };
+    assert_eq!(exchange(addr, &get("mallory")).await.status, 404);
+    let delete = |token: &str| {
+        format!("DELETE /mcp HTTP/1.1\r\nHost: {addr}\r\n{session}\r\nAuthorization: Bearer {token}\r\n\r\n")
+    };
+    assert_eq!(exchange(addr, &delete("mallory")).await.status, 404);
+
+    // The same subject with another token of its own is served.
+    let reply = exchange(addr, &post_json(addr, ping, &[ACCEPT_BOTH, &session, "Authorization: Bearer writer"])).await;
+    assert_eq!(reply.status, 200, "{reply:?}");
+    assert_eq!(exchange(addr, &delete("reader")).await.status, 204);
 }

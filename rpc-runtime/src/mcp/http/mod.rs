@@ -258,7 +258,7 @@ impl McpHttpService {
         }
         let initialize = message.kind == Kind::Request && message.method.as_deref() == Some("initialize");
         let (in_use, new_id) = match &headers.session_id {
-            Some(id) => match self.sessions.get(id) {
+            Some(id) => match self.sessions.get(id, sessions::owner_of(&cx)) {
                 Some(in_use) => (in_use, None),
                 None => {
                     let error = ErrorObject::new(
@@ -268,7 +268,10 @@ impl McpHttpService {
                     return json_error(StatusCode::NOT_FOUND, message.id, &error);
                 }
             },
-            None if initialize => match self.sessions.open(inner.server.engine.limits().max_concurrent_requests) {
+            None if initialize => match self
+                .sessions
+                .open(inner.server.engine.limits().max_concurrent_requests, sessions::owner_of(&cx))
+            {
                 Some((id, in_use)) => (in_use, Some(id)),
                 None => {
                     let mut response = plain(
@@ -314,6 +317,8 @@ impl McpHttpService {
         // A session that asked for logs (or may be asked for input) gets
         // its calls' answers as streams, where those messages go first.
         let session_streams = message.may_send_more() && in_use.0.state().is_some_and(|state| state.streams_calls());
+        // A new session that fails its `initialize` is ended as its owner.
+        let owner = new_id.as_ref().and_then(|_| sessions::owner_of(&cx)).map(str::to_owned);
         let answer = Answer { headers, message, modern: false, closed: None, in_use: Some(in_use), session_streams };
         let mut response = answer.run(inner, body, cx).await;
         if let Some(id) = new_id {
@@ -323,7 +328,7 @@ impl McpHttpService {
                     response.headers_mut().insert(SESSION_ID, value);
                 }
                 _ => {
-                    self.sessions.end(&id);
+                    self.sessions.end(&id, owner.as_deref());
                 }
             }
         }

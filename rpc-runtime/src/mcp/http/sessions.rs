@@ -32,6 +32,10 @@ pub(crate) struct HttpSession {
     pub(crate) calls: Arc<Semaphore>,
     /// How many places `calls` has.
     pub(crate) max_calls: usize,
+    /// Who opened it, when an OAuth token said (its subject): requests
+    /// for the session from anyone else are answered as for an unknown
+    /// session, as MCP asks servers to bind sessions to their users.
+    owner: Option<Box<str>>,
 }
 
 impl HttpSession {
@@ -82,7 +86,7 @@ impl Sessions {
     /// A new session, whose calls may run `max_calls` at once, and its
     /// id; `None` when [`Sessions::max`] sessions are open (after ending
     /// the idle ones) or no random id can be made.
-    pub(crate) fn open(&self, max_calls: usize) -> Option<(String, InUse)> {
+    pub(crate) fn open(&self, max_calls: usize, owner: Option<&str>) -> Option<(String, InUse)> {
         let id = new_id()?;
         let max_calls = max_calls.clamp(1, Semaphore::MAX_PERMITS.min(u32::MAX as usize));
         let session = Arc::new(HttpSession {
@@ -91,6 +95,7 @@ impl Sessions {
             active: AtomicUsize::new(1),
             calls: Arc::new(Semaphore::new(max_calls)),
             max_calls,
+            owner: owner.map(Into::into),
         });
         let mut by_id = self.lock();
         if by_id.len() >= self.max {
@@ -103,11 +108,12 @@ impl Sessions {
         Some((id, InUse(session)))
     }
 
-    /// The session `id`, in use until the guard drops; `None` if unknown,
-    /// ended or expired (an expired one is ended now).
-    pub(crate) fn get(&self, id: &str) -> Option<InUse> {
+    /// The session `id` of `owner`, in use until the guard drops; `None`
+    /// if unknown, ended, expired (an expired one is ended now) or
+    /// another's.
+    pub(crate) fn get(&self, id: &str, owner: Option<&str>) -> Option<InUse> {
         let mut by_id = self.lock();
-        let session = by_id.get(id)?;
+        let session = by_id.get(id).filter(|session| session.owner.as_deref() == owner)?;
         if session.idle_for(Instant::now()).is_some_and(|idle| idle > self.idle_timeout) {
             if let Some(session) = by_id.remove(id) {
                 session.link.stop.raise();
@@ -118,10 +124,14 @@ impl Sessions {
         Some(InUse(Arc::clone(session)))
     }
 
-    /// Ends session `id`: its running requests are cancelled. `false` if
-    /// there was none.
-    pub(crate) fn end(&self, id: &str) -> bool {
-        let Some(session) = self.lock().remove(id) else { return false };
+    /// Ends session `id` of `owner`: its running requests are cancelled.
+    /// `false` if there was none (or it is another's).
+    pub(crate) fn end(&self, id: &str, owner: Option<&str>) -> bool {
+        let mut by_id = self.lock();
+        if by_id.get(id).is_none_or(|session| session.owner.as_deref() != owner) {
+            return false;
+        }
+        let Some(session) = by_id.remove(id) else { return false };
         session.link.stop.raise();
         true
     }
@@ -141,6 +151,18 @@ impl Sessions {
             }
             !expired
         });
+    }
+}
+
+/// Who a request's context says is calling, to bind sessions to: the
+/// subject of its OAuth token, if any.
+pub(crate) fn owner_of(cx: &crate::dispatch::context::Context) -> Option<&str> {
+    #[cfg(feature = "oauth")]
+    return cx.extension::<crate::transport::http::oauth::Grant>().and_then(|grant| grant.subject_id());
+    #[cfg(not(feature = "oauth"))]
+    {
+        let _ = cx;
+        None
     }
 }
 
@@ -166,19 +188,19 @@ mod tests {
     #[test]
     fn sessions_are_bounded_and_idle_ones_expire() {
         let sessions = Sessions::new(2, Duration::from_millis(50));
-        let (first, in_use) = sessions.open(8).expect("a first session");
+        let (first, in_use) = sessions.open(8, None).expect("a first session");
         drop(in_use);
-        let (second, _busy) = sessions.open(8).expect("a second session");
+        let (second, _busy) = sessions.open(8, None).expect("a second session");
         assert_ne!(first, second);
         assert_eq!(first.len(), 32);
-        assert!(sessions.open(8).is_none(), "at the limit");
+        assert!(sessions.open(8, None).is_none(), "at the limit");
         std::thread::sleep(Duration::from_millis(80));
         // The idle one makes room; the busy one stays.
-        let (_third, _) = sessions.open(8).expect("room after the idle session expired");
-        assert!(sessions.get(&first).is_none());
-        assert!(sessions.get(&second).is_some());
-        assert!(sessions.end(&second));
-        assert!(!sessions.end(&second));
+        let (_third, _) = sessions.open(8, None).expect("room after the idle session expired");
+        assert!(sessions.get(&first, None).is_none());
+        assert!(sessions.get(&second, None).is_some());
+        assert!(sessions.end(&second, None));
+        assert!(!sessions.end(&second, None));
         assert_eq!(sessions.len(), 1);
     }
 }

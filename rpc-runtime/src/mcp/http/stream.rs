@@ -13,7 +13,9 @@ use serde_json::value::RawValue;
 use tokio::sync::mpsc;
 
 use super::request::{Headers, SESSION_ID};
+use super::sessions::owner_of;
 use super::{EVENT_BACKLOG, McpBody, McpHttpService, event_stream, json_error, not_allowed, plain};
+use crate::dispatch::context::Context;
 use crate::mcp::revision::Revision;
 use crate::mcp::session::Session;
 use crate::transport::http::{HttpAddrs, Inner, own_host};
@@ -48,11 +50,12 @@ impl McpHttpService {
                 "Not Acceptable: a session's GET stream is text/event-stream; list it in Accept",
             );
         }
-        if let Some(refusal) = refused_admission(inner, request, addrs).await {
-            return refusal;
-        }
+        let cx = match admitted(inner, request, addrs).await {
+            Ok(cx) => cx,
+            Err(refusal) => return refusal,
+        };
         // Not held: an open stream does not keep an idle session alive.
-        let Some(session) = self.sessions.get(&id).and_then(|in_use| in_use.0.state()) else {
+        let Some(session) = self.sessions.get(&id, owner_of(&cx)).and_then(|in_use| in_use.0.state()) else {
             let error = ErrorObject::new(
                 INVALID_REQUEST,
                 "Not Found: no such session (unknown, ended or expired); start a new one with `initialize`",
@@ -79,10 +82,11 @@ impl McpHttpService {
                 ErrorObject::new(INVALID_REQUEST, "Bad Request: DELETE ends a session: give its Mcp-Session-Id");
             return json_error(StatusCode::BAD_REQUEST, None, &error);
         };
-        if let Some(refusal) = refused_admission(inner, request, addrs).await {
-            return refusal;
-        }
-        if !self.sessions.end(&id) {
+        let cx = match admitted(inner, request, addrs).await {
+            Ok(cx) => cx,
+            Err(refusal) => return refusal,
+        };
+        if !self.sessions.end(&id, owner_of(&cx)) {
             let error = ErrorObject::new(INVALID_REQUEST, "Not Found: no such session (unknown, ended or expired)");
             return json_error(StatusCode::NOT_FOUND, None, &error);
         }
@@ -105,14 +109,11 @@ fn session_id<B>(request: &Request<B>) -> Option<String> {
     request.headers().get(SESSION_ID).and_then(|value| value.to_str().ok()).map(str::to_owned)
 }
 
-/// The refusal of `request` by the server's connection hook or limits.
-async fn refused_admission<B>(
-    inner: &Inner,
-    request: Request<B>,
-    addrs: Option<HttpAddrs>,
-) -> Option<Response<McpBody>> {
+/// The context of `request` as the bearer token (with OAuth) and the
+/// connection hook make it, or their refusal.
+async fn admitted<B>(inner: &Inner, request: Request<B>, addrs: Option<HttpAddrs>) -> Result<Context, Response<McpBody>> {
     let (parts, _) = request.into_parts();
-    inner.admit("http", parts, addrs).await.err().map(|refusal| refusal.map(McpBody::from))
+    inner.admit("http", parts, addrs).await.map_err(|refusal| refusal.map(McpBody::from))
 }
 
 /// Hands the client's response `body` to the request for input it answers
