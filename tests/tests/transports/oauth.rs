@@ -12,6 +12,7 @@ use crate::web_support;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
 use futures_util::{SinkExt, StreamExt};
 use rpc_runtime::dispatch::Permissions;
@@ -34,6 +35,9 @@ fn protected(verified: Arc<AtomicUsize>) -> ResourceServer {
         match token {
             "t-admin" => Ok(Grant::new(["admin"]).subject("alice")),
             "t-plain" => Ok(Grant::new(Vec::<String>::new()).subject("bob")),
+            "t-brief" => {
+                Ok(Grant::new(["admin"]).expires_at(std::time::SystemTime::now() + Duration::from_millis(1500)))
+            }
             _ => Err(InvalidToken::new("not one of the test's tokens")),
         }
     };
@@ -274,4 +278,32 @@ fn a_resource_must_be_an_absolute_http_url_without_query_or_fragment() {
     }
     let resource = ResourceServer::new("https://api.example.com", verifier).unwrap();
     assert_eq!(resource.metadata_url(), "https://api.example.com/.well-known/oauth-protected-resource");
+}
+
+#[tokio::test]
+async fn a_websocket_closes_when_the_token_it_was_opened_with_expires() {
+    let (addr, _, _stop) = serve_protected(false).await;
+    let mut request = format!("ws://{addr}/").into_client_request().unwrap();
+    request.headers_mut().insert("authorization", "Bearer t-brief".parse().unwrap());
+    let stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let (mut ws, _) = tokio_tungstenite::client_async(request, stream).await.expect("upgrade with a token");
+    ws.send(WsMessage::text(call("read", json!(["k"])))).await.unwrap();
+    let answer = loop {
+        match ws.next().await.expect("an answer").unwrap() {
+            WsMessage::Text(text) => break serde_json::from_str::<serde_json::Value>(&text).unwrap(),
+            _ => continue,
+        }
+    };
+    assert_eq!(answer["result"], "value of k");
+    // Past the token's expiry the server closes the connection.
+    let closed = tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            match ws.next().await {
+                None | Some(Err(_)) | Some(Ok(WsMessage::Close(_))) => break,
+                Some(Ok(_)) => continue,
+            }
+        }
+    })
+    .await;
+    assert!(closed.is_ok(), "the connection outlived its token");
 }

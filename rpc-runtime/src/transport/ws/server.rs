@@ -102,15 +102,31 @@ where
         let config = config(max_message_size, budget);
         let ws = WebSocketStream::from_raw_socket(TokioIo::new(upgraded), Role::Server, Some(config)).await;
         let (source, sink) = build(ws, ping_interval, max_message_size, budget, None);
-        let controls = Controls {
-            idle_timeout: server.idle_timeout,
-            drain: slot.as_ref().map(|slot| Arc::clone(&slot.drain)),
-            at_eof: server.network_eof(),
+        let server_drain = slot.as_ref().map(|slot| Arc::clone(&slot.drain));
+        // A connection admitted with an expiring token closes when it
+        // expires: it gets a drain of its own, raised then.
+        #[cfg(feature = "oauth")]
+        let expiring = crate::transport::http::oauth::time_left(&cx)
+            .map(|left| (left, Arc::new(crate::dispatch::signal::Signal::default())));
+        #[cfg(not(feature = "oauth"))]
+        let expiring: Option<(std::time::Duration, Arc<crate::dispatch::signal::Signal>)> = None;
+        let drain = match &expiring {
+            Some((_, own)) => Some(Arc::clone(own)),
+            None => server_drain.clone(),
         };
+        let controls = Controls { idle_timeout: server.idle_timeout, drain, at_eof: server.network_eof() };
         #[cfg(feature = "metrics")]
         let _open = crate::dispatch::metrics::OpenConnection::new("ws");
         let (connection, _peer) = Connection::new(server.engine.clone(), server.peer, cx, controls);
-        if let Err(err) = connection.run(source, sink).await {
+        let run = connection.run(source, sink);
+        let ended = match &expiring {
+            #[cfg(feature = "oauth")]
+            Some((left, own)) => {
+                crate::transport::http::oauth::run_until_expiry(run, *left, own, server_drain.as_deref()).await
+            }
+            _ => run.await,
+        };
+        if let Err(err) = ended {
             tracing::debug!(peer = ?addrs.map(|a| a.peer), error = %err, "WebSocket connection ended with an error");
         }
         // Held until here: the connection counts against the limit and

@@ -526,6 +526,38 @@ pub fn bearer_token(headers: &HeaderMap) -> Option<&str> {
     std::str::from_utf8(bearer_bytes(headers)?).ok()
 }
 
+/// How long the grant of a connection's context has left, if it expires.
+pub(crate) fn time_left(cx: &Context) -> Option<Duration> {
+    let expiry = cx.extension::<Grant>()?.expiry()?;
+    Some(expiry.duration_since(SystemTime::now()).unwrap_or_default())
+}
+
+/// Runs a long-lived connection (a WebSocket) admitted with a grant that
+/// has `left` to live: when it expires (or `server` drains first), `own`,
+/// the connection's drain signal, is raised, so that it stops reading,
+/// answers what is running and closes.
+pub(crate) async fn run_until_expiry<F: Future>(
+    run: F,
+    left: Duration,
+    own: &crate::dispatch::signal::Signal,
+    server: Option<&crate::dispatch::signal::Signal>,
+) -> F::Output {
+    let mut run = std::pin::pin!(run);
+    let server = async {
+        match server {
+            Some(signal) => signal.raised().await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        out = &mut run => return out,
+        () = tokio::time::sleep(left) => tracing::debug!("a connection's access token expired: closing it"),
+        () = server => {}
+    }
+    own.raise();
+    run.await
+}
+
 /// [`bearer_token`] as bytes, not checked for UTF-8 (what the grants are
 /// kept by).
 #[inline]
