@@ -22,6 +22,7 @@ pub mod memory;
 pub mod metrics;
 pub mod nats;
 pub mod oauth;
+pub mod oauth_jwt;
 pub mod server_connections;
 pub mod shutdown;
 pub mod tls;
