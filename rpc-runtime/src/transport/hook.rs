@@ -98,7 +98,7 @@ impl ConnectionInfo {
     }
 
     /// Adds a part in place (see [`ConnectionInfo::with_part`]).
-    #[cfg(feature = "tls")]
+    #[cfg(all(feature = "tls", feature = "http"))]
     pub(crate) fn add_part<T: Send + Sync + 'static>(&mut self, part: T) {
         self.parts.insert((TypeId::of::<T>(), Arc::new(part)));
     }

@@ -527,6 +527,7 @@ pub fn bearer_token(headers: &HeaderMap) -> Option<&str> {
 }
 
 /// How long the grant of a connection's context has left, if it expires.
+#[cfg(feature = "ws")]
 pub(crate) fn time_left(cx: &Context) -> Option<Duration> {
     let expiry = cx.extension::<Grant>()?.expiry()?;
     Some(expiry.duration_since(SystemTime::now()).unwrap_or_default())
@@ -536,6 +537,7 @@ pub(crate) fn time_left(cx: &Context) -> Option<Duration> {
 /// has `left` to live: when it expires (or `server` drains first), `own`,
 /// the connection's drain signal, is raised, so that it stops reading,
 /// answers what is running and closes.
+#[cfg(feature = "ws")]
 pub(crate) async fn run_until_expiry<F: Future>(
     run: F,
     left: Duration,
