@@ -268,23 +268,23 @@ impl McpHttpService {
                     return json_error(StatusCode::NOT_FOUND, message.id, &error);
                 }
             },
-            None if initialize => match self
-                .sessions
-                .open(inner.server.engine.limits().max_concurrent_requests, sessions::owner_of(&cx))
-            {
-                Some((id, in_use)) => (in_use, Some(id)),
-                None => {
-                    let mut response = plain(
-                        StatusCode::SERVICE_UNAVAILABLE,
-                        &format!(
-                            "Service Unavailable: {} MCP sessions are open (max_sessions); retry later",
-                            self.sessions.max
-                        ),
-                    );
-                    response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
-                    return response;
+            None if initialize => {
+                match self.sessions.open(inner.server.engine.limits().max_concurrent_requests, sessions::owner_of(&cx))
+                {
+                    Some((id, in_use)) => (in_use, Some(id)),
+                    None => {
+                        let mut response = plain(
+                            StatusCode::SERVICE_UNAVAILABLE,
+                            &format!(
+                                "Service Unavailable: {} MCP sessions are open (max_sessions); retry later",
+                                self.sessions.max
+                            ),
+                        );
+                        response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+                        return response;
+                    }
                 }
-            },
+            }
             None => {
                 let error = ErrorObject::new(
                     INVALID_REQUEST,

@@ -111,7 +111,11 @@ fn session_id<B>(request: &Request<B>) -> Option<String> {
 
 /// The context of `request` as the bearer token (with OAuth) and the
 /// connection hook make it, or their refusal.
-async fn admitted<B>(inner: &Inner, request: Request<B>, addrs: Option<HttpAddrs>) -> Result<Context, Response<McpBody>> {
+async fn admitted<B>(
+    inner: &Inner,
+    request: Request<B>,
+    addrs: Option<HttpAddrs>,
+) -> Result<Context, Response<McpBody>> {
     let (parts, _) = request.into_parts();
     inner.admit("http", parts, addrs).await.map_err(|refusal| refusal.map(McpBody::from))
 }
