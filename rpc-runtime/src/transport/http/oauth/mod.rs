@@ -34,8 +34,10 @@
 //! use rpc_runtime::transport::http::Http;
 //! use rpc_runtime::transport::http::oauth::ResourceServer;
 //!
-//! // Tokens from this issuer, for this resource (their `aud`).
-//! let protected = ResourceServer::jwt("https://api.example.com/rpc", "https://auth.example.com")?;
+//! // Tokens from this issuer, for this resource (their `aud`). An
+//! // `https://` issuer needs `JwtVerifier::tls` (the `tls` feature): see
+//! // the guide below.
+//! let protected = ResourceServer::jwt("https://api.example.com/rpc", "http://127.0.0.1:9000")?;
 //! let http = Http::default().oauth(protected);
 //! Server::new(router).serve(http.bind("0.0.0.0:8080").await?).await
 //! # }
