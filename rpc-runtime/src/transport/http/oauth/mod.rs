@@ -278,7 +278,10 @@ impl ResourceServer {
 
     /// The resource at `resource`, with JWT access tokens issued by
     /// `issuer` for it ([`JwtVerifier`] with `resource` as the audience),
-    /// and `issuer` as its authorization server.
+    /// and `issuer` as its authorization server. The verifier fetches
+    /// without TLS settings, so this suits an `http://` issuer; for an
+    /// `https://` one, give [`ResourceServer::new`] a
+    /// `JwtVerifier::new(issuer, resource).tls(..)` (the `tls` feature).
     pub fn jwt(resource: impl Into<String>, issuer: impl Into<String>) -> io::Result<Self> {
         let resource = resource.into();
         let issuer = issuer.into();
