@@ -61,7 +61,7 @@ pub struct Context {
 
 /// Typed per-connection values, at most one per type.
 #[derive(Clone, Default)]
-pub(crate) struct Extensions(Option<Arc<HashMap<TypeId, Arc<dyn Any + Send + Sync>>>>);
+pub(crate) struct Extensions(pub(crate) Option<Arc<HashMap<TypeId, Arc<dyn Any + Send + Sync>>>>);
 
 impl Context {
     /// An empty context: no connection, no extensions.
@@ -76,24 +76,6 @@ impl Context {
         let mut map = self.extensions.0.take().map(|map| (*map).clone()).unwrap_or_default();
         map.insert(TypeId::of::<T>(), Arc::new(value));
         self.extensions = Extensions(Some(Arc::new(map)));
-        self
-    }
-
-    /// The same context with every value of `extensions` added (sharing
-    /// the table when this context has none yet: no copy, no allocation).
-    #[cfg(feature = "oauth")]
-    pub(crate) fn with_extensions(mut self, extensions: &Extensions) -> Self {
-        let Some(added) = &extensions.0 else {
-            return self;
-        };
-        match self.extensions.0.take() {
-            None => self.extensions = extensions.clone(),
-            Some(own) => {
-                let mut map = (*own).clone();
-                map.extend(added.iter().map(|(id, value)| (*id, Arc::clone(value))));
-                self.extensions = Extensions(Some(Arc::new(map)));
-            }
-        }
         self
     }
 

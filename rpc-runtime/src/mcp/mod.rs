@@ -361,9 +361,10 @@ static SUBSCRIPTIONS_LISTEN: MethodSpec = mcp_spec!("subscriptions/listen", fals
 fn methods(server: Arc<ToolServer>) -> Router {
     let mut router = Router::new();
     router.set_discover(false);
-    // An OAuth resource server publishes the scopes the user's methods
-    // require, which calls reach through this router.
-    router.inherit_permissions(server.router.required_permissions());
+    // The user's catalog (never served: `rpc.discover` is off): an OAuth
+    // resource server publishes as scopes what its methods require, and
+    // calls reach them through this router.
+    router.catalog_mut().merge(server.router.catalog().clone());
     let mut handlers: Vec<(&'static MethodSpec, Handler)> = vec![
         (&INITIALIZE, initialize),
         (&INITIALIZED, initialized),

@@ -133,9 +133,6 @@ pub struct Router {
     /// Whether a method is `exclusive`: then the calls of each connection
     /// are admitted through its `order::Gate`.
     ordered: bool,
-    /// Permissions required by methods this router reaches through
-    /// another (see [`Router::required_permissions`]).
-    inherited_permissions: Vec<&'static str>,
 }
 
 /// Up to this many methods are found by comparing [`NameKey`]s one by
@@ -194,7 +191,6 @@ impl Router {
             self.push(method);
         }
         self.catalog.merge(other.catalog);
-        self.inherited_permissions.extend(other.inherited_permissions);
         self.document = OnceLock::new();
         Ok(())
     }
@@ -228,21 +224,17 @@ impl Router {
     /// (`#[rpc(requires(...))]`), sorted, each once: the scopes an OAuth
     /// resource server publishes.
     pub fn required_permissions(&self) -> Vec<&'static str> {
-        let mut permissions: Vec<&'static str> = (self.methods.iter())
-            .filter_map(|route| route.method.spec.requires.as_ref())
+        // The catalog's too: a router that calls another's methods (MCP's)
+        // carries their catalog.
+        let specs =
+            self.methods.iter().map(|route| route.method.spec).chain(self.catalog.methods().map(|method| method.spec));
+        let mut permissions: Vec<&'static str> = specs
+            .filter_map(|spec| spec.requires.as_ref())
             .flat_map(|requirement| requirement.permissions().iter().copied())
-            .chain(self.inherited_permissions.iter().copied())
             .collect();
         permissions.sort_unstable();
         permissions.dedup();
         permissions
-    }
-
-    /// Counts `permissions` among those this router's methods require
-    /// (MCP's router, whose calls reach the user's router).
-    #[cfg(feature = "mcp")]
-    pub(crate) fn inherit_permissions(&mut self, permissions: Vec<&'static str>) {
-        self.inherited_permissions = permissions;
     }
 
     /// The wire names of all methods, sorted.

@@ -454,6 +454,11 @@ impl Guard {
         Some(response)
     }
 
+    /// `cx` with a kept grant's extensions.
+    pub(crate) fn with_kept(cx: Context, kept: &Extensions) -> Context {
+        with_kept(cx, kept)
+    }
+
     /// What is known at once of the bearer token of a request with
     /// `headers`: none, a grant kept for it, or a token to verify.
     #[inline]
@@ -474,7 +479,7 @@ impl Guard {
             return Err(Challenge::Missing);
         };
         if let Some(extensions) = self.server.grants.get(token.as_bytes()) {
-            return Ok(cx.with_extensions(&extensions));
+            return Ok(with_kept(cx, &extensions));
         }
         match self.server.verifier.verify(token).await {
             Ok(grant) => {
@@ -485,7 +490,7 @@ impl Guard {
                     Context::new().with_extension(Permissions::new(grant.scopes.iter().cloned())).with_extension(grant);
                 let extensions = extensions.extensions;
                 self.server.grants.put(token, extensions.clone(), expires);
-                Ok(cx.with_extensions(&extensions))
+                Ok(with_kept(cx, &extensions))
             }
             Err(invalid) => {
                 tracing::debug!(reason = invalid.reason(), "access token refused");
@@ -628,6 +633,23 @@ pub(crate) fn denied_scopes(out: &[u8]) -> Option<Vec<String>> {
     })
 }
 
+/// `cx` with every value of `kept` added: sharing the table when `cx`
+/// has none yet (no copy, no allocation: the common case).
+fn with_kept(mut cx: Context, kept: &Extensions) -> Context {
+    let Some(added) = &kept.0 else {
+        return cx;
+    };
+    match cx.extensions.0.take() {
+        None => cx.extensions = kept.clone(),
+        Some(own) => {
+            let mut map = (*own).clone();
+            map.extend(added.iter().map(|(id, value)| (*id, Arc::clone(value))));
+            cx.extensions = Extensions(Some(Arc::new(map)));
+        }
+    }
+    cx
+}
+
 /// Verified tokens' grants, as context extensions ready to attach,
 /// bounded in number and age.
 #[derive(Default)]
@@ -716,7 +738,7 @@ mod tests {
         cache.put(b, kept("b"), Some(SystemTime::now() + Duration::from_secs(60)));
         let grant = |token: &str| {
             let extensions = cache.get(token.as_bytes()).unwrap();
-            Context::new().with_extensions(&extensions).extension::<Grant>().unwrap().scopes()[0].clone()
+            with_kept(Context::new(), &extensions).extension::<Grant>().unwrap().scopes()[0].clone()
         };
         assert_eq!((grant(a), grant(b)), ("a".to_owned(), "b".to_owned()));
         // Expired already (accepted within a verifier's leeway): not kept.
