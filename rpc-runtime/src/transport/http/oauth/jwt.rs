@@ -190,7 +190,11 @@ impl JwtVerifier {
             };
             if !recent && let Err(err) = self.refresh().await {
                 tracing::warn!(issuer = %self.issuer, error = %err, "fetching the issuer's keys failed");
-                return Err(InvalidToken::new(format!("the issuer's keys could not be fetched: {err}")));
+                // Keys fetched before (older than an hour) still serve
+                // while the issuer cannot be reached.
+                return self
+                    .known(kid, true)
+                    .ok_or_else(|| InvalidToken::new(format!("the issuer's keys could not be fetched: {err}")));
             }
         }
         self.known(kid, true).ok_or_else(|| match kid {
