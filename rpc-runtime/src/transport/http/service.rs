@@ -474,7 +474,7 @@ impl Inner {
                     Lookup::Kept(kept) => kept,
                     Lookup::Verify => break 'start Start::OAuth(Box::new(parts)),
                 };
-                let cx = super::oauth::Guard::with_kept(plain_context(transport, addrs, &parts.extensions), &kept);
+                let cx = super::oauth::with_kept(plain_context(transport, addrs, &parts.extensions), &kept);
                 match &self.server.hook {
                     None => break 'start Start::Done(Ok(cx)),
                     Some(hook) => break 'start self.start_hook(hook, transport, parts, addrs, cx),

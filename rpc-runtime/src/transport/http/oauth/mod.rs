@@ -454,11 +454,6 @@ impl Guard {
         Some(response)
     }
 
-    /// `cx` with a kept grant's extensions.
-    pub(crate) fn with_kept(cx: Context, kept: &Extensions) -> Context {
-        with_kept(cx, kept)
-    }
-
     /// What is known at once of the bearer token of a request with
     /// `headers`: none, a grant kept for it, or a token to verify.
     #[inline]
@@ -635,7 +630,7 @@ pub(crate) fn denied_scopes(out: &[u8]) -> Option<Vec<String>> {
 
 /// `cx` with every value of `kept` added: sharing the table when `cx`
 /// has none yet (no copy, no allocation: the common case).
-fn with_kept(mut cx: Context, kept: &Extensions) -> Context {
+pub(crate) fn with_kept(mut cx: Context, kept: &Extensions) -> Context {
     let Some(added) = &kept.0 else {
         return cx;
     };
