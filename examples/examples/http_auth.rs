@@ -10,11 +10,9 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use rpc_runtime::dispatch::Permissions;
-use rpc_runtime::http::request::Parts;
 use rpc_runtime::transport::http::{Http, HttpConnect};
 use rpc_runtime::transport::ws::WsConnect;
-use rpc_runtime::{rpc, ConnectionInfo, Context, ErrorObject, Peer, Refused, Server};
+use rpc_runtime::{rpc, ConnectionInfo, Context, Peer, Permissions, Refused, Server};
 
 /// A counter anyone signed in may bump; only admins may reset it.
 #[rpc]
@@ -50,16 +48,8 @@ struct User(&'static str);
 /// an HTTP 401, `Refused::forbidden` a 403; the reason is logged (at
 /// debug level), not sent.
 fn authenticate(info: &ConnectionInfo, cx: Context) -> Result<Context, Refused> {
-    let header = info
-        .part::<Parts>()
-        .and_then(|request| request.headers.get("authorization"))
-        .and_then(|value| value.to_str().ok())
-        .ok_or_else(|| Refused::unauthorized("no Authorization header"))?;
-    // The scheme is case-insensitive (RFC 9110): `Bearer`, `bearer`, ...
-    let token = match header.split_once(' ') {
-        Some((scheme, token)) if scheme.eq_ignore_ascii_case("bearer") => token.trim(),
-        _ => return Err(Refused::unauthorized("not a bearer token")),
-    };
+    // `Authorization: Bearer <token>`, the scheme in any case.
+    let token = info.bearer_token().ok_or_else(|| Refused::unauthorized("no bearer token"))?;
     match token {
         "admin-token" => Ok(cx.with_extension(User("admin")).with_extension(Permissions::new(["admin"]))),
         "user-token" => Ok(cx.with_extension(User("user"))),
@@ -90,15 +80,16 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
 
     // A signed-in caller without the permission: -32003.
     let denied = user.reset().await.expect_err("reset requires admin");
-    let code = denied.server_error().map(ErrorObject::code);
-    println!("user reset -> error {code:?}: {denied}");
+    assert!(denied.is_permission_denied());
+    println!("user reset -> needs {:?}: {denied}", denied.required_permissions().unwrap_or_default());
     admin.reset().await?;
     println!("admin reset -> ok; user bump -> {}", user.bump().await?);
 
     // No token at all: the server answers HTTP 401, and the call fails
-    // with a transport error (-32099) whose data holds the status.
+    // with it.
     let anonymous = CounterClient::new(Peer::builder().connect(HttpConnect::new(format!("http://{addr}/"))).await?);
     let refused = anonymous.bump().await.expect_err("no token");
+    assert_eq!(refused.http_status(), Some(401));
     println!("anonymous bump -> {refused}");
 
     stop.send(()).ok();

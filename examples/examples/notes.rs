@@ -34,12 +34,12 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use rpc_runtime::dispatch::Permissions;
 use rpc_runtime::mcp::{Changes, Elicit, Elicitation, McpServer, PromptMessages, Resource, Sampling};
 use rpc_runtime::schemars::JsonSchema;
 use rpc_runtime::serde::{Deserialize, Serialize};
 use rpc_runtime::transport::http::oauth::ResourceServer;
 use rpc_runtime::transport::http::Http;
+use rpc_runtime::Permissions;
 use rpc_runtime::{rpc, Context, ErrorObject, RpcError};
 
 /// A notebook: short notes with a title, a body and tags. Search before

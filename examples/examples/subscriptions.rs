@@ -37,8 +37,9 @@ pub struct Trade {
 /// A market's live data.
 #[rpc]
 pub trait Market {
-    /// Streams the trades of `symbol` until the client unsubscribes.
-    #[rpc(unsubscribe = "unsubscribe_trades")]
+    /// Streams the trades of `symbol` until the client unsubscribes
+    /// (with `unsubscribe_trades`, the name the method that ends a
+    /// subscription gets unless `#[rpc(unsubscribe = "...")]` names it).
     async fn trades(&self, symbol: String, sink: SubscriptionSink<Trade>) -> Result<(), ErrorObject>;
 }
 

@@ -59,10 +59,17 @@ pub struct Method {
     pub mcp: McpAttrs,
     /// `#[rpc(unsubscribe = "...")]`: the wire name (namespace applied) of
     /// the method that ends this method's subscriptions, with where to
-    /// point errors about it.
+    /// point errors about it. Without it, a subscription method's is
+    /// `unsubscribe_<method>` (`rename_all` applied), or `unsubscribe_<name>`
+    /// after a `name` written (namespace applied), pointed at by the
+    /// method's name: see
+    /// [`Method::unsubscribe_default`].
     pub unsubscribe: Option<(String, Span)>,
-    /// `unsubscribe` was given, but not as a string (reported already).
-    pub unsubscribe_malformed: bool,
+    /// [`Method::unsubscribe`] is the default name: `unsubscribe` was not
+    /// written. (Written, but not as a string, it is reported already,
+    /// and there is no default either: no second error about a name the
+    /// user did not choose.)
+    pub unsubscribe_default: bool,
     /// The method of the notifications that carry subscription items
     /// (the trait's `subscription_notification`, or `subscription` after
     /// the namespace).

@@ -46,7 +46,6 @@ pub fn check(cx: &Ctxt, service: &Service) {
         resource_list_takes_no_params(cx, method);
         completion_params(cx, method);
         completion_target(cx, service, method);
-        sink_needs_unsubscribe(cx, method);
         unsubscribe_needs_sink(cx, method);
         one_sink(cx, method);
         subscription_is_async(cx, method);
@@ -59,10 +58,13 @@ pub fn check(cx: &Ctxt, service: &Service) {
 
 /// The names a method adds to the wire: its own, its aliases', and its
 /// unsubscribe method's, each with where to point errors and what it is.
+/// A default unsubscribe name is left out: it is made of the method's
+/// own, so that a mistake in that one is reported once, on it.
 fn wire_names(method: &Method) -> impl Iterator<Item = (&String, Span, &'static str)> {
+    let unsubscribe = method.unsubscribe.iter().filter(|_| !method.unsubscribe_default);
     std::iter::once((&method.wire_name, method.name_span, "method"))
         .chain(method.aliases.iter().map(|(name, span)| (name, *span, "alias")))
-        .chain(method.unsubscribe.iter().map(|(name, span)| (name, *span, "unsubscribe method")))
+        .chain(unsubscribe.map(|(name, span)| (name, *span, "unsubscribe method")))
 }
 
 /// ```ignore
@@ -117,15 +119,21 @@ fn invalid_permission(cx: &Ctxt, method: &Method) {
 /// async fn ticks(&self, sink: SubscriptionSink<u64>);   // `stop` is a method already
 /// ```
 ///
+/// ```ignore
+/// fn unsubscribe_ticks(&self);
+/// async fn ticks(&self, sink: SubscriptionSink<u64>);   // ended by `unsubscribe_ticks` by default
+/// ```
+///
 /// Several subscription methods may share one unsubscribe method.
 fn duplicate_method_names(cx: &Ctxt, service: &Service) {
-    let mut seen: HashMap<&str, &Method> = HashMap::new();
+    // Each name with the first method that uses it, and whether as an alias.
+    let mut seen: HashMap<&str, (&Method, bool)> = HashMap::new();
     for method in &service.methods {
-        let names =
-            std::iter::once((&method.wire_name, method.name_span)).chain(method.aliases.iter().map(|(n, s)| (n, *s)));
+        let names = std::iter::once((&method.wire_name, method.name_span, false))
+            .chain(method.aliases.iter().map(|(n, s)| (n, *s, true)));
         // An empty name is an error of its own (`invalid_names`).
-        for (name, span) in names.filter(|(name, _)| !name.is_empty()) {
-            if let Some(first) = seen.insert(name, method) {
+        for (name, span, alias) in names.filter(|(name, _, _)| !name.is_empty()) {
+            if let Some((first, _)) = seen.insert(name, (method, alias)) {
                 cx.syn_error(syn::Error::new(
                     span,
                     format!(
@@ -136,18 +144,39 @@ fn duplicate_method_names(cx: &Ctxt, service: &Service) {
             }
         }
     }
+    let prefix = match &service.attrs.namespace {
+        Some(namespace) => format!("{}{}", namespace.value(), service.attrs.separator),
+        None => String::new(),
+    };
     for (name, methods) in service.unsubscribe_methods() {
-        let (Some(first), Some(method)) = (seen.get(name).filter(|_| !name.is_empty()), methods.first()) else {
+        let Some(&(first, alias)) = seen.get(name).filter(|_| !name.is_empty()) else {
             continue;
         };
-        let span = method.unsubscribe.as_ref().map_or(method.name_span, |(_, span)| *span);
-        cx.syn_error(syn::Error::new(
-            span,
-            format!(
-                "the unsubscribe method `{name}` has the name of method `{}`; choose another name, such as `unsubscribe_{}`",
-                first.ident, method.wire_name
-            ),
-        ));
+        let user = match alias {
+            true => format!("an alias of method `{}`", first.ident),
+            false => format!("the name of method `{}`", first.ident),
+        };
+        // A name written is reported once, where it is first written; a
+        // default name on each subscription method it is the default of.
+        let written = methods.iter().find(|method| !method.unsubscribe_default);
+        for method in methods.iter().filter(|method| method.unsubscribe_default).chain(written) {
+            let Some((_, span)) = &method.unsubscribe else { continue };
+            let message = if method.unsubscribe_default {
+                // What the user writes: the name without the namespace.
+                let base = name.strip_prefix(&prefix).unwrap_or(name);
+                let base = base.strip_prefix("unsubscribe_").unwrap_or(base);
+                format!(
+                    "`{}` is a subscription method without `#[rpc(unsubscribe = \"...\")]`, so its unsubscribe method is named `{name}` by default, but `{name}` is {user} already; name its unsubscribe method yourself, such as `#[rpc(unsubscribe = \"stop_{base}\")]`",
+                    method.ident
+                )
+            } else {
+                format!(
+                    "the unsubscribe method `{name}` has {user}; choose another name, such as `unsubscribe_{}`",
+                    method.wire_name
+                )
+            };
+            cx.syn_error(syn::Error::new(*span, message));
+        }
     }
 }
 
@@ -316,24 +345,6 @@ fn takes_sink(method: &Method) -> bool {
             }
             syn::FnArg::Receiver(_) => false,
         })
-}
-
-/// ```ignore
-/// async fn ticks(&self, sink: SubscriptionSink<u64>);   // how does the client stop it?
-/// ```
-fn sink_needs_unsubscribe(cx: &Ctxt, method: &Method) {
-    let Some(sink) = method.params.iter().find(|param| param.sink.is_some()) else { return };
-    if method.unsubscribe.is_none() && !method.unsubscribe_malformed {
-        cx.error_spanned_by(
-            &sink.ty,
-            format!(
-                "`{}` opens a subscription (it takes a `{}`): name the method that ends it with `#[rpc(unsubscribe = \"unsubscribe_{}\")]`",
-                method.ident,
-                if sink.pending { "PendingSubscription" } else { "SubscriptionSink" },
-                method.ident
-            ),
-        );
-    }
 }
 
 /// ```ignore

@@ -148,8 +148,13 @@ use proc_macro::TokenStream;
 ///   `async fn` taking a `sink: SubscriptionSink<Item>` parameter, injected like
 ///   `Context`, and returning `()` or `Result<(), E>`), the method that
 ///   ends its subscriptions (the namespace applies; several subscription
-///   methods may share one). The subscribe call answers with the
-///   subscription id; the client method returns a typed stream. A method
+///   methods may share one); without it, `unsubscribe_<method>` named as the
+///   trait names its methods (`rename_all` applied: `unsubscribeTicks` in
+///   camelCase), or `unsubscribe_<name>` after a `name` written, and the
+///   namespace then applies (an error if that is another method's name
+///   or alias). The
+///   subscribe call answers with the subscription id; the client method
+///   returns a typed stream. A method
 ///   whose setup must await takes a `pending: PendingSubscription<Item>` instead
 ///   and answers the call itself with `pending.accept().await` (which
 ///   gives the `SubscriptionSink`) or `pending.reject(error).await`; its catalog entry

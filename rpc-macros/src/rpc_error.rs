@@ -321,26 +321,36 @@ fn render_display(input: &DeriveInput, variants: Option<&[Variant]>) -> TokenStr
 }
 
 /// `std::error::Error`, with no `source`: a variant's fields are the
-/// error's JSON data, not a wrapped error. It needs `Debug` and `Display`;
-/// a missing `Debug` is reported at the enum's name, unless errors are
-/// `reported` already: then, as thiserror does, the impl asks for them in
-/// a bound that names a lifetime of its own, which the compiler checks
-/// where the impl is used rather than here (a bound without any generic
-/// parameter would be checked here).
+/// error's JSON data, not a wrapped error. It needs `Debug` and `Display`.
+///
+/// The impl asks for `Debug` in a bound that names a lifetime of its own,
+/// which the compiler checks where the impl is used rather than here (a
+/// bound without any generic parameter would be checked here, as a
+/// supertrait is): a missing `Debug` is reported instead at the enum's
+/// name, by a check of its own (`__private::RpcErrorDebug`) that says to
+/// derive it. A missing `Display` (with `display = false`) is reported at
+/// the enum's name, as the impl's supertrait. When errors are `reported`
+/// already, as thiserror does, both are asked for in that bound and
+/// neither is checked here.
 fn render_error(input: &DeriveInput, reported: bool) -> TokenStream {
     let ident = &input.ident;
     let mut generics = input.generics.clone();
-    if reported {
-        let (_, ty_generics, _) = input.generics.split_for_impl();
-        generics.make_where_clause().predicates.push(parse_quote! {
-            for<'__rpc> #ident #ty_generics: ::core::fmt::Debug + ::core::fmt::Display
-        });
-    }
+    let (_, ty_generics, _) = input.generics.split_for_impl();
+    let deferred = match reported {
+        true => quote!(::core::fmt::Debug + ::core::fmt::Display),
+        false => quote!(::core::fmt::Debug),
+    };
+    generics.make_where_clause().predicates.push(parse_quote! {
+        for<'__rpc> #ident #ty_generics: #deferred
+    });
     let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
     let error = quote_spanned!(ident.span()=> ::std::error::Error);
+    // Spanned at the enum's name: a missing `Debug` is reported there.
+    let debug = (!reported).then(|| quote_spanned!(ident.span()=> const _: () = __rpc::rpc_error_debug::<#ident>();));
     quote! {
         #[automatically_derived]
         impl #impl_generics #error for #ident #ty_generics #where_clause {}
+        #debug
     }
 }
 

@@ -382,6 +382,45 @@ impl<E: FromErrorObject> ClientErrorType for E {
     const CONVERT: fn(ErrorObject) -> ClientError<Self> = AppError::<E>::CONVERT;
 }
 
+/// The item type of a subscription method, which the server encodes: the
+/// generated dispatch asks for it on the item type as the user wrote it
+/// (`SubscriptionSink<Item>`, `PendingSubscription<Item>`) through
+/// [`subscription_item`], so that an item that is not `Serialize` is
+/// reported there, with this message, rather than inside `subscription`'s
+/// bound (the same obligation there, at the same span, is then left out
+/// by rustc as implied by this one).
+#[diagnostic::on_unimplemented(
+    message = "the subscription item `{Self}` must implement `Serialize`: the server encodes each item the subscription sends",
+    label = "the item type of this subscription is not `Serialize`",
+    note = "derive `serde::Serialize` for it, or for the types it is made of (through the runtime's re-export: `#[derive(rpc_runtime::serde::Serialize)]` with `#[serde(crate = \"rpc_runtime::serde\")]`)"
+)]
+pub trait SubscriptionItem: Serialize {}
+
+#[diagnostic::do_not_recommend]
+impl<T: Serialize> SubscriptionItem for T {}
+
+/// Asks for [`SubscriptionItem`]: called by the generated dispatch, over
+/// the item type as written.
+#[inline(always)]
+pub fn subscription_item<T: SubscriptionItem>() {}
+
+/// A `#[derive(RpcError)]` enum, which gets a `std::error::Error` impl and
+/// so needs `Debug`: the derive asks for it at the enum's name (through
+/// [`rpc_error_debug`]), so that a missing `Debug` is reported with this
+/// message rather than as a bound of `std::error::Error`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` derives `RpcError` but does not implement `Debug`, which the `std::error::Error` impl that `RpcError` derives needs",
+    label = "add `#[derive(Debug)]` to `{Self}`",
+    note = "write `#[derive(Debug, RpcError)]`, or implement `Debug` for `{Self}` by hand"
+)]
+pub trait RpcErrorDebug: core::fmt::Debug {}
+
+#[diagnostic::do_not_recommend]
+impl<T: core::fmt::Debug + ?Sized> RpcErrorDebug for T {}
+
+/// Asks for [`RpcErrorDebug`]: evaluated by the derive, at the enum's name.
+pub const fn rpc_error_debug<T: RpcErrorDebug + ?Sized>() {}
+
 /// Instances of the generated code's per-type functions (and of the
 /// catalog's schema functions) for the commonest param and result types
 /// (JSON's scalars, strings and values, and their `Option`), made here. An unoptimized build shares the generic instances

@@ -22,6 +22,9 @@ pub use catalog::{Catalog, RpcError};
 pub use dispatch::context::Context;
 pub use dispatch::dialect::Cancellation;
 pub use dispatch::limits::Limits;
+// Every service that authenticates names it (in its connection hook), as
+// it names `Context`, `ConnectionInfo` and `Refused`.
+pub use dispatch::permissions::Permissions;
 pub use dispatch::router::Router;
 pub use peer::client::{Batch, Call, ClientError};
 pub use peer::subscription::client::Subscription;

@@ -104,7 +104,26 @@ fn parse_method(cx: &Ctxt, service: &ServiceAttrs, method: &mut TraitItemFn) -> 
     };
     let wire_name = namespaced(base);
     let aliases = attrs.aliases.iter().map(|alias| (namespaced(alias.value()), alias.span())).collect();
-    let unsubscribe = attrs.unsubscribe.as_ref().map(|name| (namespaced(name.value()), name.span()));
+    // A subscription method without `unsubscribe` (nor a malformed one,
+    // reported already) is ended by `unsubscribe_<method>`, named as the
+    // trait names its methods (`rename_all` applied: `unsubscribeTicks`
+    // in camelCase), or `unsubscribe_<name>` after a `name` written; the
+    // namespace applied as to a name written.
+    let subscription = params.iter().any(|param: &Param| param.sink.is_some());
+    let (unsubscribe, unsubscribe_default) = match &attrs.unsubscribe {
+        Some(name) => (Some((namespaced(name.value()), name.span())), false),
+        None if subscription && !attrs.unsubscribe_malformed => {
+            let default = match &attrs.name {
+                Some(name) => format!("unsubscribe_{}", name.value()),
+                None => {
+                    let plain = format!("unsubscribe_{plain_name}");
+                    service.rename_all.map_or(plain.clone(), |rule| rule.apply(&plain))
+                }
+            };
+            (Some((namespaced(default), ident.span())), true)
+        }
+        None => (None, false),
+    };
     let item_notification = match &service.subscription_notification {
         Some(name) => name.value(),
         None => namespaced("subscription".to_owned()),
@@ -141,7 +160,7 @@ fn parse_method(cx: &Ctxt, service: &ServiceAttrs, method: &mut TraitItemFn) -> 
         requires: attrs.requires,
         mcp: attrs.mcp,
         unsubscribe,
-        unsubscribe_malformed: attrs.unsubscribe_malformed,
+        unsubscribe_default,
         item_notification,
         blocking: attrs.blocking,
         exclusive: attrs.exclusive,

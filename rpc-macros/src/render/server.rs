@@ -236,25 +236,72 @@ fn handler(service: &Service, index: usize, method: &Method) -> TokenStream {
 /// the method runs at once and the answer waits for its decision.
 fn subscription(method: &Method, index: usize, call: &TokenStream, output_span: Span) -> TokenStream {
     let var = format_ident!("__arg{}", index);
-    let ty = &method.params[index].ty;
+    let param = &method.params[index];
+    let ty = &param.ty;
     let notification = &method.item_notification;
     let unsubscribe = method.unsubscribe.as_ref().map_or("", |(name, _)| name.as_str());
     // Spanned so that an error type that does not convert into an error
     // object is reported on the return type...
     let end = respan(quote!(__rpc::subscription_end(#call.await)), output_span);
-    // ...and an item type that is not Serialize on the `SubscriptionSink` parameter.
-    let open = if method.params[index].pending {
+    // ...and an item type that is not Serialize on the item type, with a
+    // message of its own (`SubscriptionItem`). The runtime function's own
+    // `Serialize` bound is asked for over the same span, from the first
+    // to the last token of the item type, so that rustc leaves it out as
+    // implied by the first.
+    let item = param.sink.as_ref().unwrap_or(ty);
+    let (first, last) = ends(item);
+    let check = over(quote_spanned!(first=> __rpc), quote!(subscription_item), Some(item), quote!(), last);
+    let open = if param.pending {
         // The method answers the call itself, through its `PendingSubscription`.
-        quote!(__rpc::pending_subscription(__params, __cx, #notification, #unsubscribe, __run))
+        over(
+            quote_spanned!(first=> __rpc),
+            quote!(pending_subscription),
+            None,
+            quote!(__params, __cx, #notification, #unsubscribe, __run),
+            last,
+        )
     } else {
-        quote!(__rpc::subscription(__params, __cx, __out, #notification, #unsubscribe, __run))
+        over(
+            quote_spanned!(first=> __rpc),
+            quote!(subscription),
+            None,
+            quote!(__params, __cx, __out, #notification, #unsubscribe, __run),
+            last,
+        )
     };
-    let open = respan(open, ty.span());
     quote! {{
+        #check;
         let __this = ::core::clone::Clone::clone(__this);
         let __run = move |#var: #ty| async move { #end };
         #open
     }}
+}
+
+/// The spans of the first and the last token of `ty`: an expression
+/// whose tokens run from one to the other is reported over the whole
+/// type (a proc macro on stable Rust cannot join spans itself).
+fn ends(ty: &syn::Type) -> (Span, Span) {
+    let mut tokens = quote::ToTokens::to_token_stream(ty).into_iter();
+    let first = tokens.next().map_or_else(Span::call_site, |token| token.span());
+    let last = tokens.last().map_or(first, |token| token.span());
+    (first, last)
+}
+
+/// `path::name(args)`, or `path::name::<ty>(args)`: `path` as given
+/// (spanned by the caller), `ty` with its own spans (rustc reports a bound
+/// of a type parameter given so on the type), the rest at `last`, so that
+/// the call and the path to the function span from the path's first
+/// token to `last`.
+fn over(path: TokenStream, name: TokenStream, ty: Option<&syn::Type>, args: TokenStream, last: Span) -> TokenStream {
+    let mut name = respan(quote!(::#name), last);
+    if let Some(ty) = ty {
+        name.extend(respan(quote!(::<), last));
+        name.extend(quote!(#ty));
+        name.extend(respan(quote!(>), last));
+    }
+    let mut group = Group::new(proc_macro2::Delimiter::Parenthesis, respan(args, last));
+    group.set_span(last);
+    quote!(#path #name #group)
 }
 
 /// `tokens` with every span set to `span`, so that errors about them are

@@ -79,3 +79,31 @@ pub(crate) fn denied(method: &str, requirement: &Requirement) -> ErrorObject {
     ErrorObject::new(PERMISSION_DENIED, format!("Permission denied: method `{method}` requires {requirement}"))
         .with_data(&Data { requires: requirement })
 }
+
+/// What the `data` of a -32003 names (written by [`denied`]), read back:
+/// every permission in `requires`, one for `"admin"`, each listed for
+/// `{"anyOf": [...]}` or `{"allOf": [...]}`. `None` for data without a
+/// `requires` this reads.
+pub(crate) fn named_in(data: &serde_json::value::RawValue) -> Option<Vec<String>> {
+    #[derive(serde::Deserialize)]
+    struct Data {
+        requires: Required,
+    }
+    #[derive(serde::Deserialize)]
+    #[serde(untagged)]
+    enum Required {
+        One(String),
+        Any {
+            #[serde(rename = "anyOf")]
+            any_of: Vec<String>,
+        },
+        All {
+            #[serde(rename = "allOf")]
+            all_of: Vec<String>,
+        },
+    }
+    Some(match serde_json::from_str::<Data>(data.get()).ok()?.requires {
+        Required::One(permission) => vec![permission],
+        Required::Any { any_of: permissions } | Required::All { all_of: permissions } => permissions,
+    })
+}

@@ -1,7 +1,8 @@
 //! `tools/call`: a tool's `arguments` become its method's params, decoded
 //! with the same strict rules as any request; the method's result becomes
-//! a text block with its JSON plus `structuredContent`; its error becomes a
-//! result with `isError: true` that the model can read.
+//! a text block with its JSON plus `structuredContent` (no content for
+//! `()`); its error becomes a result with `isError: true` that the model
+//! can read.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -126,7 +127,7 @@ fn params_of<'a>(tool: &Tool, arguments: Option<&'a RawValue>) -> Result<Option<
 
 /// The answer to `tools/call`, a `CallToolResult`, from the method's
 /// result: its JSON as the text block and, as it is, as
-/// `structuredContent`.
+/// `structuredContent`; no content at all for a method that returns `()`.
 fn finish(
     server: &ToolServer,
     tool: &Tool,
@@ -139,7 +140,11 @@ fn finish(
         Err(error) => return failed(server, revision, error, out),
     };
     let mut object = Object::open(out);
-    text_block(object.member("content"), json);
+    if tool.returns_unit() && json == "null" {
+        object.member("content").extend_from_slice(b"[]");
+    } else {
+        text_block(object.member("content"), json);
+    }
     match tool.structured(revision) {
         Structured::Omit => {}
         Structured::AsIs => object.json("structuredContent", json),

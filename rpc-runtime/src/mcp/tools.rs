@@ -281,6 +281,12 @@ impl Tool {
         self.method.tool.name.unwrap_or(self.method.spec.name)
     }
 
+    /// The method returns `()`: its result says nothing, and the tool's
+    /// answer has no content (rather than the text `null`).
+    pub(crate) fn returns_unit(&self) -> bool {
+        matches!(self.output, Output::Unit)
+    }
+
     /// How the result goes into `structuredContent` under `revision`.
     pub(crate) fn structured(&self, revision: Revision) -> Structured {
         if !revision.has_structured_output() {

@@ -164,6 +164,65 @@ impl ConnectionInfo {
         }
         self.parts.get(TypeId::of::<T>())?.downcast_ref()
     }
+
+    /// The token of the request's `Authorization: Bearer <token>` header,
+    /// over HTTP and on a WebSocket's upgrade request (the one place that
+    /// reads it: the OAuth resource server reads it the same way).
+    ///
+    /// The scheme matches in any case (`Bearer`, `bearer`, `BEARER`: HTTP
+    /// auth schemes are case-insensitive, RFC 9110 section 11.1) and spaces
+    /// around the token are dropped. `None` without the header, with
+    /// another scheme (`Basic`), with two `Authorization` headers, with an
+    /// empty token or one with a space in it, with a token that is not
+    /// UTF-8, and on transports without HTTP headers. The token is
+    /// otherwise not checked: compare it or verify it whole.
+    ///
+    /// ```
+    /// use rpc_runtime::{ConnectionInfo, Context, Permissions, Refused};
+    ///
+    /// fn admit(info: &ConnectionInfo, cx: Context) -> Result<Context, Refused> {
+    ///     match info.bearer_token() {
+    ///         Some("admin-token") => Ok(cx.with_extension(Permissions::new(["read", "write"]))),
+    ///         Some("reader-token") => Ok(cx.with_extension(Permissions::new(["read"]))),
+    ///         Some(_) => Err(Refused::unauthorized("unknown token")),
+    ///         None => Err(Refused::unauthorized("an Authorization: Bearer token is required")),
+    ///     }
+    /// }
+    ///
+    /// let request = rpc_runtime::http::Request::post("/")
+    ///     .header("authorization", "bearer reader-token")
+    ///     .body(())
+    ///     .unwrap();
+    /// let info = ConnectionInfo::new("http").with_part(request.into_parts().0);
+    /// assert_eq!(info.bearer_token(), Some("reader-token"));
+    /// assert!(admit(&info, Context::default()).is_ok());
+    /// assert!(admit(&ConnectionInfo::new("tcp"), Context::default()).is_err());
+    /// ```
+    #[cfg(feature = "http")]
+    pub fn bearer_token(&self) -> Option<&str> {
+        std::str::from_utf8(bearer_bytes(&self.request.as_ref()?.headers)?).ok()
+    }
+}
+
+/// The token of `Authorization: Bearer <token>` in `headers`, as bytes
+/// (not checked for UTF-8): see [`ConnectionInfo::bearer_token`]. No
+/// byte of the token is checked here: a token is compared or verified
+/// whole anyway, and checking each byte of a kilobyte-long JWT would cost
+/// more than the rest of an admission.
+#[cfg(feature = "http")]
+#[inline]
+pub(crate) fn bearer_bytes(headers: &http::HeaderMap) -> Option<&[u8]> {
+    let mut values = headers.get_all(http::header::AUTHORIZATION).iter();
+    let value = values.next()?.as_bytes();
+    if values.next().is_some() {
+        return None;
+    }
+    let space = memchr::memchr(b' ', value)?;
+    if !value[..space].eq_ignore_ascii_case(b"bearer") {
+        return None;
+    }
+    let token = value[space..].trim_ascii();
+    (!token.is_empty() && memchr::memchr(b' ', token).is_none()).then_some(token)
 }
 
 impl ConnectionInfo {

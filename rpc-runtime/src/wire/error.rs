@@ -34,9 +34,31 @@ pub const PERMISSION_DENIED: i64 = -32003;
 /// Implementation-defined server error: a rate or quota limit was hit
 /// (the code EIP-1474 uses for "limit exceeded").
 pub const LIMIT_EXCEEDED: i64 = -32005;
-/// Made up on the calling side, never sent by a server: the transport
-/// could not deliver the call or its answer (an HTTP status other than
-/// 200/204, a connection lost under a reconnecting WebSocket client).
+/// Implementation-defined code the clients of this crate use for an
+/// answer made up on the calling side, when the transport could not get
+/// a JSON-RPC answer for a call. The call ends with it as
+/// [`ClientError::Server`](crate::ClientError::Server), and its `data`
+/// says what happened:
+///
+/// - `{"httpStatus": N}`: the HTTP server answered the `POST` with status
+///   `N`, not 200 or 204 (a connection hook's 401 or 403, a 413, a 429, a
+///   503...), so the call never reached the method; the message is
+///   `HTTP <status>` and the start of the body.
+///   [`ClientError::http_status`](crate::ClientError::http_status) reads it.
+/// - `{"transport": "http"}`: the HTTP request could not be sent, or its
+///   answer not read (connection refused or reset, an answer over the
+///   size limit).
+/// - `{"transport": "ws"}`: the WebSocket connection was lost before the
+///   answer came, under a client that reconnects (`WsConnect::reconnect`,
+///   feature `ws`).
+///
+/// In the last two cases the call may or may not have run. These display
+/// as what they are ("the server refused the request: HTTP 401
+/// Unauthorized...", "the WebSocket connection was lost..."), not as an
+/// answer of the server. A server may still send -32099 for errors of its
+/// own (the code is in the range JSON-RPC 2.0 leaves to
+/// implementations): such an object has none of the `data` above, and
+/// reads as the server's error.
 pub const TRANSPORT_ERROR: i64 = -32099;
 
 /// A JSON-RPC 2.0 error object: `{"code": .., "message": .., "data": ..}`.

@@ -196,6 +196,24 @@ fn the_catalog_lists_the_errors_of_the_error_type() {
 }
 
 #[tokio::test]
+async fn a_swapped_pair_of_letters_in_a_param_name_gets_a_suggestion() {
+    let engine = Engine::new(Kv.into_rpc(), Limits::default());
+    let put = |params: Value| json!({"jsonrpc": "2.0", "method": "putValue", "params": params, "id": 1});
+    for (params, typo, meant) in
+        [(json!({"kye": "k", "value": 1}), "kye", "key"), (json!({"key": "k", "valeu": 1}), "valeu", "value")]
+    {
+        let error = &call(&engine, put(params)).await["error"];
+        assert_eq!(error["code"], -32602);
+        assert_eq!(
+            error["message"],
+            format!(
+                "unknown parameter `{typo}` for method `putValue` (did you mean `{meant}`?); expected one of: key, value"
+            )
+        );
+    }
+}
+
+#[tokio::test]
 async fn aliases_are_served_and_listed_as_deprecated() {
     let engine = Engine::new(Kv.into_rpc(), Limits::default());
     for name in ["getValue", "fetch", "read"] {

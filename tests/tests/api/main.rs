@@ -15,6 +15,7 @@ pub mod catalog_compat;
 pub mod client;
 pub mod client_bounds;
 pub mod declarations;
+pub mod default_unsubscribe;
 pub mod engine_rules;
 mod examples_run;
 pub mod exclusive;

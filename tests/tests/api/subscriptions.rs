@@ -105,13 +105,15 @@ fn feed() -> (FeedImpl, mpsc::UnboundedReceiver<SendError>) {
     (FeedImpl { seen }, rx)
 }
 
-const WAIT: Duration = Duration::from_secs(30);
+pub(crate) const WAIT: Duration = Duration::from_secs(30);
 
-async fn next_seen(seen: &mut mpsc::UnboundedReceiver<SendError>) -> SendError {
+/// The next reason a handler saw its sink close, within [`WAIT`].
+pub(crate) async fn next_seen(seen: &mut mpsc::UnboundedReceiver<SendError>) -> SendError {
     tokio::time::timeout(WAIT, seen.recv()).await.expect("the handler reports in time").expect("a report")
 }
 
-async fn next<T: std::fmt::Debug, E: std::fmt::Debug>(
+/// The next item of a subscription, within [`WAIT`].
+pub(crate) async fn next<T: std::fmt::Debug, E: std::fmt::Debug>(
     stream: &mut Subscription<T, E>,
 ) -> Option<Result<T, ClientError<E>>> {
     tokio::time::timeout(WAIT, stream.next()).await.expect("an item in time")

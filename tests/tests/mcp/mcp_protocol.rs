@@ -362,6 +362,9 @@ pub trait Shapes {
     /// Fails with data.
     fn refuse(&self) -> Result<(), ErrorObject>;
 
+    /// Does something and returns nothing.
+    fn touch(&self);
+
     /// Scales a point; a dotted wire name, so its tool is renamed.
     #[rpc(name = "shapes.scale", mcp(name = "scale_point"))]
     fn scale(&self, point: Point, factor: i64) -> Point;
@@ -414,6 +417,8 @@ impl Shapes for ShapesImpl {
     fn refuse(&self) -> Result<(), ErrorObject> {
         Err(ErrorObject::new(-31999, "refused").with_data(&json!({"why": "test"})))
     }
+
+    fn touch(&self) {}
 }
 
 fn shapes(page_size: usize) -> (Conn, Arc<AtomicBool>) {
@@ -458,6 +463,22 @@ fn tool<'t>(tools: &'t [Value], name: &str) -> &'t Value {
 }
 
 #[tokio::test]
+async fn a_tool_that_returns_nothing_answers_with_no_content_in_every_era() {
+    for version in ["2024-11-05", "2025-06-18", "2025-11-25"] {
+        let (mut conn, _) = shapes_session(version, 100).await;
+        let answer = call(&mut conn, request(json!(1), "tools/call", json!({"name": "touch"}))).await;
+        // Not the text "null": an empty list, and nothing structured.
+        assert_eq!(answer["result"], json!({"content": []}), "{version}: {answer}");
+    }
+    let (mut conn, _) = shapes(100);
+    let params = json!({"name": "touch", "arguments": {}, "_meta": modern_meta("2026-07-28")});
+    let answer = call(&mut conn, request(json!(1), "tools/call", params)).await;
+    assert_eq!(answer["result"]["content"], json!([]), "{answer}");
+    assert_eq!(answer["result"]["resultType"], "complete", "{answer}");
+    assert!(answer["result"].get("structuredContent").is_none(), "{answer}");
+}
+
+#[tokio::test]
 async fn tools_are_the_methods_page_by_page() {
     let (mut conn, _) = shapes_session("2025-11-25", 2).await;
     let answer = call(&mut conn, request(json!(1), "tools/list", json!({}))).await;
@@ -465,7 +486,7 @@ async fn tools_are_the_methods_page_by_page() {
     assert!(answer["result"]["nextCursor"].is_string(), "{answer}");
     let tools = all_tools(&mut conn, None).await;
     let names: Vec<&str> = tools.iter().map(|tool| tool["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["shift", "pair", "norm", "area", "count", "crash", "refuse", "scale_point"]);
+    assert_eq!(names, ["shift", "pair", "norm", "area", "count", "crash", "refuse", "touch", "scale_point"]);
     let answer = call(&mut conn, request(json!(9), "tools/list", json!({"cursor": "bogus"}))).await;
     assert_eq!(error_code(&answer), -32602, "{answer}");
     for hidden in ["secret", "old_area", "poke", "shapes.scale"] {

@@ -208,6 +208,22 @@ async fn the_hook_answers_401_and_403_and_its_identity_reaches_handlers() {
     assert_eq!(reply.status, 403);
     let reply = exchange(addr, &post_json(addr, whoami, &["Authorization: Bearer bob"])).await;
     assert_eq!(reply.json()["result"], "bob");
+    // `ConnectionInfo::bearer_token`: the scheme in any case (RFC 9110),
+    // spaces around the token dropped; another scheme, two headers or a
+    // token with a space in it are no bearer token (401).
+    for header in ["authorization: bearer bob", "Authorization: BEARER   bob  "] {
+        let reply = exchange(addr, &post_json(addr, whoami, &[header])).await;
+        assert_eq!(reply.json()["result"], "bob", "{header}");
+    }
+    for headers in [
+        &["Authorization: Basic Ym9iOg=="][..],
+        &["Authorization: Bearer b ob"],
+        &["Authorization: Bearer"],
+        &["Authorization: Bearer bob", "Authorization: Bearer alice"],
+    ] {
+        let reply = exchange(addr, &post_json(addr, whoami, headers)).await;
+        assert_eq!(reply.status, 401, "{headers:?}");
+    }
 }
 
 #[tokio::test]

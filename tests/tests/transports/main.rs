@@ -11,6 +11,7 @@ mod measure;
 mod web_support;
 
 pub mod call_spans;
+pub mod client_errors;
 pub mod client_transports;
 pub mod faults;
 pub mod http;

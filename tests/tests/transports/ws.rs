@@ -66,7 +66,9 @@ async fn a_typed_client_calls_and_the_server_calls_back() {
     let (addr, _stop, _task) = serve(&with_tokens(server), Http::default()).await;
     let peer = Peer::builder()
         .router(PingerImpl.into_rpc())
-        .connect(WsConnect::new(format!("ws://{addr}/")).header("authorization", "Bearer alice"))
+        // The upgrade request's token, read by `ConnectionInfo::bearer_token`
+        // (the scheme in any case).
+        .connect(WsConnect::new(format!("ws://{addr}/")).header("authorization", "bearer alice"))
         .await
         .expect("connect");
     let vault = VaultClient::new(peer);

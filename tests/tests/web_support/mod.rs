@@ -82,21 +82,13 @@ pub fn vault() -> (Server, tokio::sync::mpsc::UnboundedReceiver<()>) {
 }
 
 /// Bearer tokens: `alice` (admin), `bob` (no permissions); anything else
-/// is refused (401 without a token, 403 with an unknown one).
+/// is refused (401 without a bearer token, 403 with an unknown one).
 pub fn with_tokens(server: Server) -> Server {
-    server.on_connect(|info, cx| {
-        let parts = info.part::<rpc_runtime::http::request::Parts>().ok_or_else(|| Refused::forbidden("not HTTP"))?;
-        let token = parts
-            .headers
-            .get("authorization")
-            .and_then(|value| value.to_str().ok())
-            .and_then(|value| value.strip_prefix("Bearer "));
-        match token {
-            None => Err(Refused::unauthorized("no bearer token")),
-            Some("alice") => Ok(cx.with_extension(User("alice".into())).with_extension(Permissions::new(["admin"]))),
-            Some("bob") => Ok(cx.with_extension(User("bob".into()))),
-            Some(_) => Err(Refused::forbidden("unknown token")),
-        }
+    server.on_connect(|info, cx| match info.bearer_token() {
+        None => Err(Refused::unauthorized("no bearer token")),
+        Some("alice") => Ok(cx.with_extension(User("alice".into())).with_extension(Permissions::new(["admin"]))),
+        Some("bob") => Ok(cx.with_extension(User("bob".into()))),
+        Some(_) => Err(Refused::forbidden("unknown token")),
     })
 }
 

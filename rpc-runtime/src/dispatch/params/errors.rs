@@ -110,26 +110,35 @@ fn closest<'n>(key: &str, candidates: &[&'n str]) -> Option<&'n str> {
         .map(|(_, candidate)| candidate)
 }
 
-/// Twice the Levenshtein distance, a case difference counting one (half
-/// an edit), so `Name` is closer to `name` than `nme` is.
+/// Twice the optimal string alignment distance (Levenshtein's insertions,
+/// deletions and substitutions, plus swaps of two neighbours, each one
+/// edit: `kye` is one edit from `key`, as a person sees it), a case
+/// difference counting one (half an edit), so `Name` is closer to `name`
+/// than `nme` is.
 fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).map(|i| i * 2).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut diagonal = row[0];
-        row[0] = (i + 1) * 2;
-        for (j, cb) in b.iter().enumerate() {
-            let substitution = match (ca == *cb, ca.eq_ignore_ascii_case(cb)) {
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    // Three rows of the table: the one two above, the one above, this one.
+    let mut above2 = vec![0; b.len() + 1];
+    let mut above: Vec<usize> = (0..=b.len()).map(|j| j * 2).collect();
+    let mut row = vec![0; b.len() + 1];
+    for i in 1..=a.len() {
+        row[0] = i * 2;
+        for j in 1..=b.len() {
+            let substitution = match (a[i - 1] == b[j - 1], a[i - 1].eq_ignore_ascii_case(&b[j - 1])) {
                 (true, _) => 0,
                 (false, true) => 1,
                 (false, false) => 2,
             };
-            let next = (diagonal + substitution).min(row[j] + 2).min(row[j + 1] + 2);
-            diagonal = row[j + 1];
-            row[j + 1] = next;
+            let mut best = (above[j - 1] + substitution).min(row[j - 1] + 2).min(above[j] + 2);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                best = best.min(above2[j - 2] + 2);
+            }
+            row[j] = best;
         }
+        std::mem::swap(&mut above2, &mut above);
+        std::mem::swap(&mut above, &mut row);
     }
-    row[b.len()]
+    above[b.len()]
 }
 
 #[cfg(test)]
@@ -144,6 +153,21 @@ mod tests {
         assert_eq!(closest("colour", &["name", "greeting"]), None);
         assert_eq!(closest("b", &["a"]), None);
         assert_eq!(edit_distance("kitten", "sitting"), 6);
+        assert_eq!(edit_distance("", "ab"), 4);
+        assert_eq!(edit_distance("ab", ""), 4);
+        assert_eq!(edit_distance("Key", "key"), 1);
+    }
+
+    #[test]
+    fn a_swap_of_neighbours_is_one_edit() {
+        assert_eq!(edit_distance("kye", "key"), 2);
+        assert_eq!(edit_distance("valeu", "value"), 2);
+        assert_eq!(edit_distance("ab", "ba"), 2);
+        assert_eq!(closest("kye", &["key", "value"]), Some("key"));
+        assert_eq!(closest("valeu", &["key", "value"]), Some("value"));
+        assert_eq!(closest("nmae", &["name"]), Some("name"));
+        // Still not a typo of anything: two swaps in three letters.
+        assert_eq!(closest("yke", &["key"]), None);
     }
 
     #[test]

@@ -17,6 +17,7 @@ use hyper::client::conn::http2;
 #[cfg(feature = "http2")]
 use hyper_util::rt::TokioExecutor;
 use hyper_util::rt::TokioIo;
+use serde_json::value::RawValue;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
 use tokio::sync::mpsc;
@@ -24,7 +25,7 @@ use tokio::sync::mpsc;
 use crate::peer::{MessageSink, MessageSource, Peer, PeerBuilder, Received};
 use crate::transport::listener::Connect;
 use crate::transport::replies::{error_reply, request_ids};
-use crate::wire::{ErrorObject, TRANSPORT_ERROR};
+use crate::wire::{self, ErrorObject, TRANSPORT_ERROR};
 
 /// A client connection's bytes: TCP, or TLS over it.
 type Io = Box<dyn Stream>;
@@ -255,8 +256,13 @@ fn invalid(message: String) -> io::Error {
 /// HTTP is request/response only: the server cannot call this side
 /// back. An answer other than 200 or 204 fails each call in the
 /// message with a [`TRANSPORT_ERROR`] error object naming the status
-/// (`data`: `{"httpStatus": 401}`), as does a request that could not be
-/// sent at all.
+/// (`data`: `{"httpStatus": 401}`, read by
+/// [`ClientError::http_status`](crate::ClientError::http_status)), unless
+/// its body is the JSON-RPC answer to every call in the message (an OAuth
+/// resource server's 403 carries the -32003 refusal so): the calls then
+/// get that answer. A request that could not be sent, or whose answer
+/// could not be read, fails each call with a [`TRANSPORT_ERROR`] too
+/// (`data`: `{"transport": "http"}`).
 impl Connect for HttpConnect {
     async fn connect(self, builder: PeerBuilder) -> io::Result<Peer> {
         let (source, sink) = self.transport(builder.limits.max_message_size)?;
@@ -328,6 +334,14 @@ async fn exchange(target: Arc<Target>, message: Vec<u8>, replies: mpsc::Unbounde
             return;
         }
         Ok((StatusCode::NO_CONTENT, _)) => return,
+        // The server's own JSON-RPC answer, in an error status: what it
+        // says is more precise than the status (an OAuth 403's -32003
+        // names the scopes required).
+        Ok((status, body)) if answers_every_call(&message, &body) => {
+            tracing::debug!(%status, "an HTTP error status carried the JSON-RPC answer");
+            let _ = replies.send(body.to_vec());
+            return;
+        }
         Ok((status, body)) => {
             let text = String::from_utf8_lossy(&body);
             let text = text.trim();
@@ -343,12 +357,37 @@ async fn exchange(target: Arc<Target>, message: Vec<u8>, replies: mpsc::Unbounde
             }
             ErrorObject::new(TRANSPORT_ERROR, reason).with_data(&Data { http_status: status.as_u16() })
         }
-        Err(err) => ErrorObject::new(TRANSPORT_ERROR, format!("the HTTP request failed: {err}")),
+        Err(err) => ErrorObject::new(TRANSPORT_ERROR, format!("the HTTP request failed: {err}"))
+            .with_data(&serde_json::json!({"transport": "http"})),
     };
     tracing::debug!(error = %failure, "an HTTP exchange failed");
     for id in request_ids(&message) {
         let _ = replies.send(error_reply(&id, &failure));
     }
+}
+
+/// Whether `body` is a JSON-RPC answer (one response, or a batch of them)
+/// to every request in `message`, matched by id: only then can it stand
+/// for the calls' answers, none of them left waiting.
+fn answers_every_call(message: &[u8], body: &[u8]) -> bool {
+    let asked = request_ids(message);
+    let Some(text) = wire::message::text(body) else { return false };
+    let answered: Vec<&str> = if wire::message::is_batch(text) {
+        match serde_json::from_str::<Vec<wire::message::Message<'_>>>(text) {
+            Ok(batch) => batch
+                .iter()
+                .filter(|entry| entry.is_response())
+                .filter_map(|entry| entry.id.map(RawValue::get))
+                .collect(),
+            Err(_) => return false,
+        }
+    } else {
+        match serde_json::from_str::<wire::message::Message<'_>>(text) {
+            Ok(one) if one.is_response() => one.id.map(RawValue::get).into_iter().collect(),
+            _ => return false,
+        }
+    };
+    !asked.is_empty() && asked.iter().all(|id| answered.contains(&&**id))
 }
 
 impl Target {

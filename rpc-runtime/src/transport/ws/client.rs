@@ -93,8 +93,10 @@ impl WsConnect {
 
     /// Reconnects when the connection is lost (off by default). Calls in
     /// flight then fail at once with a [`TRANSPORT_ERROR`](crate::wire::TRANSPORT_ERROR) error object
-    /// saying so (they may or may not have run); calls made later go
-    /// through the new connection. A close by this side ends it for good.
+    /// saying so (`data`: `{"transport": "ws"}`; they may or may not have
+    /// run), which displays as "the WebSocket connection was lost...";
+    /// calls made later go through the new connection. A close by this
+    /// side ends it for good.
     #[must_use = "a builder does nothing until used"]
     pub fn reconnect(mut self, reconnect: Reconnect) -> Self {
         self.reconnect = Some(reconnect);

@@ -102,7 +102,8 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> WsSource<S> {
             format!(
                 "the WebSocket connection was lost ({why}) before the answer came; the call may or may not have run, and the client is reconnecting"
             ),
-        );
+        )
+        .with_data(&serde_json::json!({"transport": "ws"}));
         self.lost.extend(lost.iter().map(|id| error_reply(id, &error)));
         Ok(())
     }

@@ -1,4 +1,5 @@
-// An item type that cannot be encoded is reported on the `SubscriptionSink` parameter.
+// An item type that cannot be encoded is reported on the item type of the
+// `SubscriptionSink` parameter.
 use rpc_runtime::{rpc, SubscriptionSink};
 
 pub struct Opaque;
@@ -7,6 +8,9 @@ pub struct Opaque;
 pub trait Service {
     #[rpc(unsubscribe = "unsubscribe_ticks")]
     async fn ticks(&self, sink: SubscriptionSink<Opaque>);
+
+    // The whole item type is pointed at.
+    async fn batches(&self, sink: SubscriptionSink<Vec<Opaque>>);
 }
 
 fn main() {}

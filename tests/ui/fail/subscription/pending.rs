@@ -3,9 +3,6 @@ use rpc_runtime::{rpc, SubscriptionSink, peer::PendingSubscription};
 
 #[rpc]
 pub trait Service {
-    // No way for the client to stop it.
-    async fn no_unsubscribe(&self, pending: PendingSubscription<u64>);
-
     // One call opens one subscription, answered one way.
     #[rpc(unsubscribe = "unsubscribe_two")]
     async fn two_pending(&self, a: PendingSubscription<u64>, b: PendingSubscription<u64>);

@@ -1,5 +1,5 @@
-// An item type that cannot be encoded is reported on the `PendingSubscription`
-// parameter.
+// An item type that cannot be encoded is reported on the item type of the
+// `PendingSubscription` parameter.
 use rpc_runtime::{rpc, peer::PendingSubscription};
 
 pub struct Opaque;

@@ -3,9 +3,6 @@ use rpc_runtime::{rpc, ErrorObject, SubscriptionSink};
 
 #[rpc]
 pub trait Service {
-    // No way for the client to stop it.
-    async fn no_unsubscribe(&self, sink: SubscriptionSink<u64>);
-
     // Nothing to unsubscribe from.
     #[rpc(unsubscribe = "unsubscribe_plain")]
     async fn plain(&self, count: u64);

@@ -74,6 +74,7 @@ pub use jwt::{DEFAULT_LEEWAY, DEFAULT_REFRESH_COOLDOWN, JwtVerifier};
 
 use crate::dispatch::context::{Context, Extensions};
 use crate::dispatch::permissions::Permissions;
+use crate::transport::hook::bearer_bytes;
 
 /// Tokens whose grants are kept at most, per protected service.
 pub const GRANT_CACHE_SIZE: usize = 4096;
@@ -520,13 +521,10 @@ impl Guard {
     }
 }
 
-/// The token of `Authorization: Bearer <token>` (the scheme in any case,
-/// RFC 9110 section 11.1); `None` without one, with another scheme, with
-/// two `Authorization` headers, or with a token that has a space in it or
-/// is not UTF-8. The token's characters are otherwise left to the
-/// verifier (a token is compared or verified whole anyway; checking each
-/// byte of a kilobyte-long JWT here would cost more than the rest of the
-/// admission).
+/// The token of `Authorization: Bearer <token>` in `headers`, read as
+/// [`ConnectionInfo::bearer_token`](crate::ConnectionInfo::bearer_token)
+/// reads it (the scheme in any case, RFC 9110 section 11.1): for code
+/// that holds headers rather than a connection's information.
 pub fn bearer_token(headers: &HeaderMap) -> Option<&str> {
     std::str::from_utf8(bearer_bytes(headers)?).ok()
 }
@@ -565,52 +563,20 @@ pub(crate) async fn run_until_expiry<F: Future>(
     run.await
 }
 
-/// [`bearer_token`] as bytes, not checked for UTF-8 (what the grants are
-/// kept by).
-#[inline]
-fn bearer_bytes(headers: &HeaderMap) -> Option<&[u8]> {
-    let mut values = headers.get_all(header::AUTHORIZATION).iter();
-    let value = values.next()?.as_bytes();
-    if values.next().is_some() {
-        return None;
-    }
-    let space = memchr::memchr(b' ', value)?;
-    if !value[..space].eq_ignore_ascii_case(b"bearer") {
-        return None;
-    }
-    let token = value[space..].trim_ascii();
-    (!token.is_empty() && memchr::memchr(b' ', token).is_none()).then_some(token)
-}
-
 /// The scopes to name in the 403 of an answer that is a single
 /// permission error (-32003): what its `data.requires` says. `None` for
 /// any other answer (a batch's too).
 pub(crate) fn denied_scopes(out: &[u8]) -> Option<Vec<String>> {
     #[derive(serde::Deserialize)]
-    struct Reply {
-        error: Option<Error>,
+    struct Reply<'a> {
+        #[serde(borrow)]
+        error: Option<Error<'a>>,
     }
     #[derive(serde::Deserialize)]
-    struct Error {
+    struct Error<'a> {
         code: i64,
-        data: Option<Data>,
-    }
-    #[derive(serde::Deserialize)]
-    struct Data {
-        requires: Option<Required>,
-    }
-    #[derive(serde::Deserialize)]
-    #[serde(untagged)]
-    enum Required {
-        One(String),
-        Any {
-            #[serde(rename = "anyOf")]
-            any_of: Vec<String>,
-        },
-        All {
-            #[serde(rename = "allOf")]
-            all_of: Vec<String>,
-        },
+        #[serde(borrow)]
+        data: Option<&'a serde_json::value::RawValue>,
     }
     if out.first() != Some(&b'{') || memchr::memmem::find(out, b"-32003").is_none() {
         return None;
@@ -621,11 +587,7 @@ pub(crate) fn denied_scopes(out: &[u8]) -> Option<Vec<String>> {
     if error.code != crate::wire::error::PERMISSION_DENIED {
         return None;
     }
-    Some(match error.data.and_then(|data| data.requires) {
-        Some(Required::One(scope)) => vec![scope],
-        Some(Required::Any { any_of: scopes } | Required::All { all_of: scopes }) => scopes,
-        None => Vec::new(),
-    })
+    Some(error.data.and_then(crate::dispatch::permissions::named_in).unwrap_or_default())
 }
 
 /// `cx` with every value of `kept` added: sharing the table when `cx`
