@@ -367,7 +367,8 @@ struct Filter {
 /// `subscriptions/listen` (2026-07-28): acknowledges the kinds this server
 /// honors (those it can change, and URIs it can read), then sends them
 /// on the request's stream until the client cancels it (or closes the
-/// stream), or the server shuts down, which answers it.
+/// stream, or, over stdio, its input), or the server shuts down, which
+/// answers it.
 pub(crate) fn listen(server: &Arc<ToolServer>, params: Params<'_>, cx: &Context) -> Result<MethodOutcome, ErrorObject> {
     let request: ListenParams<'_> = read(&params, "subscriptions/listen")?;
     let meta = Meta::read(request.meta);
@@ -444,10 +445,22 @@ pub(crate) fn listen(server: &Arc<ToolServer>, params: Params<'_>, cx: &Context)
             }
         };
         tokio::pin!(drained);
+        // The client finished sending (stdio's end of input): the listen
+        // ends, as the session does, rather than keep the server running
+        // after its client left.
+        let peer = cx.peer.as_ref().and_then(|peer| peer.downcast_ref::<crate::peer::Peer>()).cloned();
+        let left = async {
+            match &peer {
+                Some(peer) => peer.closed().await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::pin!(left);
         loop {
             let change = tokio::select! {
                 () = cx.cancelled() => break,
                 () = &mut drained => break,
+                () = &mut left => break,
                 change = async {
                     match changes.as_mut() {
                         Some(changes) => changes.recv().await,

@@ -294,6 +294,24 @@ async fn end_of_input_lets_running_calls_finish_then_exits_zero() {
 }
 
 #[tokio::test]
+async fn end_of_input_ends_an_open_listen_and_the_server_exits_zero() {
+    // A 2026-07-28 client (the Inspector's CLI) opens `subscriptions/listen`,
+    // asks one thing and closes stdin: the listen, which would run for
+    // ever, ends with its final result, and the server exits.
+    let mut calculator = Calculator::spawn();
+    let meta = modern_meta("2026-07-28");
+    let listen = json!({"notifications": {"toolsListChanged": true}, "_meta": meta});
+    send(&mut calculator.conn, request(json!("listen-1"), "subscriptions/listen", listen)).await;
+    let ack = parse(&calculator.conn.recv().await);
+    assert_eq!(ack["method"], "notifications/subscriptions/acknowledged", "{ack}");
+    let (rest, status) = calculator.finish().await;
+    assert_eq!(rest.len(), 1, "{rest:?}");
+    assert_eq!(rest[0]["id"], "listen-1", "{rest:?}");
+    assert_eq!(rest[0]["result"]["resultType"], "complete", "{rest:?}");
+    assert_eq!(status.code(), Some(0));
+}
+
+#[tokio::test]
 async fn invalid_arguments_follow_the_revision() {
     let bad = json!({"name": "subtract", "arguments": {"minuend": 1, "subtrahend": "two"}});
     // Before 2025-11-25: a protocol error.
