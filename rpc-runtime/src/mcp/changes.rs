@@ -433,10 +433,6 @@ pub(crate) fn listen(server: &Arc<ToolServer>, params: Params<'_>, cx: &Context)
     let server = Arc::clone(server);
     let mut changes = changing.map(|changes| changes.listen());
     Ok(MethodOutcome::Pending(Box::pin(async move {
-        let ack = json!({ "_meta": stamp, "notifications": honored });
-        if let Some(message) = notification("notifications/subscriptions/acknowledged", &ack) {
-            outlet.send(message).await;
-        }
         let drain = cx.drain.clone();
         let drained = async {
             match &drain {
@@ -444,10 +440,11 @@ pub(crate) fn listen(server: &Arc<ToolServer>, params: Params<'_>, cx: &Context)
                 None => std::future::pending().await,
             }
         };
-        tokio::pin!(drained);
         // The client finished sending (stdio's end of input): the listen
         // ends, as the session does, rather than keep the server running
-        // after its client left.
+        // after its client left. Raced against the whole stream, the
+        // acknowledgement's send included (one under way when the input
+        // ends may wait for a flush that is no longer reported).
         let peer = cx.peer.as_ref().and_then(|peer| peer.downcast_ref::<crate::peer::Peer>()).cloned();
         let left = async {
             match &peer {
@@ -455,24 +452,28 @@ pub(crate) fn listen(server: &Arc<ToolServer>, params: Params<'_>, cx: &Context)
                 None => std::future::pending().await,
             }
         };
-        tokio::pin!(left);
-        loop {
-            let change = tokio::select! {
-                () = cx.cancelled() => break,
-                () = &mut drained => break,
-                () = &mut left => break,
-                change = async {
-                    match changes.as_mut() {
-                        Some(changes) => changes.recv().await,
-                        None => std::future::pending().await,
+        let stream = async {
+            let ack = json!({ "_meta": stamp, "notifications": honored });
+            if let Some(message) = notification("notifications/subscriptions/acknowledged", &ack) {
+                outlet.send(message).await;
+            }
+            loop {
+                let change = match changes.as_mut() {
+                    Some(changes) => changes.recv().await,
+                    None => std::future::pending().await,
+                };
+                for message in messages(change, &wanted, None, Some(&stamp)) {
+                    if !outlet.send(message).await && outlet.is_closed() {
+                        return Err(ErrorObject::internal_error("the subscription's stream is closed"));
                     }
-                } => change,
-            };
-            for message in messages(change, &wanted, None, Some(&stamp)) {
-                if !outlet.send(message).await && outlet.is_closed() {
-                    return Err(ErrorObject::internal_error("the subscription's stream is closed"));
                 }
             }
+        };
+        tokio::select! {
+            result = stream => result?,
+            () = cx.cancelled() => {}
+            () = drained => {}
+            () = left => {}
         }
         // Ends gracefully: the final result names the subscription.
         let mut meta: Map<String, Value> = serde_json::from_str(server.server_info_meta.get()).unwrap_or_default();
