@@ -492,12 +492,24 @@ impl Connection {
             drop(sink);
             return result;
         }
+        // What was queued before the end but not flushed yet: flushed and
+        // reported now. A handler waiting for its message to be written
+        // (`write_and_wait`: a notification sent before it goes on) would
+        // otherwise wait until the connection closes, which waits for it.
+        let mut writable = true;
+        if !self.acks.is_empty() {
+            writable = sink.flush().await.is_ok();
+            if writable {
+                self.written();
+            } else {
+                shared.link.stop.raise();
+            }
+        }
         let mut all_done = pin!(slots.acquire_many(permits as u32));
         let grace = match self.controls.at_eof {
             AtEof::Grace(grace) if eof => Some(Instant::now() + grace),
             _ => None,
         };
-        let mut writable = true;
         loop {
             tokio::select! {
                 biased;
