@@ -251,24 +251,13 @@ fn subscription(method: &Method, index: usize, call: &TokenStream, output_span: 
     let item = param.sink.as_ref().unwrap_or(ty);
     let (first, last) = ends(item);
     let check = over(quote_spanned!(first=> __rpc), quote!(subscription_item), Some(item), quote!(), last);
-    let open = if param.pending {
+    let (open, args) = if param.pending {
         // The method answers the call itself, through its `PendingSubscription`.
-        over(
-            quote_spanned!(first=> __rpc),
-            quote!(pending_subscription),
-            None,
-            quote!(__params, __cx, #notification, #unsubscribe, __run),
-            last,
-        )
+        (quote!(pending_subscription), quote!(__params, __cx, #notification, #unsubscribe, __run))
     } else {
-        over(
-            quote_spanned!(first=> __rpc),
-            quote!(subscription),
-            None,
-            quote!(__params, __cx, __out, #notification, #unsubscribe, __run),
-            last,
-        )
+        (quote!(subscription), quote!(__params, __cx, __out, #notification, #unsubscribe, __run))
     };
+    let open = over(quote_spanned!(first=> __rpc), open, None, args, last);
     quote! {{
         #check;
         let __this = ::core::clone::Clone::clone(__this);
