@@ -2,7 +2,7 @@
 //! `rpc.discover` over the wire, and agreement between what the document
 //! says the params may be and what the server accepts.
 //!
-//! Regenerate the snapshot with `UPDATE_SNAPSHOTS=1 cargo test --test api catalog_calculator::`.
+//! Regenerate the snapshot with `UPDATE_SNAPSHOTS=1 cargo test -p tests --test integration catalog_calculator::`.
 
 use crate::catalog_util;
 use crate::client_support;

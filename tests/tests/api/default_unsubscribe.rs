@@ -9,7 +9,7 @@ use rpc_runtime::serde_json::{self, json, Value};
 use rpc_runtime::{peer::SendError, rpc, Peer, Server, SubscriptionSink};
 use tokio::sync::mpsc;
 
-use crate::subscriptions::{next, next_seen};
+use crate::api::subscriptions::{next, next_seen};
 
 /// Ticks, with their unsubscribe methods' default names.
 #[rpc]

@@ -1,8 +1,6 @@
 //! Shared by the catalog tests: running the calculator example and the
 //! OpenRPC checks in `tests/js/openrpc` (installed with `npm ci` on first use).
 
-#![allow(dead_code)] // each test binary uses a part of it
-
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

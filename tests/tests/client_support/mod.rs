@@ -75,7 +75,6 @@ fn build_example(name: &str) -> PathBuf {
 }
 
 /// The calculator example.
-#[allow(dead_code)] // not every test binary uses it
 pub fn calculator() -> PathBuf {
     example("calculator")
 }
@@ -86,7 +85,6 @@ pub fn calculator() -> PathBuf {
 /// the rest of each of those lines, in the order of `prefixes`. What it
 /// writes to stderr afterwards is passed on to the test's stderr, so that a
 /// chatty process never blocks on a full pipe.
-#[allow(dead_code)] // not every test binary uses it
 pub async fn spawn_announcing(program: &Path, args: &[&str], prefixes: &[&str]) -> (Child, Vec<String>) {
     let mut child = Command::new(program)
         .args(args)

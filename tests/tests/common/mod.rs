@@ -6,8 +6,6 @@
 //! the tests check the server's bytes, so they must not trust its own code
 //! to read them back.
 
-#![allow(dead_code)] // each test crate uses its own subset
-
 use std::path::{Path, PathBuf};
 use std::process::{ExitStatus, Stdio};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -144,11 +142,6 @@ impl Conn {
         wire: Wire,
     ) -> Self {
         Conn { reader: Box::new(BufReader::new(reader)), writer: Some(Box::new(writer)), wire }
-    }
-
-    /// The framing in use.
-    pub fn wire(&self) -> Wire {
-        self.wire
     }
 
     /// Sends `message` as one frame.
@@ -331,11 +324,6 @@ impl Calculator {
             command.env(key, value);
         }
         command
-    }
-
-    /// What the process wrote to stderr so far.
-    pub fn stderr(&self) -> String {
-        String::from_utf8_lossy(&self.stderr.lock().unwrap()).into_owned()
     }
 
     /// Closes stdin, reads what is left on stdout and waits for the exit.

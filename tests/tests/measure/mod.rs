@@ -3,8 +3,6 @@
 //! elsewhere the tests that need them say they were skipped), and the
 //! calculator example started on a local TCP port with its pid at hand.
 
-#![allow(dead_code)] // each test crate uses its own subset
-
 use std::io::Write;
 use std::net::SocketAddr;
 use std::path::Path;

@@ -9,7 +9,7 @@
 //! the load test of BENCHMARKS.md:
 //!
 //! ```text
-//! cargo test --release -p tests --test transports load:: -- --ignored --nocapture
+//! cargo test --release -p tests --test integration transports::load:: -- --ignored --nocapture
 //! ```
 
 use crate::common;

@@ -29,8 +29,8 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Notify;
 use tokio_tungstenite::tungstenite::Message;
 
-use crate::call_spans::{Traced, TracedImpl};
 use crate::common::{calculator_path, connect, Conn, Wire, HANG_GUARD};
+use crate::transports::call_spans::{Traced, TracedImpl};
 use crate::web_support::{exchange, post_json, read_reply};
 
 /// Beside the span tests' service (`add`; `refuse`, code 7; `later`,

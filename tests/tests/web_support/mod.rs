@@ -3,8 +3,6 @@
 //! HTTP/1.1 exchange over a TCP socket (the tests read the server's bytes
 //! with their own code, not with hyper's).
 
-#![allow(dead_code)] // each test crate uses its own subset
-
 use std::net::SocketAddr;
 use std::time::Duration;
 

@@ -95,6 +95,7 @@ mod no_prelude {
 
     #[derive(::serde::Deserialize, ::rpc_runtime::mcp::Elicit)]
     #[elicit(crate = "::rpc_runtime")]
+    #[derive(Debug, PartialEq)]
     pub enum Size {
         Small,
         Large,
@@ -148,7 +149,7 @@ fn main() {
     // A choice is a field's schema, and the form's field is described by
     // its own doc comment; an `Option` of one may be left out.
     assert_eq!(Value::Object(Priority::schema()), json!({"type": "string", "enum": ["very-low", "normal", "high"]}));
-    assert!(!Priority::OPTIONAL);
+    const { assert!(!Priority::OPTIONAL) };
     assert_eq!(
         Value::Object(Task::requested_schema()),
         json!({
@@ -171,4 +172,8 @@ fn main() {
             .unwrap();
     assert_eq!((note.title.as_str(), note.pinned, note.expires_in_days, note.priority_weight), ("t", true, 3, 0.5));
     assert_eq!((note.comment, note.tags.as_str(), note.draft.len(), note.cache.inner.len()), (None, "", 0, 0));
+    let confirm: Confirm = rpc_runtime::serde_json::from_value(json!({"confirm": true})).unwrap();
+    assert!(confirm.confirm);
+    let rate: no_prelude::Rate = rpc_runtime::serde_json::from_value(json!({"size": "Large"})).unwrap();
+    assert_eq!((rate.stars, rate.size), (None, no_prelude::Size::Large));
 }

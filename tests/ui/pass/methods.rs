@@ -6,7 +6,7 @@
 
 use rpc_runtime::schemars::JsonSchema;
 use rpc_runtime::serde::{Deserialize, Serialize};
-use rpc_runtime::{rpc, Context, ErrorObject, dispatch::ParamStructure, wire::RpcResult};
+use rpc_runtime::{dispatch::ParamStructure, rpc, wire::RpcResult, Context, ErrorObject};
 
 #[derive(Debug)]
 pub enum StoreError {

@@ -6,7 +6,7 @@
 #![deny(warnings, unused_results, unused_qualifications, unreachable_pub)]
 #![forbid(unsafe_code)]
 
-use rpc_runtime::{rpc, ErrorObject, SubscriptionSink, peer::PendingSubscription};
+use rpc_runtime::{peer::PendingSubscription, rpc, ErrorObject, SubscriptionSink};
 
 /// Price feeds.
 #[rpc(namespace = "prices")]

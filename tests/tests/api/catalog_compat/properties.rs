@@ -18,7 +18,7 @@ fn config() -> ProptestConfig {
     let cases = std::env::var("PROPTEST_CASES").ok().and_then(|n| n.parse().ok()).unwrap_or(96);
     // No regression file: proptest would file this module's seeds under
     // `tests/tests/proptest-regressions/properties.txt`, the file of the
-    // other `properties` test binary. A failure prints its shrunk document.
+    // other `properties` module (`api::properties`). A failure prints its shrunk document.
     ProptestConfig { cases, failure_persistence: None, ..ProptestConfig::default() }
 }
 

@@ -1,12 +1,5 @@
-//! Integration tests: api (one test binary per area, so that
-//! `cargo test --workspace` links a handful of binaries).
-
-#[path = "../catalog_util/mod.rs"]
-mod catalog_util;
-#[path = "../client_support/mod.rs"]
-mod client_support;
-#[path = "../common/mod.rs"]
-mod common;
+//! The macro's generated code, the engine's rules and the in-process API:
+//! dispatch, params, catalogs, clients, subscriptions, tower layers.
 
 pub mod blocking;
 pub mod catalog;
