@@ -4,7 +4,6 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::Mutex;
 
 /// The workspace root.
 pub fn workspace() -> PathBuf {
@@ -38,24 +37,10 @@ fn js_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("js").join("openrpc")
 }
 
-/// Runs `npm ci` once if the packages are not installed yet.
+/// Installs the OpenRPC checks' packages (once per lock file, see
+/// `tests::interop::npm_ci`).
 fn ensure_packages() {
-    static INSTALLED: Mutex<bool> = Mutex::new(false);
-    let mut installed = INSTALLED.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    if *installed {
-        return;
-    }
-    let dir = js_dir();
-    if !dir.join("node_modules").join("@open-rpc").join("schema-utils-js").exists() {
-        let status = Command::new("npm")
-            .args(["ci", "--no-audit", "--no-fund"])
-            .current_dir(&dir)
-            .stdout(Stdio::null())
-            .status()
-            .expect("npm is needed for the OpenRPC checks (install Node.js 18 or newer)");
-        assert!(status.success(), "`npm ci` in {} failed: {status}", dir.display());
-    }
-    *installed = true;
+    tests::interop::npm_ci(&js_dir());
 }
 
 /// Runs `node check.js ARGS...` in tests/js/openrpc; returns (success, stdout).

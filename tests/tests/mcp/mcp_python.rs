@@ -22,8 +22,10 @@
 //! by `notifications/cancelled` (in a session), progress as event streams.
 //!
 //! Needs `python3` (skipped without it unless `RPC_REQUIRE_INTEROP=1`, see
-//! `tests::interop`); the SDK goes into a virtual environment at
-//! `target/mcp-venv`, made on first use (`.ci/run` makes it up front).
+//! `tests::interop`); the SDK goes into a virtual environment made on first
+//! use, once per machine and requirements file
+//! (`tests::interop::shared_install_dir`), or at `target/mcp-venv` where
+//! installs are not shared.
 
 use crate::client_support;
 
@@ -35,8 +37,12 @@ fn python_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("python")
 }
 
-/// `<target>/mcp-venv`, next to the profile directories.
-fn venv() -> PathBuf {
+/// The venv for this requirements file, shared by every checkout of this
+/// machine; else `<target>/mcp-venv`, next to the profile directories.
+fn venv(requirements: &str) -> PathBuf {
+    if let Some(shared) = tests::interop::shared_install_dir("python", "mcp-venv", &[requirements.as_bytes()]) {
+        return shared;
+    }
     let exe = std::env::current_exe().expect("the test binary's path");
     let target = exe.ancestors().nth(3).expect("target/<profile>/deps/<test>");
     target.join("mcp-venv")
@@ -47,11 +53,19 @@ fn venv() -> PathBuf {
 fn python() -> PathBuf {
     static INSTALL: Mutex<()> = Mutex::new(());
     let _once = INSTALL.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    let venv = venv();
-    let python = venv.join("bin").join("python");
     let requirements = python_dir().join("requirements.txt");
     let wanted = std::fs::read_to_string(&requirements).expect("tests/python/requirements.txt");
+    let venv = venv(&wanted);
+    let python = venv.join("bin").join("python");
     let marker = venv.join("installed-requirements.txt");
+    if python.exists() && std::fs::read_to_string(&marker).is_ok_and(|installed| installed == wanted) {
+        return python;
+    }
+    // Another test process may be making the same shared venv: one at a
+    // time (a venv cannot be made elsewhere and moved).
+    std::fs::create_dir_all(&venv).expect("make the venv's folder");
+    let lock = std::fs::File::create(venv.with_extension("lock")).expect("create the venv's lock file");
+    lock.lock().expect("lock the venv");
     if python.exists() && std::fs::read_to_string(&marker).is_ok_and(|installed| installed == wanted) {
         return python;
     }
