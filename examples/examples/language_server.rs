@@ -21,52 +21,27 @@
 
 use std::collections::{BTreeSet, HashMap};
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-use lsp_types::{
-    CompletionItem, CompletionItemKind, CompletionOptions, CompletionParams, ConfigurationItem, ConfigurationParams,
-    Diagnostic, DiagnosticSeverity, DidChangeTextDocumentParams, DidCloseTextDocumentParams, DidOpenTextDocumentParams,
-    ExecuteCommandOptions, ExecuteCommandParams, Hover, HoverContents, HoverParams, HoverProviderCapability,
-    InitializeParams, InitializeResult, InitializedParams, LSPAny, MarkupContent, MarkupKind, NumberOrString, Position,
-    ProgressParams, ProgressParamsValue, PublishDiagnosticsParams, Range, ServerCapabilities, ServerInfo,
-    TextDocumentSyncCapability, TextDocumentSyncKind, TextDocumentSyncOptions, Uri, WorkDoneProgress,
-    WorkDoneProgressBegin, WorkDoneProgressCreateParams, WorkDoneProgressEnd, WorkDoneProgressReport,
-};
-use rpc_runtime::dispatch::MethodCall;
-use rpc_runtime::transport::stdio::Stdio;
-use rpc_runtime::wire::{INVALID_REQUEST, REQUEST_CANCELLED};
-use rpc_runtime::{rpc, Cancellation, Context, ErrorObject, Framing, Limits, Server};
-use tower::filter::FilterLayer;
+// Every LSP param and result, by its name in the specification.
+use rpc_runtime::lsp::lsp_types::*;
+use rpc_runtime::lsp::{Client, LspServer};
+use rpc_runtime::{rpc, Context, ErrorObject};
 
 /// The one command the server runs.
 const COUNT_WORDS: &str = "languageServer.countWords";
 
-/// LSP's error for a request that comes before `initialize`.
-const SERVER_NOT_INITIALIZED: i64 = -32002;
-
-/// What the language server answers (the editor calls these). LSP sends
-/// each method's params as one object: `whole_params` hands it whole to
-/// the method's one parameter, an `lsp-types` struct.
+/// What the server answers (the editor calls these). LSP sends each
+/// method's params as one object: `whole_params` hands it whole to the
+/// method's one parameter, an `lsp-types` struct. `LspServer` takes care
+/// of the rest of the lifecycle (`shutdown`, `exit`, refusing calls before
+/// `initialize` and after `shutdown`).
 #[rpc]
 pub trait LanguageServer {
     /// Starts the session: answers what the server can do.
     #[rpc(whole_params)]
     fn initialize(&self, params: InitializeParams) -> InitializeResult;
-
-    /// The editor got the answer to `initialize`.
-    #[rpc(notification, whole_params)]
-    fn initialized(&self, params: InitializedParams);
-
-    /// Ends the session. `exclusive` (see `did_open`): the requests read
-    /// before it are answered, every one after it is refused.
-    #[rpc(exclusive)]
-    fn shutdown(&self);
-
-    /// Stops the server.
-    #[rpc(notification)]
-    fn exit(&self);
 
     /// A document was opened. `exclusive`, as its siblings: it starts once
     /// every call read before it has finished, and the calls read after it
@@ -95,107 +70,30 @@ pub trait LanguageServer {
     async fn execute_command(&self, params: ExecuteCommandParams, cx: Context) -> Result<LSPAny, ErrorObject>;
 }
 
-/// What the editor answers (the server calls these through the generated
-/// `LanguageClientClient`, over the connection a request came in on).
-#[rpc]
-pub trait LanguageClient {
-    /// The diagnostics of a document, replacing the ones sent before.
-    #[rpc(notification, whole_params, name = "textDocument/publishDiagnostics")]
-    fn publish_diagnostics(&self, params: PublishDiagnosticsParams);
-
-    /// The editor's settings, one value per item asked for.
-    #[rpc(whole_params, name = "workspace/configuration")]
-    fn configuration(&self, params: ConfigurationParams) -> Vec<LSPAny>;
-
-    /// Asks the editor to show progress under a new token.
-    #[rpc(whole_params, name = "window/workDoneProgress/create")]
-    fn create_work_done_progress(&self, params: WorkDoneProgressCreateParams);
-
-    /// Progress under a token the editor accepted.
-    #[rpc(notification, whole_params, name = "$/progress")]
-    fn progress(&self, params: ProgressParams);
-}
-
-/// Where the session is in LSP's lifecycle: before `initialize`, until
-/// `shutdown`, after it.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-enum Phase {
-    #[default]
-    Starting,
-    Running,
-    ShuttingDown,
-}
-
-/// The server's state, shared by every call.
+/// The server's state: the open documents' text.
 #[derive(Default)]
 struct Backend {
-    phase: Mutex<Phase>,
-    /// The editor shows `$/progress` (it said so in `initialize`).
-    work_done_progress: AtomicBool,
-    /// The open documents' text.
     documents: Mutex<HashMap<Uri, String>>,
-    /// For `countWords-<n>` progress tokens.
-    tokens: AtomicU64,
-    /// Notified by `exit`: the server stops serving.
-    exit: tokio::sync::Notify,
 }
 
 impl Backend {
-    fn phase(&self) -> MutexGuard<'_, Phase> {
-        self.phase.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
     fn documents(&self) -> MutexGuard<'_, HashMap<Uri, String>> {
         self.documents.lock().unwrap_or_else(PoisonError::into_inner)
     }
-
-    /// The lifecycle, for every call before it reaches its method (a tower
-    /// filter on the server): requests before `initialize` and after
-    /// `shutdown` are refused, and so are notifications (but `exit`), which
-    /// drops them: a notification is never answered.
-    fn admit(&self, call: MethodCall) -> Result<MethodCall, ErrorObject> {
-        match (*self.phase(), call.method()) {
-            (_, "exit") | (Phase::Starting, "initialize") | (Phase::Running, _) => Ok(call),
-            (Phase::Starting, method) => Err(ErrorObject::new(
-                SERVER_NOT_INITIALIZED,
-                format!("server not initialized: `{method}` came before `initialize`"),
-            )),
-            (_, method) => Err(ErrorObject::new(
-                INVALID_REQUEST,
-                format!("the server is shutting down: `{method}` came after `shutdown`"),
-            )),
-        }
-    }
 }
 
-/// The editor, as the server calls it: the typed client over the
-/// connection the call `cx` belongs to came in on.
-fn editor(cx: &Context) -> Result<LanguageClientClient, ErrorObject> {
-    let peer = cx.peer().ok_or_else(|| ErrorObject::internal_error("not on a connection"))?;
-    Ok(LanguageClientClient::new(peer.clone()))
-}
-
-/// Sends `uri`'s diagnostics; a failure (the editor is gone) is logged.
+/// Sends `uri`'s diagnostics to the editor; a failure (it is gone) is
+/// logged. Publishing only queues the notification: an edit usually ends
+/// on the connection's reader, and the next call runs at once.
 async fn publish(cx: &Context, uri: Uri, version: Option<i32>, diagnostics: Vec<Diagnostic>) {
-    let Ok(editor) = editor(cx) else { return };
-    if let Err(err) = editor.publish_diagnostics(PublishDiagnosticsParams { uri, diagnostics, version }).await {
+    let Ok(editor) = Client::of(cx) else { return };
+    if let Err(err) = editor.publish_diagnostics(uri, diagnostics, version).await {
         tracing::warn!(error = %err, "could not publish diagnostics");
     }
 }
 
-/// Sends `value` as progress under `token`; a failure is logged.
-async fn report(editor: &LanguageClientClient, token: &NumberOrString, value: WorkDoneProgress) {
-    let params = ProgressParams { token: token.clone(), value: ProgressParamsValue::WorkDone(value) };
-    if let Err(err) = editor.progress(params).await {
-        tracing::warn!(error = %err, "could not report progress");
-    }
-}
-
-impl LanguageServer for Arc<Backend> {
-    fn initialize(&self, params: InitializeParams) -> InitializeResult {
-        let progress = params.capabilities.window.and_then(|window| window.work_done_progress);
-        self.work_done_progress.store(progress == Some(true), Ordering::Relaxed);
-        *self.phase() = Phase::Running;
+impl LanguageServer for Backend {
+    fn initialize(&self, _params: InitializeParams) -> InitializeResult {
         let sync = TextDocumentSyncOptions {
             open_close: Some(true),
             change: Some(TextDocumentSyncKind::INCREMENTAL),
@@ -214,16 +112,6 @@ impl LanguageServer for Arc<Backend> {
             },
             server_info: Some(ServerInfo { name: "language_server".to_owned(), version: None }),
         }
-    }
-
-    fn initialized(&self, _params: InitializedParams) {}
-
-    fn shutdown(&self) {
-        *self.phase() = Phase::ShuttingDown;
-    }
-
-    fn exit(&self) {
-        self.exit.notify_one();
     }
 
     async fn did_open(&self, params: DidOpenTextDocumentParams, cx: Context) {
@@ -250,10 +138,7 @@ impl LanguageServer for Arc<Backend> {
             diagnostics(text)
         };
         // `exclusive`: the calls read after this one wait until it ends, so
-        // a hover sees this edit whatever the handler awaits first (the
-        // editor's settings, a parse on the blocking pool). Publishing only
-        // queues the notification: the edit usually ends here, on the
-        // connection's reader, and the next call runs at once.
+        // a hover sees this edit whatever the handler awaits first.
         publish(&cx, uri, Some(version), found).await;
     }
 
@@ -306,25 +191,15 @@ impl LanguageServer for Arc<Backend> {
         let text = text.ok_or_else(|| ErrorObject::invalid_params(format!("unknown document `{uri}`")))?;
 
         // A request to the editor, answered before we go on.
-        let editor = editor(&cx)?;
+        let editor = Client::of(&cx)?;
         let section = ConfigurationItem { scope_uri: None, section: Some("languageServer".to_owned()) };
-        let settings = editor.configuration(ConfigurationParams { items: vec![section] }).await;
+        let settings = editor.configuration(vec![section]).await;
         let settings =
             settings.map_err(|err| ErrorObject::internal_error(format!("asking the editor failed: {err}")))?;
         let delay = settings.first().and_then(|settings| settings.get("delayMs")?.as_u64()).unwrap_or(50);
 
-        // Progress, if the editor shows it and accepts our token.
-        let mut token = None;
-        if self.work_done_progress.load(Ordering::Relaxed) {
-            let name = format!("countWords-{}", self.tokens.fetch_add(1, Ordering::Relaxed) + 1);
-            let create = WorkDoneProgressCreateParams { token: NumberOrString::String(name) };
-            if editor.create_work_done_progress(create.clone()).await.is_ok() {
-                let begin = WorkDoneProgressBegin { title: "Counting words".to_owned(), ..Default::default() };
-                report(&editor, &create.token, WorkDoneProgress::Begin(begin)).await;
-                token = Some(create.token);
-            }
-        }
-
+        // Progress, if the editor shows it (`None` otherwise).
+        let progress = editor.progress("Counting words").await;
         let lines: Vec<&str> = text.lines().collect();
         let mut total = 0;
         for (done, line) in (1..).zip(&lines) {
@@ -334,23 +209,16 @@ impl LanguageServer for Arc<Backend> {
                 () = tokio::time::sleep(Duration::from_millis(delay)) => {}
             }
             total += words(line).count();
-            if let Some(token) = &token {
-                let message = Some(format!("line {done}/{}", lines.len()));
-                let line = WorkDoneProgressReport {
-                    message,
-                    percentage: Some(done * 100 / lines.len() as u32),
-                    ..Default::default()
-                };
-                report(&editor, token, WorkDoneProgress::Report(line)).await;
+            if let Some(progress) = &progress {
+                let message = format!("line {done}/{}", lines.len());
+                progress.report(Some(message), Some(done * 100 / lines.len() as u32)).await;
             }
         }
-        if let Some(token) = &token {
-            report(&editor, token, WorkDoneProgress::End(WorkDoneProgressEnd { message: None })).await;
+        if let Some(progress) = progress {
+            progress.end(None).await;
         }
-        if cx.is_cancelled() {
-            // What LSP cancellation answers in any case.
-            return Err(ErrorObject::new(REQUEST_CANCELLED, "Request cancelled"));
-        }
+        // Cancelled, the request is answered -32800 (`LspServer` does that
+        // whatever this returns).
         Ok(total.into())
     }
 }
@@ -379,13 +247,10 @@ fn word_end(text: &str, at: usize) -> usize {
 /// units). A column past the line's end means its end, as LSP says; a
 /// line past the text's end, the text's end.
 fn offset(text: &str, position: Position) -> usize {
-    let mut start = 0;
-    for _ in 0..position.line {
-        match text[start..].find('\n') {
-            Some(newline) => start += newline + 1,
-            None => return text.len(),
-        }
-    }
+    let start = match position.line {
+        0 => 0,
+        n => text.match_indices('\n').nth(n as usize - 1).map_or(text.len(), |(newline, _)| newline + 1),
+    };
     let line = text[start..].split('\n').next().unwrap_or_default();
     let line = line.strip_suffix('\r').unwrap_or(line);
     let mut units = 0;
@@ -422,33 +287,8 @@ fn diagnostics(text: &str) -> Vec<Diagnostic> {
 
 fn main() -> ExitCode {
     let _log = examples::init_logging();
-    let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
-    let backend = Arc::new(Backend::default());
-    let lifecycle = Arc::clone(&backend);
-    let server = Server::new(Arc::clone(&backend).into_rpc())
-        .framing(Framing::ContentLength)
-        .cancellation(Cancellation::Lsp)
-        // Editors send edits and requests without waiting. The calls that
-        // wait behind an edit count as running, and past this limit a
-        // request is refused and a notification dropped (an edit lost).
-        .limits(Limits::default().max_concurrent_requests(1 << 16))
-        .layer(FilterLayer::new(move |call| lifecycle.admit(call)));
-    // Serves until `exit` (then answers what was read already) or the end
-    // of stdin.
-    let exit = Arc::clone(&backend);
-    let served =
-        runtime.block_on(server.serve(Stdio).with_graceful_shutdown(async move { exit.exit.notified().await }));
-    // Stdin is read on a blocking thread that may wait for input forever:
-    // do not wait for it.
-    runtime.shutdown_background();
-    match served {
-        Err(err) => {
-            tracing::error!(error = %err, "serving stdio failed");
-            ExitCode::FAILURE
-        }
-        Ok(()) if *backend.phase() == Phase::ShuttingDown => ExitCode::SUCCESS,
-        Ok(()) => ExitCode::from(1),
-    }
+    // Serves stdio until `exit` or the end of stdin; 0 after `shutdown`.
+    LspServer::new(Backend::default().into_rpc()).run()
 }
 
 #[cfg(test)]

@@ -10,9 +10,10 @@
 //!   params are decoded, exactly, with wire transcripts;
 //! - [`porting`]: from jsonrpsee, rmcp and tower-lsp, each construct and
 //!   what it becomes here, side by side;
-//! - [`language_server`]: writing a language server with `lsp-types`:
-//!   the editor's calls and yours, edits in order (`exclusive`), the
-//!   lifecycle, stdio, testing in process, and an editor's setup;
+//! - [`language_server`] (feature `lsp`): writing a language server with
+//!   `lsp-types`: the editor's calls and yours, edits in order
+//!   (`exclusive`), the lifecycle and stdio (`LspServer`), testing in
+//!   process, and an editor's setup;
 //! - [`protecting`]: who may call an HTTP service and what each caller
 //!   may call, for plain JSON-RPC and MCP: a connection hook with tokens
 //!   of your own, or an OAuth 2.1 resource server (feature `oauth`) with
@@ -31,6 +32,7 @@ pub mod conformance {}
 #[doc = include_str!("../docs/porting.md")]
 pub mod porting {}
 
+#[cfg(feature = "lsp")]
 #[doc = include_str!("../docs/language_server.md")]
 pub mod language_server {}
 

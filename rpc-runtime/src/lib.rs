@@ -8,6 +8,8 @@ pub mod catalog;
 pub mod dispatch;
 pub mod guide;
 mod log;
+#[cfg(feature = "lsp")]
+pub mod lsp;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 pub mod peer;

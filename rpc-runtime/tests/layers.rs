@@ -20,6 +20,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("peer", 4),
     ("transport", 5),
     ("mcp", 6),
+    ("lsp", 6),
     ("__private", 7),
     ("guide", 8),
 ];

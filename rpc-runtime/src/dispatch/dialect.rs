@@ -24,14 +24,18 @@ use crate::wire::ErrorObject;
 ///   may depend on the connection's state (MCP allows batches only in
 ///   sessions of some revisions; keep such state with
 ///   [`Context::connection_state`]);
+/// - [`Dialect::check_call`]: whether a call may run now, which may
+///   depend on the connection's state too (LSP refuses requests before
+///   `initialize` and after `shutdown`);
 /// - [`Dialect::cancellation`]: the notification that cancels a running
 ///   request, and whether a cancelled request is still answered.
 ///
 /// A refusal is answered as it is (the dialect chooses the error object,
-/// usually -32600) and nothing of the request, or of the batch, runs. The
-/// error shape of every other answer is JSON-RPC 2.0's. Without a dialect
-/// the engine makes no dynamic call for it; with one, one call per request
-/// that carries an id and one per batch.
+/// usually -32600) and nothing of the request, or of the batch, runs; a
+/// refused notification is dropped. The error shape of every other answer
+/// is JSON-RPC 2.0's. Without a dialect the engine makes no dynamic call
+/// for it; with one, one call per request that carries an id, one per
+/// valid call and one per batch.
 ///
 /// A dialect of string ids only, defined outside this crate:
 ///
@@ -79,6 +83,23 @@ pub trait Dialect: Send + Sync + 'static {
     /// every batch by default.
     fn check_batch(&self, cx: &Context) -> Result<(), ErrorObject> {
         let _ = cx;
+        Ok(())
+    }
+
+    /// Whether the call of `method` with `params` (a notification when
+    /// `notification`) may run now on the connection, or in the session,
+    /// that `cx` belongs to. Called for every valid request and
+    /// notification, after [`Dialect::check_id`] and before the method is
+    /// looked up; an error answers a request and drops a notification (a
+    /// notification is never answered). Accepts every call by default.
+    fn check_call(
+        &self,
+        method: &str,
+        params: Option<&RawValue>,
+        notification: bool,
+        cx: &Context,
+    ) -> Result<(), ErrorObject> {
+        let _ = (method, params, notification, cx);
         Ok(())
     }
 

@@ -260,6 +260,12 @@ impl Engine {
     /// otherwise inside its span and through what wraps it.
     fn dispatch(&self, request: &Envelope<'_>, cx: &Context, out: &mut Vec<u8>) -> Dispatched {
         let Some(call) = validate(request, self.dialect.as_deref(), out) else { return Dispatched::Written };
+        if let Some(dialect) = self.dialect.as_deref()
+            && let Err(error) = dialect.check_call(&call.method, call.params, call.id.is_none(), cx)
+        {
+            refused(out, call.id, &error, &call.method);
+            return Dispatched::Written;
+        }
         let wrapped = self.layers.is_some() || self.ordered_on(cx) || cx.tracks(call.id);
         if wrapped || super::span::enabled() {
             return self.call_observed(&call, wrapped, cx, out);
@@ -402,6 +408,17 @@ fn failed(out: &mut Vec<u8>, id: Option<&str>, error: &ErrorObject, span: &traci
     match id {
         Some(id) => write_error(out, id, error),
         None => tracing::debug!(method, error = %error, "notification failed"),
+    }
+}
+
+/// Answers a call its dialect refused (nothing for a notification, which
+/// is logged at debug level).
+#[cold]
+#[inline(never)]
+fn refused(out: &mut Vec<u8>, id: Option<&str>, error: &ErrorObject, method: &str) {
+    match id {
+        Some(id) => write_error(out, id, error),
+        None => tracing::debug!(method, error = %error, "notification refused by the protocol's rules, dropped"),
     }
 }
 

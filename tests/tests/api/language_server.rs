@@ -525,7 +525,7 @@ async fn count_words_asks_the_configuration_reports_progress_and_answers_the_tot
             }
             Some("window/workDoneProgress/create") => {
                 let token = message["params"]["token"].as_str().expect("a string token");
-                assert!(token.starts_with("countWords-"), "{message}");
+                assert!(!token.is_empty(), "{message}");
                 seen.push("create".to_owned());
                 lsp.reply(&message, Value::Null).await;
             }

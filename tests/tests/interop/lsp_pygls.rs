@@ -21,7 +21,7 @@ const CHECKS: &[&str] = &[
     "initialize: serverInfo and capabilities",
     "countWords returns the number of words",
     "the server asked workspace/configuration for section languageServer, before answering",
-    "progress: created token countWords-<n>, then begin, one report per line, end, all with that token",
+    "progress: created a string token, then begin, one report per line, end, all with that token",
     "the cancelled countWords fails with -32800 (RequestCancelled)",
     "the cancelled run: a new token, begin, fewer reports than lines, and still its end",
     "a second workspace/configuration request for the second run",
