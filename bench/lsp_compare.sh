@@ -23,7 +23,9 @@ OURS_SRC=../examples/examples/language_server.rs
 TOWER_SRC=src/bin/lsp_tower.rs
 
 if [ "${SKIP_BUILD:-0}" != 1 ]; then
-    (cd .. && cargo build --release --workspace --example language_server)
+    # Built as a user builds a language server: with the `lsp` feature
+    # only (the workspace would add every transport and `metrics`).
+    (cd .. && cargo build --release -p examples --example language_server --no-default-features --features lsp)
     cargo build --release --bin lsp_tower --bin lsp_load
 fi
 
