@@ -7,7 +7,7 @@
 //! specification's examples, plus a few that exercise the engine.
 //!
 //! ```text
-//! cargo run --example calculator -- [--framing ndjson|content-length] [--tcp ADDR] [--http ADDR] [--ws ADDR] [--allow-origin ORIGIN]... [--tls-cert PEM --tls-key PEM]
+//! cargo run --example calculator -- [--framing ndjson|content-length] [--tcp ADDR] [--unix PATH] [--http ADDR] [--ws ADDR] [--allow-origin ORIGIN]... [--tls-cert PEM --tls-key PEM]
 //! cargo run --example calculator -- --catalog
 //! cargo run --example calculator -- --mcp
 //! cargo run --example calculator -- --mcp --http ADDR
@@ -16,7 +16,10 @@
 //! ```
 //!
 //! Serves over stdio by default; with `--tcp ADDR` it listens there instead
-//! and prints `listening on ADDR` to stderr. `--http ADDR` serves JSON-RPC
+//! and prints `listening on ADDR` to stderr; with `--unix PATH` (Unix) on a
+//! Unix domain socket at PATH, in the same framing, printing
+//! `listening on unix:PATH` (a stale socket there is replaced, and the
+//! socket is removed on exit). `--http ADDR` serves JSON-RPC
 //! over HTTP `POST` there (printing `listening on http://ADDR`), `--ws ADDR`
 //! over WebSocket (printing `listening on ws://ADDR`; plain `POST` works on
 //! that port too); any of the three may be given together. `--allow-origin
@@ -354,6 +357,8 @@ fn callback_failed(err: ClientError) -> ErrorObject {
 struct Options {
     framing: Framing,
     tcp: Option<String>,
+    /// `--unix`: the path of a Unix socket to listen on (Unix only).
+    unix: Option<String>,
     http: Option<String>,
     ws: Option<String>,
     catalog: bool,
@@ -373,12 +378,13 @@ struct Options {
     tls_key: Option<String>,
 }
 
-const USAGE: &str = "usage: calculator [--framing ndjson|content-length] [--tcp ADDR] [--http ADDR] [--ws ADDR] [--allow-origin ORIGIN]... [--tls-cert PEM --tls-key PEM] [--write-timeout MS] [--half-close MS] | --catalog | --mcp [--tcp ADDR] [--http ADDR] [--tls-cert PEM --tls-key PEM] | --nats URL --subject SUBJECT [--queue GROUP]; any server also [--metrics ADDR] (Prometheus text at http://ADDR/metrics)";
+const USAGE: &str = "usage: calculator [--framing ndjson|content-length] [--tcp ADDR] [--unix PATH] [--http ADDR] [--ws ADDR] [--allow-origin ORIGIN]... [--tls-cert PEM --tls-key PEM] [--write-timeout MS] [--half-close MS] | --catalog | --mcp [--tcp ADDR] [--unix PATH] [--http ADDR] [--tls-cert PEM --tls-key PEM] | --nats URL --subject SUBJECT [--queue GROUP]; any server also [--metrics ADDR] (Prometheus text at http://ADDR/metrics)";
 
 fn parse_args() -> Result<Options, String> {
     let mut options = Options {
         framing: Framing::NewlineDelimited,
         tcp: None,
+        unix: None,
         http: None,
         ws: None,
         catalog: false,
@@ -398,6 +404,12 @@ fn parse_args() -> Result<Options, String> {
         match arg.as_str() {
             "--framing" => options.framing = args.next().ok_or("--framing needs a value")?.parse()?,
             "--tcp" => options.tcp = Some(args.next().ok_or("--tcp needs an address such as 127.0.0.1:4000")?),
+            "--unix" => {
+                if !cfg!(unix) {
+                    return Err("--unix serves a Unix domain socket, which this platform does not have".to_owned());
+                }
+                options.unix = Some(args.next().ok_or("--unix needs a socket path such as /tmp/calculator.sock")?)
+            }
             "--http" => options.http = Some(args.next().ok_or("--http needs an address such as 127.0.0.1:8080")?),
             "--ws" => options.ws = Some(args.next().ok_or("--ws needs an address such as 127.0.0.1:8081")?),
             "--catalog" => options.catalog = true,
@@ -512,6 +524,10 @@ async fn serve_listeners(
     if let Some(addr) = &options.tcp {
         tasks.spawn(tcp(&server, addr, tls).await?.with_graceful_shutdown(until_stopped()));
     }
+    #[cfg(unix)]
+    if let Some(path) = &options.unix {
+        tasks.spawn(serve_unix(server.clone(), path.clone(), until_stopped()));
+    }
     if let (Some(addr), true) = (&options.http, options.mcp) {
         // MCP's Streamable HTTP: both eras, sessions for the handshake ones.
         let origins = options.origins.clone();
@@ -539,6 +555,33 @@ async fn serve_listeners(
         }
     }
     Ok(())
+}
+
+/// Serves on a Unix socket at `path` until `stop`: a socket left there by
+/// an earlier run is replaced (any other file is not), and removed at the
+/// end. The hook sees each caller's credentials (logged at debug level).
+#[cfg(unix)]
+async fn serve_unix(
+    server: Server,
+    path: String,
+    stop: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    use std::os::unix::fs::FileTypeExt;
+    if std::fs::symlink_metadata(&path).is_ok_and(|meta| meta.file_type().is_socket()) {
+        std::fs::remove_file(&path)?;
+    }
+    let listener = tokio::net::UnixListener::bind(&path)
+        .map_err(|err| std::io::Error::new(err.kind(), format!("--unix {path}: {err}")))?;
+    eprintln!("listening on unix:{path}");
+    let server = server.on_connect(|info, cx| {
+        if let Some(caller) = info.part::<rpc_runtime::transport::unix::PeerCredentials>() {
+            tracing::debug!(uid = caller.uid, gid = caller.gid, pid = caller.pid, "Unix socket connection");
+        }
+        Ok(cx)
+    });
+    let served = server.serve(listener).with_graceful_shutdown(stop).await;
+    let _ = std::fs::remove_file(&path);
+    served
 }
 
 /// `http` with CORS for `origins` (preflights, answers, WebSocket
@@ -669,7 +712,7 @@ async fn main() -> std::process::ExitCode {
     let shutdown = Shutdown::install();
     let result = if let (Some(url), Some(subject)) = (options.nats.clone(), options.subject.clone()) {
         serve_nats(server, &url, subject, options.queue.clone(), shutdown).await
-    } else if options.http.is_none() && options.ws.is_none() {
+    } else if options.http.is_none() && options.ws.is_none() && options.unix.is_none() {
         match options.tcp {
             None => server.serve(Stdio).with_graceful_shutdown(shutdown.wait()).await,
             Some(addr) => serve_tcp(&server, &addr, tls.as_ref(), shutdown).await,

@@ -17,6 +17,8 @@ pub mod stream;
 pub mod tcp;
 #[cfg(feature = "tls")]
 pub mod tls;
+#[cfg(unix)]
+pub mod unix;
 #[cfg(feature = "ws")]
 pub mod ws;
 

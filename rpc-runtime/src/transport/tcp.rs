@@ -106,17 +106,26 @@ pub(crate) async fn refuse_overloaded<S: AsyncWrite + Unpin>(
     .await;
 }
 
-/// The next connection on `listener`, or `None` once `drain` is raised.
+/// The next connection on `listener`, or `None` once `drain` is raised
+/// (see [`accept_with`]).
+pub(crate) async fn accept(listener: &TcpListener, drain: &Signal) -> Option<(TcpStream, SocketAddr)> {
+    accept_with(|| listener.accept(), drain).await
+}
+
+/// The next connection `accept` makes, or `None` once `drain` is raised.
 /// A failed accept (out of file descriptors, say) is transient: it must not
 /// stop the server, nor fill the logs (one line per [`INTERVAL`] for the
 /// whole process, with a count); accepting resumes after a short pause.
-pub(crate) async fn accept(listener: &TcpListener, drain: &Signal) -> Option<(TcpStream, SocketAddr)> {
+pub(crate) async fn accept_with<S, A, F>(mut accept: impl FnMut() -> F, drain: &Signal) -> Option<(S, A)>
+where
+    F: std::future::Future<Output = io::Result<(S, A)>>,
+{
     static FAILURES: Throttle = Throttle::new(INTERVAL);
     loop {
         let accepted = tokio::select! {
             biased;
             () = drain.raised() => return None,
-            accepted = listener.accept() => accepted,
+            accepted = accept() => accepted,
         };
         match accepted {
             Ok(accepted) => return Some(accepted),

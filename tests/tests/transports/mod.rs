@@ -1,5 +1,6 @@
 //! The transports and what bounds them: HTTP/1.1 and HTTP/2, WebSocket,
-//! TLS, NATS, faults, memory, connections, metrics, spans and shutdown.
+//! TLS, NATS, Unix sockets, faults, memory, connections, metrics, spans
+//! and shutdown.
 
 pub mod call_spans;
 pub mod client_errors;
@@ -18,4 +19,6 @@ pub mod oauth_jwt;
 pub mod server_connections;
 pub mod shutdown;
 pub mod tls;
+#[cfg(unix)]
+pub mod unix;
 pub mod ws;
