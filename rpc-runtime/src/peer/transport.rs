@@ -23,6 +23,15 @@ pub enum Received<'a> {
     /// Input that could not be split into messages (a bad header, say); the
     /// transport has skipped ahead. Answered with -32700.
     Malformed(String),
+    /// The connection was lost and the transport is making a new one (a
+    /// reconnecting client, over `transport`): what the other side held
+    /// for the old one is gone. The subscriptions this side made end with
+    /// a [`TRANSPORT_ERROR`](crate::wire::TRANSPORT_ERROR) saying so, at
+    /// once, instead of waiting for items that will never come.
+    Reconnecting {
+        /// The transport's name (`"ws"`), put in the error's `data`.
+        transport: &'static str,
+    },
 }
 
 /// The receiving half of a message transport.

@@ -14,7 +14,7 @@ use rpc_runtime::{
     rpc,
     transport::{ws::Reconnect, ws::WsConnect},
     wire::TRANSPORT_ERROR,
-    Cancellation, ClientError, Limits, Peer,
+    Cancellation, ClientError, Limits, Peer, Server, SubscriptionSink,
 };
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -319,6 +319,70 @@ async fn a_reconnecting_client_fails_calls_in_flight_and_carries_on() {
     }
     let again = tokio::time::timeout(HANG_GUARD, vault.read("b".into())).await.expect("answered in time");
     assert_eq!(again.unwrap(), "value of b");
+}
+
+/// Ticks to subscribe to over a connection that is lost and re-made.
+#[rpc]
+pub trait Ticker {
+    /// 1, 2, 3... every few milliseconds, until unsubscribed.
+    #[rpc(unsubscribe = "stop_ticks")]
+    async fn ticks(&self, sink: SubscriptionSink<u64>);
+}
+
+struct TickerImpl;
+
+impl Ticker for TickerImpl {
+    async fn ticks(&self, sink: SubscriptionSink<u64>) {
+        for n in 1.. {
+            if sink.send(n).await.is_err() {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+}
+
+/// A subscription made over a connection that is then lost used to wait
+/// for items forever: the new connection's server knows nothing of it.
+/// Now it ends at once with an error that says so, and a new subscription
+/// made once reconnected flows.
+#[tokio::test]
+async fn a_reconnecting_client_ends_its_subscriptions_when_the_connection_is_lost() {
+    let server = Server::new(TickerImpl.into_rpc());
+    let (server_addr, _stop, _task) = serve(&server, Http::default().allow_any_host()).await;
+    let (proxy, cut) = cuttable_proxy(server_addr).await;
+    let reconnect =
+        Reconnect::default().initial(Duration::from_millis(20)).max(Duration::from_millis(200)).attempts(Some(50));
+    let peer = Peer::builder().connect(WsConnect::new(format!("ws://{proxy}/")).reconnect(reconnect)).await.unwrap();
+    let ticker = TickerClient::new(peer);
+    let mut ticks = ticker.ticks().await.expect("subscribed");
+    assert_eq!(ticks.next().await.expect("an item").expect("a tick"), 1);
+
+    cut.send(()).unwrap();
+    let ended = tokio::time::timeout(HANG_GUARD, async {
+        loop {
+            match ticks.next().await {
+                Some(Ok(_)) => continue,
+                other => return other,
+            }
+        }
+    })
+    .await
+    .expect("the subscription ends instead of waiting forever");
+    match ended {
+        Some(Err(ClientError::Server(error))) => {
+            assert_eq!(error.code(), TRANSPORT_ERROR);
+            assert!(error.message().contains("subscribe again"), "{}", error.message());
+            let data = error.data_as::<serde_json::Value>().expect("data").expect("JSON");
+            assert_eq!(data, json!({"transport": "ws"}));
+        }
+        other => panic!("expected the transport error, got {other:?}"),
+    }
+    assert!(ticks.next().await.is_none(), "then the stream ends");
+
+    let mut again = tokio::time::timeout(HANG_GUARD, ticker.ticks()).await.expect("in time").expect("subscribed again");
+    let first = tokio::time::timeout(HANG_GUARD, again.next()).await.expect("in time");
+    assert_eq!(first.expect("an item").expect("a tick"), 1);
 }
 
 /// A TCP proxy to `to` that can be taken down (its connections cut, and

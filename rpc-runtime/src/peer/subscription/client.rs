@@ -199,6 +199,15 @@ impl Subscribed {
         }
     }
 
+    /// Ends every stream with `error`: the connection they were made on is
+    /// gone, though this one goes on (a reconnecting client).
+    pub(in crate::peer) fn end_all(&self, error: &ErrorObject) {
+        let feeds = std::mem::take(&mut *lock(&self.table));
+        for feed in feeds.into_values() {
+            feed.finish(Ending::Failed(error.clone()));
+        }
+    }
+
     /// Ends every stream: the connection closed.
     pub(in crate::peer) fn close_all(&self, reason: &Closed) {
         let feeds = std::mem::take(&mut *lock(&self.table));

@@ -95,8 +95,11 @@ impl WsConnect {
     /// flight then fail at once with a [`TRANSPORT_ERROR`](crate::wire::TRANSPORT_ERROR) error object
     /// saying so (`data`: `{"transport": "ws"}`; they may or may not have
     /// run), which displays as "the WebSocket connection was lost...";
-    /// calls made later go through the new connection. A close by this
-    /// side ends it for good.
+    /// calls made later go through the new connection. Subscriptions made
+    /// on the lost connection end at once with a `TRANSPORT_ERROR` that
+    /// says to subscribe again (items may have been missed): the new
+    /// connection's server knows nothing of them. A close by this side
+    /// ends it for good.
     #[must_use = "a builder does nothing until used"]
     pub fn reconnect(mut self, reconnect: Reconnect) -> Self {
         self.reconnect = Some(reconnect);

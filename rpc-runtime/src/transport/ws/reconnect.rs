@@ -105,6 +105,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> WsSource<S> {
         )
         .with_data(&serde_json::json!({"transport": "ws"}));
         self.lost.extend(lost.iter().map(|id| error_reply(id, &error)));
+        self.announce = true;
         Ok(())
     }
 

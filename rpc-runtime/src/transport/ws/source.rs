@@ -48,6 +48,9 @@ pub struct WsSource<S> {
     /// Reconnecting after a lost connection: `recv` goes on with it once
     /// `lost` is delivered.
     pub(super) backoff: Option<Backoff>,
+    /// The connection was lost: `recv` says so ([`Received::Reconnecting`])
+    /// once `lost` is delivered, before reconnecting.
+    pub(super) announce: bool,
 }
 
 impl<S> WsSource<S> {
@@ -66,6 +69,7 @@ impl<S> WsSource<S> {
             stashed: None,
             reopen,
             backoff: None,
+            announce: false,
         }
     }
 }
@@ -160,7 +164,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> MessageSource for WsSource<S> {
     fn recv_ready(&mut self) -> Option<Received<'_>> {
         // While reconnecting there is no connection to read: `recv` first
         // delivers the failures in `lost`, then reconnects.
-        if !self.lost.is_empty() || self.stashed.is_some() || self.backoff.is_some() {
+        if !self.lost.is_empty() || self.announce || self.stashed.is_some() || self.backoff.is_some() {
             return None;
         }
         match self.poll_frame(&mut TaskContext::from_waker(std::task::Waker::noop()), false) {
@@ -178,6 +182,9 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> MessageSource for WsSource<S> {
             if let Some(reply) = self.lost.pop_front() {
                 self.current = Bytes::from(reply);
                 return Ok(Some(Received::Message(&self.current)));
+            }
+            if std::mem::take(&mut self.announce) {
+                return Ok(Some(Received::Reconnecting { transport: "ws" }));
             }
             if self.backoff.is_some() {
                 self.reconnect().await?;
