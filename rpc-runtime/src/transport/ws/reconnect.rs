@@ -26,12 +26,14 @@ pub(super) type Reopen<S> =
 
 /// How a WebSocket client reconnects after losing its connection: after
 /// `initial`, doubling up to `max` between attempts, at most `attempts`
-/// times (forever when `None`).
+/// times (forever when `None`). With `jitter` (the default), each wait is
+/// drawn between half its value and all of it, so that clients a server
+/// restart cut off together do not all come back at the same instant.
 ///
 /// ```
 /// # use std::time::Duration;
 /// let reconnect = rpc_runtime::transport::ws::Reconnect::default().initial(Duration::from_millis(20)).attempts(Some(50));
-/// assert_eq!((reconnect.max, reconnect.attempts), (Duration::from_secs(5), Some(50)));
+/// assert_eq!((reconnect.max, reconnect.attempts, reconnect.jitter), (Duration::from_secs(5), Some(50), true));
 /// ```
 #[derive(Clone, Copy, Debug)]
 #[non_exhaustive]
@@ -43,6 +45,9 @@ pub struct Reconnect {
     /// Attempts before giving up (the connection then closes); `None`:
     /// never give up.
     pub attempts: Option<u32>,
+    /// Each wait drawn between half its value and all of it (`true` by
+    /// default); `false`: exactly `initial`, doubling.
+    pub jitter: bool,
 }
 
 impl Reconnect {
@@ -63,12 +68,32 @@ impl Reconnect {
     pub fn attempts(self, attempts: Option<u32>) -> Self {
         Reconnect { attempts, ..self }
     }
+
+    /// The same policy, with or without jitter.
+    #[must_use = "a builder does nothing until used"]
+    pub fn jitter(self, jitter: bool) -> Self {
+        Reconnect { jitter, ..self }
+    }
+}
+
+/// `delay` as it is waited: without `jitter` as it is, with it drawn
+/// between half of it and all of it (std's randomly keyed hasher, fed the
+/// attempt and the time, is the randomness: nothing here needs more).
+fn wait(delay: Duration, jitter: bool, attempt: u32) -> Duration {
+    use std::hash::BuildHasher;
+    if !jitter {
+        return delay;
+    }
+    let random = std::hash::RandomState::new().hash_one((attempt, std::time::SystemTime::now()));
+    let half = delay / 2;
+    let nanos = u64::try_from(half.as_nanos()).unwrap_or(u64::MAX);
+    half + Duration::from_nanos(random % nanos.saturating_add(1))
 }
 
 impl Default for Reconnect {
-    /// 100 ms, doubling up to 5 s, forever.
+    /// 100 ms, doubling up to 5 s, forever, with jitter.
     fn default() -> Self {
-        Reconnect { initial: Duration::from_millis(100), max: Duration::from_secs(5), attempts: None }
+        Reconnect { initial: Duration::from_millis(100), max: Duration::from_secs(5), attempts: None, jitter: true }
     }
 }
 
@@ -134,11 +159,30 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> WsSource<S> {
                     return Err(io::Error::new(err.kind(), format!("reconnecting failed {attempt} times: {err}")));
                 }
                 Err(err) => {
+                    let delay = wait(delay, reconnect.jitter, attempt);
                     tracing::debug!(attempt, error = %err, ?delay, "WebSocket reconnect failed; retrying");
                     tokio::time::sleep(delay).await;
                 }
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jitter_draws_each_wait_between_half_and_all_of_it() {
+        let delay = Duration::from_millis(400);
+        let waits: Vec<Duration> = (1..=64).map(|attempt| wait(delay, true, attempt)).collect();
+        assert!(waits.iter().all(|wait| (delay / 2..=delay).contains(wait)), "{waits:?}");
+        let mut distinct = waits.clone();
+        distinct.sort();
+        distinct.dedup();
+        assert!(distinct.len() > 32, "spread out, not one value: {waits:?}");
+        assert_eq!(wait(delay, false, 1), delay);
+        assert_eq!(wait(Duration::ZERO, true, 1), Duration::ZERO);
     }
 }
