@@ -30,7 +30,7 @@ use crate::dispatch::engine::{Engine, Incoming, Takes};
 use crate::dispatch::pending::PendingResponse;
 use crate::dispatch::signal::Signal;
 use crate::wire::response::write_error;
-use crate::wire::{ErrorObject, INVALID_REQUEST, PARSE_ERROR, TRANSPORT_ERROR};
+use crate::wire::{ErrorObject, INVALID_REQUEST, PARSE_ERROR};
 
 /// Answers are handed to the transport once this much is queued, even if
 /// more input is at hand.
@@ -390,13 +390,8 @@ impl Connection {
                 send_error(sink, &ErrorObject::new(PARSE_ERROR, format!("Parse error: {reason}")));
             }
             Received::Reconnecting { transport } => {
-                let error = ErrorObject::new(
-                    TRANSPORT_ERROR,
-                    "the connection was lost, and the subscription with it (the client is reconnecting): \
-                     items may have been missed; subscribe again",
-                )
-                .with_data(&serde_json::json!({"transport": transport}));
-                self.shared.subscribed.end_all(&error);
+                tracing::debug!(transport, "the connection was lost; subscribing again once it is re-made");
+                self.shared.subscribed.resubscribe_all(&self.shared);
             }
         }
     }

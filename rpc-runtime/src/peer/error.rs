@@ -71,6 +71,12 @@ pub enum ClientError<E = ErrorObject> {
     /// waiting ([`Limits::subscription_buffer`](crate::Limits)). It was
     /// unsubscribed.
     Lagged(usize),
+    /// Not an end: the connection a subscription was made on was lost and
+    /// re-made (a reconnecting client), and the subscription was made
+    /// again on the new one. Items the server sent in between were
+    /// missed; the items after this one come from the new subscription
+    /// (which may start over, as a fresh one would). The stream goes on.
+    Resubscribed,
 }
 
 impl<E> ClientError<E> {
@@ -241,6 +247,7 @@ impl<E> ClientError<E> {
             ClientError::Server(error) | ClientError::App(error) => convert(error),
             ClientError::Decode(err) => ClientError::Decode(err),
             ClientError::Lagged(capacity) => ClientError::Lagged(capacity),
+            ClientError::Resubscribed => ClientError::Resubscribed,
         }
     }
 }
@@ -265,6 +272,9 @@ impl<E: fmt::Display> fmt::Display for ClientError<E> {
                     "the subscription's items were not read fast enough ({capacity} were waiting); it was unsubscribed"
                 )
             }
+            ClientError::Resubscribed => f.write_str(
+                "the connection was lost and re-made, and the subscription made again: items sent in between were missed",
+            ),
         }
     }
 }

@@ -70,6 +70,10 @@ pub(super) enum Waiter {
     /// any later message is read, so that no item is missed), then the
     /// answer goes to the caller.
     Subscribe(oneshot::Sender<Reply>, SubscriptionFeed),
+    /// A subscription's subscribe call made again on a new connection (a
+    /// reconnecting client): on success it is back in the table under its
+    /// new id; on failure its stream ends with the error.
+    Again(oneshot::Sender<Reply>, SubscriptionFeed),
     /// A call whose answer nobody waits for (an unsubscribe sent on drop).
     Detached,
 }
@@ -81,6 +85,7 @@ impl Waiter {
             Waiter::Call(reply) | Waiter::Subscribe(reply, _) => {
                 let _ = reply.send(Err(err));
             }
+            Waiter::Again(_, feed) => feed.end_with(err),
             Waiter::Detached => {}
         }
     }
@@ -212,6 +217,7 @@ impl ConnectionState {
                 let _ = tx.send(reply);
             }
             Some(Waiter::Subscribe(tx, feed)) => self.subscribed.answered(self, tx, feed, reply),
+            Some(Waiter::Again(tx, feed)) => self.subscribed.answered_again(self, tx, feed, reply),
             Some(Waiter::Detached) => {}
             None => tracing::debug!(id = preview(id.get()), "dropped a response whose id matches no pending call"),
         }
@@ -224,7 +230,7 @@ impl ConnectionState {
             match calls.pending.get(&id) {
                 // Its answer is still wanted, to end the subscription it
                 // opens (see `Subscribed::answered`).
-                Some(Waiter::Subscribe(..)) if sent => false,
+                Some(Waiter::Subscribe(..) | Waiter::Again(..)) if sent => false,
                 Some(_) => calls.pending.remove(&id).is_some(),
                 None => false,
             }

@@ -25,11 +25,12 @@ pub enum Received<'a> {
     Malformed(String),
     /// The connection was lost and the transport is making a new one (a
     /// reconnecting client, over `transport`): what the other side held
-    /// for the old one is gone. The subscriptions this side made end with
-    /// a [`TRANSPORT_ERROR`](crate::wire::TRANSPORT_ERROR) saying so, at
-    /// once, instead of waiting for items that will never come.
+    /// for the old one is gone. Each subscription this side made yields
+    /// [`ClientError::Resubscribed`](crate::ClientError::Resubscribed) and
+    /// is made again on the new connection, instead of waiting for items
+    /// that would never come.
     Reconnecting {
-        /// The transport's name (`"ws"`), put in the error's `data`.
+        /// The transport's name (`"ws"`), for the logs.
         transport: &'static str,
     },
 }

@@ -329,26 +329,30 @@ pub trait Ticker {
     async fn ticks(&self, sink: SubscriptionSink<u64>);
 }
 
-struct TickerImpl;
+/// Says each time a `ticks` subscription ends on the server.
+struct TickerImpl(tokio::sync::mpsc::UnboundedSender<()>);
 
 impl Ticker for TickerImpl {
     async fn ticks(&self, sink: SubscriptionSink<u64>) {
         for n in 1.. {
             if sink.send(n).await.is_err() {
-                return;
+                break;
             }
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
+        let _ = self.0.send(());
     }
 }
 
 /// A subscription made over a connection that is then lost used to wait
 /// for items forever: the new connection's server knows nothing of it.
-/// Now it ends at once with an error that says so, and a new subscription
-/// made once reconnected flows.
+/// Now its stream says so (`Resubscribed`: items may have been missed),
+/// the subscription is made again once the connection is re-made, and its
+/// items flow on; dropping it unsubscribes under its new id.
 #[tokio::test]
-async fn a_reconnecting_client_ends_its_subscriptions_when_the_connection_is_lost() {
-    let server = Server::new(TickerImpl.into_rpc());
+async fn a_reconnecting_client_makes_its_subscriptions_again_and_says_items_may_be_missed() {
+    let (ended, mut ends) = tokio::sync::mpsc::unbounded_channel();
+    let server = Server::new(TickerImpl(ended).into_rpc());
     let (server_addr, _stop, _task) = serve(&server, Http::default().allow_any_host()).await;
     let (proxy, cut) = cuttable_proxy(server_addr).await;
     let reconnect =
@@ -359,7 +363,7 @@ async fn a_reconnecting_client_ends_its_subscriptions_when_the_connection_is_los
     assert_eq!(ticks.next().await.expect("an item").expect("a tick"), 1);
 
     cut.send(()).unwrap();
-    let ended = tokio::time::timeout(HANG_GUARD, async {
+    let said = tokio::time::timeout(HANG_GUARD, async {
         loop {
             match ticks.next().await {
                 Some(Ok(_)) => continue,
@@ -368,21 +372,22 @@ async fn a_reconnecting_client_ends_its_subscriptions_when_the_connection_is_los
         }
     })
     .await
-    .expect("the subscription ends instead of waiting forever");
-    match ended {
-        Some(Err(ClientError::Server(error))) => {
-            assert_eq!(error.code(), TRANSPORT_ERROR);
-            assert!(error.message().contains("subscribe again"), "{}", error.message());
-            let data = error.data_as::<serde_json::Value>().expect("data").expect("JSON");
-            assert_eq!(data, json!({"transport": "ws"}));
+    .expect("the stream says so instead of waiting forever");
+    match said {
+        Some(Err(err @ ClientError::Resubscribed)) => {
+            assert!(err.to_string().contains("items sent in between were missed"), "{err}");
         }
-        other => panic!("expected the transport error, got {other:?}"),
+        other => panic!("expected Resubscribed, got {other:?}"),
     }
-    assert!(ticks.next().await.is_none(), "then the stream ends");
+    tokio::time::timeout(HANG_GUARD, ends.recv()).await.expect("the old subscription ended on the server");
 
-    let mut again = tokio::time::timeout(HANG_GUARD, ticker.ticks()).await.expect("in time").expect("subscribed again");
-    let first = tokio::time::timeout(HANG_GUARD, again.next()).await.expect("in time");
-    assert_eq!(first.expect("an item").expect("a tick"), 1);
+    // The new subscription starts over, as a fresh one does.
+    let next = tokio::time::timeout(HANG_GUARD, ticks.next()).await.expect("items flow again");
+    assert_eq!(next.expect("an item").expect("a tick"), 1);
+    assert_eq!(ticks.next().await.expect("an item").expect("a tick"), 2);
+
+    drop(ticks);
+    tokio::time::timeout(HANG_GUARD, ends.recv()).await.expect("dropping it unsubscribed the new subscription");
 }
 
 /// A TCP proxy to `to` that can be taken down (its connections cut, and

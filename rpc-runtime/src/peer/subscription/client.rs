@@ -9,8 +9,8 @@ use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::task::{Context as TaskContext, Poll};
 use std::time::Duration;
 
@@ -39,20 +39,53 @@ pub(in crate::peer) enum Ending {
     Lagged(usize),
     /// The connection closed.
     Closed(Closed),
+    /// Making it again on a new connection failed.
+    Again(ClientError),
 }
+
+/// What a subscription's stream receives: an item, or word that the
+/// subscription was made again on a new connection.
+pub(in crate::peer) enum Item {
+    Value(Box<RawValue>),
+    Resubscribed,
+}
+
+/// What it takes to make a subscription again on a new connection: the
+/// subscribe call's method and params.
+pub(in crate::peer) struct Again {
+    method: Box<str>,
+    params: Option<Box<RawValue>>,
+}
+
+/// A subscription's current id: the server's answer to the last subscribe
+/// call, shared by its feed (which sets it) and its stream (which
+/// unsubscribes with it).
+pub(in crate::peer) type CurrentId = Arc<Mutex<Box<RawValue>>>;
 
 /// Where the items and the end of a subscription made on this connection
 /// go: the sending halves of its [`Subscription`]'s channels, kept in the
 /// table by subscription id.
 pub(in crate::peer) struct SubscriptionFeed {
-    items: mpsc::Sender<Box<RawValue>>,
+    items: mpsc::Sender<Item>,
     end: oneshot::Sender<Ending>,
     /// The method of its notifications.
     notification: &'static str,
     unsubscribe: &'static str,
+    id: CurrentId,
+    again: Arc<Again>,
+}
+
+/// `null`, a subscription's id until the server answers.
+fn null_id() -> Box<RawValue> {
+    RawValue::from_string("null".to_owned()).expect("null is JSON")
 }
 
 impl SubscriptionFeed {
+    /// Ends the stream, making it again having failed with `err`.
+    pub(in crate::peer) fn end_with(self, err: ClientError) {
+        self.finish(Ending::Again(err));
+    }
+
     /// Ends the stream: its remaining items, then `ending`.
     fn finish(self, ending: Ending) {
         let SubscriptionFeed { items, end, .. } = self;
@@ -146,10 +179,33 @@ impl Subscribed {
             shared.unsubscribe_detached(unsubscribe, &id);
             return;
         }
+        *lock(&feed.id) = id.clone();
         lock(&self.table).insert(key(&id).into(), feed);
         if let Err(Ok(id)) = reply.send(Ok(id)) {
             self.remove(&id);
             shared.unsubscribe_detached(unsubscribe, &id);
+        }
+    }
+
+    /// The answer to a subscribe call made again on a new connection (see
+    /// [`Subscribed::resubscribe_all`]): the subscription is back in the
+    /// table under its new id, or its stream ends with the failure. One
+    /// whose stream was dropped meanwhile is unsubscribed.
+    pub(in crate::peer) fn answered_again(
+        &self,
+        shared: &ConnectionState,
+        reply: oneshot::Sender<Reply>,
+        feed: SubscriptionFeed,
+        answer: Reply,
+    ) {
+        match answer {
+            Ok(id) if feed.items.is_closed() => shared.unsubscribe_detached(feed.unsubscribe, &id),
+            Ok(id) => {
+                *lock(&feed.id) = id.clone();
+                lock(&self.table).insert(key(&id).into(), feed);
+                let _ = reply.send(Ok(id));
+            }
+            Err(err) => feed.end_with(err),
         }
     }
 
@@ -170,7 +226,7 @@ impl Subscribed {
             return;
         };
         let ending = match (params.result, params.error) {
-            (Some(item), _) => match feed.items.try_send(item.to_owned()) {
+            (Some(item), _) => match feed.items.try_send(Item::Value(item.to_owned())) {
                 Ok(()) => return,
                 Err(TrySendError::Full(_)) => {
                     tracing::debug!(subscription = preview(id.get()), "unsubscribing: its items are not read");
@@ -199,12 +255,23 @@ impl Subscribed {
         }
     }
 
-    /// Ends every stream with `error`: the connection they were made on is
-    /// gone, though this one goes on (a reconnecting client).
-    pub(in crate::peer) fn end_all(&self, error: &ErrorObject) {
+    /// The connection every subscription was made on is gone, and the
+    /// transport is making a new one (a reconnecting client): each stream
+    /// is told ([`ClientError::Resubscribed`], next in line after the items
+    /// it has) and its subscribe call is made again, on a task of its own,
+    /// sent once the new connection is up. A stream that has not read its
+    /// items ends as lagged; one that was dropped is forgotten.
+    pub(in crate::peer) fn resubscribe_all(&self, shared: &Arc<ConnectionState>) {
         let feeds = std::mem::take(&mut *lock(&self.table));
         for feed in feeds.into_values() {
-            feed.finish(Ending::Failed(error.clone()));
+            match feed.items.try_send(Item::Resubscribed) {
+                Ok(()) => {
+                    let shared = Arc::clone(shared);
+                    tokio::spawn(async move { resubscribe(&shared, feed).await });
+                }
+                Err(TrySendError::Full(_)) => feed.finish(Ending::Lagged(self.capacity)),
+                Err(TrySendError::Closed(_)) => {}
+            }
         }
     }
 
@@ -222,10 +289,31 @@ impl Subscribed {
     }
 }
 
+/// Makes `feed`'s subscription again (see [`Subscribed::resubscribe_all`]):
+/// its subscribe call, whose answer puts it back in the table under its
+/// new id (`Subscribed::answered`); a failure ends its stream.
+async fn resubscribe(shared: &ConnectionState, feed: SubscriptionFeed) {
+    let again = Arc::clone(&feed.again);
+    let (reply_tx, reply) = oneshot::channel();
+    let Ok(id) = shared.register(Waiter::Again(reply_tx, feed)) else { return };
+    let mut unsent = Unsent { shared, id, sent: false };
+    // Queued behind the reconnection: the writer waits for the new
+    // connection before it writes.
+    if shared.send(request_bytes(&again.method, again.params.as_deref(), Some(id)), None).await.is_err() {
+        return;
+    }
+    unsent.sent = true;
+    match reply.await {
+        Ok(Ok(id)) => tracing::debug!(method = &*again.method, id = preview(id.get()), "subscribed again"),
+        Ok(Err(err)) => tracing::debug!(method = &*again.method, error = %err, "subscribing again failed"),
+        Err(_) => {}
+    }
+}
+
 /// A subscription as the subscribe call opened it, before typing.
 pub(in crate::peer) struct Opened {
-    id: Box<RawValue>,
-    items: mpsc::Receiver<Box<RawValue>>,
+    id: CurrentId,
+    items: mpsc::Receiver<Item>,
     end: oneshot::Receiver<Ending>,
     peer: Peer,
     unsubscribe: &'static str,
@@ -262,7 +350,16 @@ impl Peer {
         let (end_tx, end) = oneshot::channel();
         let (reply_tx, reply) = oneshot::channel();
         shared.subscribed.watch(notification);
-        let feed = SubscriptionFeed { items: items_tx, end: end_tx, notification, unsubscribe };
+        let current: CurrentId = Arc::new(Mutex::new(null_id()));
+        let again = Arc::new(Again { method: method.into(), params: params.map(ToOwned::to_owned) });
+        let feed = SubscriptionFeed {
+            items: items_tx,
+            end: end_tx,
+            notification,
+            unsubscribe,
+            id: Arc::clone(&current),
+            again,
+        };
         let id = shared.register(Waiter::Subscribe(reply_tx, feed))?;
         let mut unsent = Unsent { shared, id, sent: false };
         // Should the caller give up after sending, the call stays pending:
@@ -271,8 +368,8 @@ impl Peer {
         let deadline = limit.map(|limit| (tokio::time::Instant::now() + limit, limit));
         within(deadline, shared.send(request_bytes(method, params, Some(id)), None)).await??;
         unsent.sent = true;
-        let id = within(deadline, reply).await?.unwrap_or_else(|_| Err(shared.closed_error()))?;
-        Ok(Opened { id, items, end, peer: self.clone(), unsubscribe })
+        within(deadline, reply).await?.unwrap_or_else(|_| Err(shared.closed_error()))?;
+        Ok(Opened { id: current, items, end, peer: self.clone(), unsubscribe })
     }
 
     /// Calls subscribe method `method` and returns the subscription's
@@ -323,7 +420,9 @@ impl Peer {
 /// unsubscribed), or [`ClientError::Closed`] /
 /// [`ClientError::Transport`] when the connection closed. An item that does
 /// not decode as `T` is an `Err(ClientError::Decode(..))`, and the stream
-/// goes on.
+/// goes on; so does [`ClientError::Resubscribed`], when a reconnecting
+/// client made the subscription again on a new connection (items may have
+/// been missed).
 ///
 /// ```no_run
 /// # use rpc_runtime::{ClientError, Subscription};
@@ -347,9 +446,10 @@ impl<T, E> Subscription<T, E> {
         Subscription { opened, decode, convert, finished: false }
     }
 
-    /// The subscription id the server answered with.
-    pub fn id(&self) -> &RawValue {
-        &self.opened.id
+    /// The subscription id the server answered with (the last answer's,
+    /// when the subscription was made again on a new connection).
+    pub fn id(&self) -> Box<RawValue> {
+        lock(&self.opened.id).clone()
     }
 
     /// The next item; `None` once the subscription has ended.
@@ -363,10 +463,11 @@ impl<T, E> Subscription<T, E> {
     pub async fn unsubscribe(mut self) -> Result<bool, ClientError> {
         self.finished = true;
         let peer = self.opened.peer.clone();
-        if peer.shared.subscribed.remove(&self.opened.id).is_none() {
+        let id = self.id();
+        if peer.shared.subscribed.remove(&id).is_none() {
             return Ok(false);
         }
-        peer.call(self.opened.unsubscribe, [&*self.opened.id]).await
+        peer.call(self.opened.unsubscribe, [&*id]).await
     }
 
     fn poll_item(&mut self, cx: &mut TaskContext<'_>) -> Poll<Option<Result<T, ClientError<E>>>> {
@@ -377,8 +478,10 @@ impl<T, E> Subscription<T, E> {
             Poll::Pending => return Poll::Pending,
             Poll::Ready(raw) => raw,
         };
-        if let Some(raw) = raw {
-            return Poll::Ready(Some((self.decode)(raw.get()).map_err(ClientError::Decode)));
+        match raw {
+            Some(Item::Value(raw)) => return Poll::Ready(Some((self.decode)(raw.get()).map_err(ClientError::Decode))),
+            Some(Item::Resubscribed) => return Poll::Ready(Some(Err(ClientError::Resubscribed))),
+            None => {}
         }
         self.finished = true;
         let ending = match self.opened.end.try_recv() {
@@ -387,6 +490,7 @@ impl<T, E> Subscription<T, E> {
             Ok(Ending::Invalid(err)) => ClientError::Decode(err),
             Ok(Ending::Lagged(capacity)) => ClientError::Lagged(capacity),
             Ok(Ending::Closed(closed)) => closed.error(),
+            Ok(Ending::Again(err)) => ClientError::typed(err, self.convert),
             Err(_) => ClientError::Closed,
         };
         Poll::Ready(Some(Err(ending)))
@@ -407,16 +511,17 @@ impl<T, E> Drop for Subscription<T, E> {
             return;
         }
         let shared = &self.opened.peer.shared;
-        if let Some(feed) = shared.subscribed.remove(&self.opened.id) {
+        let id = self.id();
+        if let Some(feed) = shared.subscribed.remove(&id) {
             drop(feed);
-            shared.unsubscribe_detached(self.opened.unsubscribe, &self.opened.id);
+            shared.unsubscribe_detached(self.opened.unsubscribe, &id);
         }
     }
 }
 
 impl<T, E> fmt::Debug for Subscription<T, E> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Subscription").field("id", &self.opened.id.get()).field("ended", &self.finished).finish()
+        f.debug_struct("Subscription").field("id", &self.id().get()).field("ended", &self.finished).finish()
     }
 }
 

@@ -96,10 +96,10 @@ impl WsConnect {
     /// saying so (`data`: `{"transport": "ws"}`; they may or may not have
     /// run), which displays as "the WebSocket connection was lost...";
     /// calls made later go through the new connection. Subscriptions made
-    /// on the lost connection end at once with a `TRANSPORT_ERROR` that
-    /// says to subscribe again (items may have been missed): the new
-    /// connection's server knows nothing of them. A close by this side
-    /// ends it for good.
+    /// on the lost connection are made again on the new one, each stream
+    /// yielding [`ClientError::Resubscribed`](crate::ClientError::Resubscribed)
+    /// first (items may have been missed). A close by this side ends it for
+    /// good.
     #[must_use = "a builder does nothing until used"]
     pub fn reconnect(mut self, reconnect: Reconnect) -> Self {
         self.reconnect = Some(reconnect);
