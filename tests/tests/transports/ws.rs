@@ -390,6 +390,44 @@ async fn a_reconnecting_client_makes_its_subscriptions_again_and_says_items_may_
     tokio::time::timeout(HANG_GUARD, ends.recv()).await.expect("dropping it unsubscribed the new subscription");
 }
 
+/// The server itself stopped mid-stream and started again on the same
+/// port: the client keeps trying (with backoff) while it is down, then
+/// makes its subscription again on the new server.
+#[tokio::test]
+async fn subscriptions_come_back_when_the_server_is_restarted() {
+    let (ended, _ends) = tokio::sync::mpsc::unbounded_channel();
+    let server = Server::new(TickerImpl(ended).into_rpc());
+    let (addr, stop, task) = serve(&server, Http::default().allow_any_host()).await;
+    let reconnect =
+        Reconnect::default().initial(Duration::from_millis(20)).max(Duration::from_millis(100)).attempts(Some(200));
+    let peer = Peer::builder().connect(WsConnect::new(format!("ws://{addr}/")).reconnect(reconnect)).await.unwrap();
+    let ticker = TickerClient::new(peer);
+    let mut ticks = ticker.ticks().await.expect("subscribed");
+    assert_eq!(ticks.next().await.expect("an item").expect("a tick"), 1);
+
+    // Stopped: its connections end, and connecting is refused for a while.
+    stop.send(()).expect("serving");
+    tokio::time::timeout(HANG_GUARD, task).await.expect("stopped").expect("not panicked").expect("served");
+    let said = tokio::time::timeout(HANG_GUARD, async {
+        loop {
+            match ticks.next().await {
+                Some(Ok(_)) => continue,
+                other => return other,
+            }
+        }
+    })
+    .await
+    .expect("the stream says so");
+    assert!(matches!(said, Some(Err(ClientError::Resubscribed))), "{said:?}");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+
+    // Started again on the same address.
+    let listener = Http::default().allow_any_host().bind(&addr.to_string()).await.expect("bind the same port again");
+    let _serving = tokio::spawn(server.serve(listener));
+    let next = tokio::time::timeout(HANG_GUARD, ticks.next()).await.expect("items flow from the new server");
+    assert_eq!(next.expect("an item").expect("a tick"), 1);
+}
+
 /// A TCP proxy to `to` that can be taken down (its connections cut, and
 /// new ones closed as soon as they are accepted, as a server that is gone)
 /// and brought back up: `false` on the sender takes it down.
