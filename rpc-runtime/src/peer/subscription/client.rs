@@ -291,7 +291,7 @@ impl Subscribed {
 
 /// Makes `feed`'s subscription again (see [`Subscribed::resubscribe_all`]):
 /// its subscribe call, whose answer puts it back in the table under its
-/// new id (`Subscribed::answered`); a failure ends its stream.
+/// new id (`Subscribed::answered_again`); a failure ends its stream.
 async fn resubscribe(shared: &ConnectionState, feed: SubscriptionFeed) {
     let again = Arc::clone(&feed.again);
     let (reply_tx, reply) = oneshot::channel();
