@@ -428,6 +428,39 @@ async fn subscriptions_come_back_when_the_server_is_restarted() {
     assert_eq!(next.expect("an item").expect("a tick"), 1);
 }
 
+/// A server that comes back without the subscription method: making the
+/// subscription again fails, and its stream ends with that error.
+#[tokio::test]
+async fn a_subscription_the_new_server_refuses_ends_with_its_error() {
+    let (ended, _ends) = tokio::sync::mpsc::unbounded_channel();
+    let (addr, stop, task) = serve(&Server::new(TickerImpl(ended).into_rpc()), Http::default().allow_any_host()).await;
+    let reconnect =
+        Reconnect::default().initial(Duration::from_millis(20)).max(Duration::from_millis(100)).attempts(Some(200));
+    let peer = Peer::builder().connect(WsConnect::new(format!("ws://{addr}/")).reconnect(reconnect)).await.unwrap();
+    let mut ticks = TickerClient::new(peer).ticks().await.expect("subscribed");
+    assert_eq!(ticks.next().await.expect("an item").expect("a tick"), 1);
+    stop.send(()).expect("serving");
+    tokio::time::timeout(HANG_GUARD, task).await.expect("stopped").expect("not panicked").expect("served");
+
+    // Back, as a server of something else.
+    let (other, _) = vault();
+    let listener = Http::default().allow_any_host().bind(&addr.to_string()).await.expect("bind the same port again");
+    let _serving = tokio::spawn(other.serve(listener));
+    let ending = tokio::time::timeout(HANG_GUARD, async {
+        let mut seen = Vec::new();
+        while let Some(item) = ticks.next().await {
+            seen.push(item.map_err(|err| err.to_string()));
+        }
+        seen
+    })
+    .await
+    .expect("the stream ends");
+    let errors: Vec<&String> = ending.iter().filter_map(|item| item.as_ref().err()).collect();
+    assert_eq!(errors.len(), 2, "Resubscribed, then the refusal: {ending:?}");
+    assert!(errors[0].contains("items sent in between were missed"), "{ending:?}");
+    assert!(errors[1].contains("-32601") || errors[1].contains("Method not found"), "{ending:?}");
+}
+
 /// A TCP proxy to `to` that can be taken down (its connections cut, and
 /// new ones closed as soon as they are accepted, as a server that is gone)
 /// and brought back up: `false` on the sender takes it down.
