@@ -14,6 +14,9 @@
 //!   `lsp-types`: the editor's calls and yours, edits in order
 //!   (`exclusive`), the lifecycle and stdio (`LspServer`), testing in
 //!   process, and an editor's setup;
+//! - [`across_machines`]: a daemon's Unix socket and who may connect,
+//!   clients that reconnect and make their subscriptions again, replicas
+//!   behind one name, and what does not cross machines yet;
 //! - [`protecting`]: who may call an HTTP service and what each caller
 //!   may call, for plain JSON-RPC and MCP: a connection hook with tokens
 //!   of your own, or an OAuth 2.1 resource server (feature `oauth`) with
@@ -38,3 +41,6 @@ pub mod language_server {}
 
 #[doc = include_str!("../docs/protecting.md")]
 pub mod protecting {}
+
+#[doc = include_str!("../docs/across_machines.md")]
+pub mod across_machines {}
