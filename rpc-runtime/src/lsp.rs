@@ -113,7 +113,7 @@ pub const MAX_PENDING_CALLS: usize = 1 << 16;
 #[derive(Debug)]
 pub struct LspServer {
     server: Server,
-    session: Arc<Shared>,
+    shared: Arc<Shared>,
 }
 
 impl LspServer {
@@ -125,20 +125,21 @@ impl LspServer {
     pub fn new(mut router: Router) -> Self {
         if router.spec("shutdown").is_none() {
             static SHUTDOWN: MethodSpec = MethodSpec::new("shutdown", &[]);
-            let answered = router.register(&SHUTDOWN, |_params, _cx| Ok(MethodOutcome::Ready(Ok(null()))));
+            let answered =
+                router.register(&SHUTDOWN, |_params, _cx| Ok(MethodOutcome::Ready(Ok(RawValue::NULL.to_owned()))));
             debug_assert!(answered.is_ok(), "the name is free");
         }
-        let session = Arc::new(Shared::default());
+        let shared = Arc::new(Shared::default());
         let server = Server::new(router)
             .framing(Framing::ContentLength)
             .limits(Limits::default().max_concurrent_requests(MAX_PENDING_CALLS))
-            .dialect(Lifecycle(Arc::clone(&session)));
-        LspServer { server, session }
+            .dialect(Lifecycle(Arc::clone(&shared)));
+        LspServer { server, shared }
     }
 
     /// The same server with `configure` applied to its
-    /// [`Server`]: layers, limits, timeouts. Keep its framing, dialect and
-    /// connection hook: they are the protocol.
+    /// [`Server`]: layers, limits, timeouts. Keep its framing and dialect:
+    /// they are the protocol.
     ///
     /// ```no_run
     /// # fn demo(router: rpc_runtime::Router) {
@@ -195,16 +196,10 @@ impl LspServer {
     /// `exit` or the end of its input; then the exit code, as
     /// [`LspServer::run`] says.
     pub async fn serve<L: Listener>(self, listener: L) -> std::io::Result<ExitCode> {
-        let session = Arc::clone(&self.session);
-        let exit = Arc::clone(&self.session);
+        let exit = Arc::clone(&self.shared);
         self.server.serve(listener).with_graceful_shutdown(async move { exit.exit.notified().await }).await?;
-        Ok(if session.shut_down.load(Ordering::Acquire) { ExitCode::SUCCESS } else { ExitCode::from(1) })
+        Ok(if self.shared.shut_down.load(Ordering::Acquire) { ExitCode::SUCCESS } else { ExitCode::from(1) })
     }
-}
-
-/// `null`, the answer of the `shutdown` added for a router without one.
-fn null() -> Box<RawValue> {
-    RawValue::from_string("null".to_owned()).expect("null is JSON")
 }
 
 /// What the server knows across its connection: `shutdown` came, `exit`
@@ -485,7 +480,7 @@ mod tests {
             router
                 .register(&NOTE, move |_, _| {
                     counted.fetch_add(1, Ordering::SeqCst);
-                    Ok(Outcome::Ready(Ok(null())))
+                    Ok(Outcome::Ready(Ok(RawValue::NULL.to_owned())))
                 })
                 .expect("free");
             if with_shutdown {

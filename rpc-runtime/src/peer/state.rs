@@ -73,7 +73,7 @@ pub(super) enum Waiter {
     /// A subscription's subscribe call made again on a new connection (a
     /// reconnecting client): on success it is back in the table under its
     /// new id; on failure its stream ends with the error.
-    Again(oneshot::Sender<Reply>, SubscriptionFeed),
+    Again(SubscriptionFeed),
     /// A call whose answer nobody waits for (an unsubscribe sent on drop).
     Detached,
 }
@@ -85,7 +85,7 @@ impl Waiter {
             Waiter::Call(reply) | Waiter::Subscribe(reply, _) => {
                 let _ = reply.send(Err(err));
             }
-            Waiter::Again(_, feed) => feed.end_with(err),
+            Waiter::Again(feed) => feed.end_with(err),
             Waiter::Detached => {}
         }
     }
@@ -217,7 +217,7 @@ impl ConnectionState {
                 let _ = tx.send(reply);
             }
             Some(Waiter::Subscribe(tx, feed)) => self.subscribed.answered(self, tx, feed, reply),
-            Some(Waiter::Again(tx, feed)) => self.subscribed.answered_again(self, tx, feed, reply),
+            Some(Waiter::Again(feed)) => self.subscribed.answered_again(self, feed, reply),
             Some(Waiter::Detached) => {}
             None => tracing::debug!(id = preview(id.get()), "dropped a response whose id matches no pending call"),
         }

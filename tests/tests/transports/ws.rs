@@ -344,6 +344,30 @@ impl Ticker for TickerImpl {
     }
 }
 
+/// A `Ticker` subscription over a client of `addr` that reconnects within
+/// `max` between attempts, its first tick read.
+async fn ticking(addr: impl std::fmt::Display, max: Duration, attempts: u32) -> rpc_runtime::Subscription<u64> {
+    let reconnect = Reconnect::default().initial(Duration::from_millis(20)).max(max).attempts(Some(attempts));
+    let peer = Peer::builder().connect(WsConnect::new(format!("ws://{addr}/")).reconnect(reconnect)).await.unwrap();
+    let mut ticks = TickerClient::new(peer).ticks().await.expect("subscribed");
+    assert_eq!(ticks.next().await.expect("an item").expect("a tick"), 1);
+    ticks
+}
+
+/// What the stream yields next that is not a tick, within the hang guard.
+async fn next_event(ticks: &mut rpc_runtime::Subscription<u64>) -> Option<Result<u64, ClientError>> {
+    tokio::time::timeout(HANG_GUARD, async {
+        loop {
+            match ticks.next().await {
+                Some(Ok(_)) => continue,
+                other => return other,
+            }
+        }
+    })
+    .await
+    .expect("the stream says so instead of waiting forever")
+}
+
 /// A subscription made over a connection that is then lost used to wait
 /// for items forever: the new connection's server knows nothing of it.
 /// Now its stream says so (`Resubscribed`: items may have been missed),
@@ -355,25 +379,10 @@ async fn a_reconnecting_client_makes_its_subscriptions_again_and_says_items_may_
     let server = Server::new(TickerImpl(ended).into_rpc());
     let (server_addr, _stop, _task) = serve(&server, Http::default().allow_any_host()).await;
     let (proxy, cut) = cuttable_proxy(server_addr).await;
-    let reconnect =
-        Reconnect::default().initial(Duration::from_millis(20)).max(Duration::from_millis(200)).attempts(Some(50));
-    let peer = Peer::builder().connect(WsConnect::new(format!("ws://{proxy}/")).reconnect(reconnect)).await.unwrap();
-    let ticker = TickerClient::new(peer);
-    let mut ticks = ticker.ticks().await.expect("subscribed");
-    assert_eq!(ticks.next().await.expect("an item").expect("a tick"), 1);
+    let mut ticks = ticking(proxy, Duration::from_millis(200), 50).await;
 
     cut.send(()).unwrap();
-    let said = tokio::time::timeout(HANG_GUARD, async {
-        loop {
-            match ticks.next().await {
-                Some(Ok(_)) => continue,
-                other => return other,
-            }
-        }
-    })
-    .await
-    .expect("the stream says so instead of waiting forever");
-    match said {
+    match next_event(&mut ticks).await {
         Some(Err(err @ ClientError::Resubscribed)) => {
             assert!(err.to_string().contains("items sent in between were missed"), "{err}");
         }
@@ -398,26 +407,12 @@ async fn subscriptions_come_back_when_the_server_is_restarted() {
     let (ended, _ends) = tokio::sync::mpsc::unbounded_channel();
     let server = Server::new(TickerImpl(ended).into_rpc());
     let (addr, stop, task) = serve(&server, Http::default().allow_any_host()).await;
-    let reconnect =
-        Reconnect::default().initial(Duration::from_millis(20)).max(Duration::from_millis(100)).attempts(Some(200));
-    let peer = Peer::builder().connect(WsConnect::new(format!("ws://{addr}/")).reconnect(reconnect)).await.unwrap();
-    let ticker = TickerClient::new(peer);
-    let mut ticks = ticker.ticks().await.expect("subscribed");
-    assert_eq!(ticks.next().await.expect("an item").expect("a tick"), 1);
+    let mut ticks = ticking(addr, Duration::from_millis(100), 200).await;
 
     // Stopped: its connections end, and connecting is refused for a while.
     stop.send(()).expect("serving");
     tokio::time::timeout(HANG_GUARD, task).await.expect("stopped").expect("not panicked").expect("served");
-    let said = tokio::time::timeout(HANG_GUARD, async {
-        loop {
-            match ticks.next().await {
-                Some(Ok(_)) => continue,
-                other => return other,
-            }
-        }
-    })
-    .await
-    .expect("the stream says so");
+    let said = next_event(&mut ticks).await;
     assert!(matches!(said, Some(Err(ClientError::Resubscribed))), "{said:?}");
     tokio::time::sleep(Duration::from_millis(300)).await;
 
@@ -434,11 +429,7 @@ async fn subscriptions_come_back_when_the_server_is_restarted() {
 async fn a_subscription_the_new_server_refuses_ends_with_its_error() {
     let (ended, _ends) = tokio::sync::mpsc::unbounded_channel();
     let (addr, stop, task) = serve(&Server::new(TickerImpl(ended).into_rpc()), Http::default().allow_any_host()).await;
-    let reconnect =
-        Reconnect::default().initial(Duration::from_millis(20)).max(Duration::from_millis(100)).attempts(Some(200));
-    let peer = Peer::builder().connect(WsConnect::new(format!("ws://{addr}/")).reconnect(reconnect)).await.unwrap();
-    let mut ticks = TickerClient::new(peer).ticks().await.expect("subscribed");
-    assert_eq!(ticks.next().await.expect("an item").expect("a tick"), 1);
+    let mut ticks = ticking(addr, Duration::from_millis(100), 200).await;
     stop.send(()).expect("serving");
     tokio::time::timeout(HANG_GUARD, task).await.expect("stopped").expect("not panicked").expect("served");
 

@@ -75,11 +75,6 @@ pub(in crate::peer) struct SubscriptionFeed {
     again: Arc<Again>,
 }
 
-/// `null`, a subscription's id until the server answers.
-fn null_id() -> Box<RawValue> {
-    RawValue::from_string("null".to_owned()).expect("null is JSON")
-}
-
 impl SubscriptionFeed {
     /// Ends the stream, making it again having failed with `err`.
     pub(in crate::peer) fn end_with(self, err: ClientError) {
@@ -179,33 +174,35 @@ impl Subscribed {
             shared.unsubscribe_detached(unsubscribe, &id);
             return;
         }
-        *lock(&feed.id) = id.clone();
-        lock(&self.table).insert(key(&id).into(), feed);
+        self.enter(&id, feed);
         if let Err(Ok(id)) = reply.send(Ok(id)) {
             self.remove(&id);
             shared.unsubscribe_detached(unsubscribe, &id);
         }
     }
 
+    /// Enters `feed` in the table under `id`, the server's answer, which
+    /// its stream then unsubscribes with.
+    fn enter(&self, id: &RawValue, feed: SubscriptionFeed) {
+        *lock(&feed.id) = id.to_owned();
+        lock(&self.table).insert(key(id).into(), feed);
+    }
+
     /// The answer to a subscribe call made again on a new connection (see
     /// [`Subscribed::resubscribe_all`]): the subscription is back in the
     /// table under its new id, or its stream ends with the failure. One
     /// whose stream was dropped meanwhile is unsubscribed.
-    pub(in crate::peer) fn answered_again(
-        &self,
-        shared: &ConnectionState,
-        reply: oneshot::Sender<Reply>,
-        feed: SubscriptionFeed,
-        answer: Reply,
-    ) {
+    pub(in crate::peer) fn answered_again(&self, shared: &ConnectionState, feed: SubscriptionFeed, answer: Reply) {
         match answer {
             Ok(id) if feed.items.is_closed() => shared.unsubscribe_detached(feed.unsubscribe, &id),
             Ok(id) => {
-                *lock(&feed.id) = id.clone();
-                lock(&self.table).insert(key(&id).into(), feed);
-                let _ = reply.send(Ok(id));
+                tracing::debug!(method = &*feed.again.method, id = preview(id.get()), "subscribed again");
+                self.enter(&id, feed);
             }
-            Err(err) => feed.end_with(err),
+            Err(err) => {
+                tracing::debug!(method = &*feed.again.method, error = %err, "subscribing again failed");
+                feed.end_with(err);
+            }
         }
     }
 
@@ -290,23 +287,16 @@ impl Subscribed {
 }
 
 /// Makes `feed`'s subscription again (see [`Subscribed::resubscribe_all`]):
-/// its subscribe call, whose answer puts it back in the table under its
-/// new id (`Subscribed::answered_again`); a failure ends its stream.
+/// sends its subscribe call, whose answer puts it back in the table under
+/// its new id (`Subscribed::answered_again`); a failure ends its stream.
 async fn resubscribe(shared: &ConnectionState, feed: SubscriptionFeed) {
     let again = Arc::clone(&feed.again);
-    let (reply_tx, reply) = oneshot::channel();
-    let Ok(id) = shared.register(Waiter::Again(reply_tx, feed)) else { return };
+    let Ok(id) = shared.register(Waiter::Again(feed)) else { return };
     let mut unsent = Unsent { shared, id, sent: false };
     // Queued behind the reconnection: the writer waits for the new
     // connection before it writes.
-    if shared.send(request_bytes(&again.method, again.params.as_deref(), Some(id)), None).await.is_err() {
-        return;
-    }
-    unsent.sent = true;
-    match reply.await {
-        Ok(Ok(id)) => tracing::debug!(method = &*again.method, id = preview(id.get()), "subscribed again"),
-        Ok(Err(err)) => tracing::debug!(method = &*again.method, error = %err, "subscribing again failed"),
-        Err(_) => {}
+    if shared.send(request_bytes(&again.method, again.params.as_deref(), Some(id)), None).await.is_ok() {
+        unsent.sent = true;
     }
 }
 
@@ -350,7 +340,7 @@ impl Peer {
         let (end_tx, end) = oneshot::channel();
         let (reply_tx, reply) = oneshot::channel();
         shared.subscribed.watch(notification);
-        let current: CurrentId = Arc::new(Mutex::new(null_id()));
+        let current: CurrentId = Arc::new(Mutex::new(RawValue::NULL.to_owned()));
         let again = Arc::new(Again { method: method.into(), params: params.map(ToOwned::to_owned) });
         let feed = SubscriptionFeed {
             items: items_tx,
@@ -511,7 +501,7 @@ impl<T, E> Drop for Subscription<T, E> {
             return;
         }
         let shared = &self.opened.peer.shared;
-        let id = self.id();
+        let id = lock(&self.opened.id);
         if let Some(feed) = shared.subscribed.remove(&id) {
             drop(feed);
             shared.unsubscribe_detached(self.opened.unsubscribe, &id);
