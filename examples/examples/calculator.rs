@@ -13,6 +13,7 @@
 //! cargo run --example calculator -- --mcp --http ADDR
 //! cargo run --example calculator -- --nats URL --subject SUBJECT [--queue GROUP]
 //! cargo run --example calculator -- [any of the above] --metrics ADDR
+//! cargo run --example calculator -- [any of the above] --otlp URL
 //! ```
 //!
 //! Serves over stdio by default; with `--tcp ADDR` it listens there instead
@@ -51,6 +52,12 @@
 //! (`rpc_runtime::dispatch::metrics`: calls, errors, latency, in flight,
 //! connections, subscriptions) in Prometheus' text format at
 //! `http://ADDR/metrics`, printing `metrics on http://ADDR/metrics`.
+//! With `--otlp URL` (beside any of the above; an OpenTelemetry
+//! collector's OTLP/HTTP address such as `http://127.0.0.1:4318`) each
+//! call's span is exported there as service `calculator`, in the trace of
+//! its caller when the call carried W3C Trace Context (HTTP or NATS
+//! headers, the WebSocket upgrade, MCP's `params._meta`); the last spans
+//! are sent before it exits.
 //! On SIGINT or SIGTERM it
 //! shuts down gracefully: stops reading, answers the requests already
 //! received, and exits with status 0.
@@ -376,9 +383,12 @@ struct Options {
     /// its key, to serve TLS with.
     tls_cert: Option<String>,
     tls_key: Option<String>,
+    /// `--otlp`: an OpenTelemetry collector's OTLP/HTTP address, to export
+    /// every call's span to.
+    otlp: Option<String>,
 }
 
-const USAGE: &str = "usage: calculator [--framing ndjson|content-length] [--tcp ADDR] [--unix PATH] [--http ADDR] [--ws ADDR] [--allow-origin ORIGIN]... [--tls-cert PEM --tls-key PEM] [--write-timeout MS] [--half-close MS] | --catalog | --mcp [--tcp ADDR] [--unix PATH] [--http ADDR] [--tls-cert PEM --tls-key PEM] | --nats URL --subject SUBJECT [--queue GROUP]; any server also [--metrics ADDR] (Prometheus text at http://ADDR/metrics)";
+const USAGE: &str = "usage: calculator [--framing ndjson|content-length] [--tcp ADDR] [--unix PATH] [--http ADDR] [--ws ADDR] [--allow-origin ORIGIN]... [--tls-cert PEM --tls-key PEM] [--write-timeout MS] [--half-close MS] | --catalog | --mcp [--tcp ADDR] [--unix PATH] [--http ADDR] [--tls-cert PEM --tls-key PEM] | --nats URL --subject SUBJECT [--queue GROUP]; any server also [--metrics ADDR] (Prometheus text at http://ADDR/metrics) [--otlp URL] (each call's span to an OpenTelemetry collector over OTLP/HTTP, such as http://127.0.0.1:4318)";
 
 fn parse_args() -> Result<Options, String> {
     let mut options = Options {
@@ -398,6 +408,7 @@ fn parse_args() -> Result<Options, String> {
         metrics: None,
         tls_cert: None,
         tls_key: None,
+        otlp: None,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -432,6 +443,10 @@ fn parse_args() -> Result<Options, String> {
                 options.tls_cert = Some(args.next().ok_or("--tls-cert needs a PEM file of a certificate chain")?)
             }
             "--tls-key" => options.tls_key = Some(args.next().ok_or("--tls-key needs a PEM file of a private key")?),
+            "--otlp" => {
+                options.otlp =
+                    Some(args.next().ok_or("--otlp needs an OTLP/HTTP collector URL such as http://127.0.0.1:4318")?)
+            }
             "-h" | "--help" => return Err(USAGE.to_owned()),
             other => return Err(format!("unknown argument `{other}`; try --help")),
         }
@@ -666,8 +681,6 @@ async fn serve_nats(
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
-    let log = examples::init_logging();
-    examples::quiet_repeated_panics();
     let options = match parse_args() {
         Ok(options) => options,
         Err(message) => {
@@ -675,6 +688,14 @@ async fn main() -> std::process::ExitCode {
             return std::process::ExitCode::from(2);
         }
     };
+    let telemetry = match examples::init_logging_and_traces(options.otlp.as_deref(), "calculator") {
+        Ok(telemetry) => telemetry,
+        Err(message) => {
+            eprintln!("calculator: {message}");
+            return std::process::ExitCode::from(2);
+        }
+    };
+    examples::quiet_repeated_panics();
     if options.catalog {
         println!("{}", CalculatorCatalog::catalog().to_json_pretty());
         return std::process::ExitCode::SUCCESS;
@@ -728,9 +749,9 @@ async fn main() -> std::process::ExitCode {
         }
     };
     // Exit here rather than return: after a shutdown signal, the thread
-    // blocked reading stdin would keep the runtime from dropping. The log
-    // writer is flushed first.
-    drop(log);
+    // blocked reading stdin would keep the runtime from dropping. The last
+    // spans are sent and the log writer is flushed first.
+    telemetry.shutdown().await;
     std::process::exit(code)
 }
 

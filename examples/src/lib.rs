@@ -61,6 +61,88 @@ pub fn init_mcp_logging() -> LogGuard {
     guard
 }
 
+/// What [`init_logging_and_traces`] set up: the log writer, and the
+/// tracer provider that exports spans. Call [`Telemetry::shutdown`] on the
+/// way out, so that the last spans are sent.
+#[cfg(feature = "otel")]
+#[must_use = "dropping it stops the log writer; call `shutdown` to send the last spans"]
+#[derive(Debug)]
+pub struct Telemetry {
+    log: LogGuard,
+    provider: Option<opentelemetry_sdk::trace::SdkTracerProvider>,
+}
+
+#[cfg(feature = "otel")]
+impl Telemetry {
+    /// Sends the spans not exported yet (waiting for the collector at
+    /// most the exporter's timeout), then stops the log writer.
+    pub async fn shutdown(self) {
+        let Telemetry { log, provider } = self;
+        if let Some(provider) = provider {
+            // The provider's shutdown blocks until the batch is sent by a
+            // task of this runtime: off the runtime's threads.
+            let done = tokio::task::spawn_blocking(move || provider.shutdown()).await;
+            if let Ok(Err(err)) = done {
+                tracing::warn!(error = %err, "sending the last spans failed");
+            }
+        }
+        drop(log);
+    }
+}
+
+/// [`init_logging`], and with `otlp` (an OpenTelemetry collector's
+/// OTLP/HTTP address, such as `http://127.0.0.1:4318`; `/v1/traces` is
+/// added unless it is there) every call's span exported there too, as
+/// `service`'s. With rpc-runtime's `otel` feature a call's span continues
+/// its caller's trace (W3C `traceparent`), and the calls it makes carry
+/// it on, so that one request through several services is one trace.
+///
+/// Spans go in batches (`OTEL_BSP_SCHEDULE_DELAY`, default 5 s), on a
+/// task of the tokio runtime this is called in; stderr's lines are as
+/// [`init_logging`] writes them.
+#[cfg(feature = "otel")]
+pub fn init_logging_and_traces(otlp: Option<&str>, service: &'static str) -> Result<Telemetry, String> {
+    use opentelemetry_otlp::WithExportConfig;
+    use rpc_runtime::otel::opentelemetry::trace::TracerProvider;
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+    use tracing_subscriber::Layer;
+
+    let Some(url) = otlp else {
+        return Ok(Telemetry { log: init_logging(), provider: None });
+    };
+    let endpoint = match url.ends_with("/v1/traces") {
+        true => url.to_owned(),
+        false => format!("{}/v1/traces", url.trim_end_matches('/')),
+    };
+    let exporter = opentelemetry_otlp::SpanExporter::builder()
+        .with_http()
+        .with_endpoint(endpoint)
+        .build()
+        .map_err(|err| format!("--otlp {url}: {err}"))?;
+    let batches = opentelemetry_sdk::trace::span_processor_with_async_runtime::BatchSpanProcessor::builder(
+        exporter,
+        opentelemetry_sdk::runtime::Tokio,
+    )
+    .build();
+    let provider = opentelemetry_sdk::trace::SdkTracerProvider::builder()
+        .with_span_processor(batches)
+        .with_resource(opentelemetry_sdk::Resource::builder().with_service_name(service).build())
+        .build();
+    let (level, (writer, log)) = (stderr_level(), stderr_writer());
+    let stderr = tracing_subscriber::fmt::layer()
+        .with_writer(writer)
+        .with_ansi(false)
+        .with_span_events(tracing_subscriber::fmt::format::FmtSpan::CLOSE)
+        .with_filter(level);
+    // Calls' spans are at `debug`: exported whatever stderr's level.
+    let traces = rpc_runtime::otel::tracing_opentelemetry::layer()
+        .with_tracer(provider.tracer(service))
+        .with_filter(tracing_subscriber::filter::LevelFilter::DEBUG);
+    tracing_subscriber::registry().with(stderr).with(traces).init();
+    Ok(Telemetry { log, provider: Some(provider) })
+}
+
 /// The level of stderr's lines: `RPC_LOG`, default `warn`.
 #[cfg(feature = "logging")]
 fn stderr_level() -> tracing_subscriber::filter::LevelFilter {

@@ -12,6 +12,8 @@ mod log;
 pub mod lsp;
 #[cfg(feature = "mcp")]
 pub mod mcp;
+#[cfg(feature = "otel")]
+pub mod otel;
 pub mod peer;
 mod spec;
 mod sync;

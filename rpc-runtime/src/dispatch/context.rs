@@ -57,6 +57,10 @@ pub struct Context {
     /// connections that track requests for cancellation (MCP, LSP).
     pub(crate) request_key: Option<Arc<str>>,
     pub(crate) extensions: Extensions,
+    /// The caller's span, when the transport carried W3C Trace Context
+    /// (HTTP and WebSocket-upgrade headers, NATS message headers).
+    #[cfg(feature = "otel")]
+    pub(crate) trace: Option<Arc<crate::otel::TraceContext>>,
 }
 
 /// Typed per-connection values, at most one per type.
@@ -82,6 +86,14 @@ impl Context {
     /// The same context with the remote address set.
     pub fn with_peer_addr(mut self, addr: SocketAddr) -> Self {
         self.peer_addr = Some(addr);
+        self
+    }
+
+    /// The same context, its calls the children of `trace` (the caller's
+    /// span, as the transport carried it).
+    #[cfg(feature = "otel")]
+    pub(crate) fn with_trace(mut self, trace: Option<crate::otel::TraceContext>) -> Self {
+        self.trace = trace.map(Arc::new);
         self
     }
 

@@ -308,7 +308,7 @@ impl Engine {
     #[inline(never)]
     fn call_observed(&self, call: &Call<'_>, wrapped: bool, cx: &Context, out: &mut Vec<u8>) -> Dispatched {
         let method = &*call.method;
-        let span = super::span::call(method, call.id, cx);
+        let span = super::span::call(method, call.id, call.params, cx);
         let entered = span.enter();
         #[cfg(feature = "metrics")]
         let metered = self.metrics.start(method);

@@ -16,12 +16,19 @@
 //! A batch is one span (`rpc.batch`, with the same system, transport and
 //! peer fields and `rpc.jsonrpc.batch_len`) with each call's span inside.
 //!
+//! With the `otel` feature, a call's span is the child of the caller's
+//! span where the call carried W3C Trace Context (see [`crate::otel`]):
+//! MCP's `params._meta` first, then what the transport carried. Its span
+//! also has `otel.kind = "server"` and `otel.name` = the method, which
+//! tracing-opentelemetry makes the exported span's kind and name.
+//!
 //! With no subscriber interested, making a span is the callsite's level
 //! and interest check and an empty [`Span`]: no field is computed, nothing
 //! is allocated; futures are wrapped only when their span is enabled.
 
 use std::borrow::Cow;
 
+use serde_json::value::RawValue;
 use tracing::field::Empty;
 use tracing::{Instrument, Span};
 
@@ -31,22 +38,63 @@ use crate::dispatch::router::{MethodFuture, panicked};
 use crate::wire::error::ErrorObject;
 
 /// The span of one call of `method`, whose id is `id` (raw JSON; `None`
-/// for a notification), inside the current span.
+/// for a notification) and params `params`, inside the current span (or,
+/// with `otel`, the caller's).
 #[inline]
-pub(crate) fn call(method: &str, id: Option<&str>, cx: &Context) -> Span {
-    // The fields are computed only when the span is enabled (the peer's
-    // address too: read before the macro, it was copied on every call).
-    tracing::debug_span!(
-        "rpc.call",
-        rpc.system = "jsonrpc",
-        rpc.method = method,
-        rpc.jsonrpc.request_id = id.map(request_id).as_deref(),
-        rpc.jsonrpc.error_code = Empty,
-        rpc.jsonrpc.error_message = Empty,
-        network.transport = cx.transport,
-        network.peer.address = cx.peer_addr.map(|addr| tracing::field::display(addr.ip())),
-        network.peer.port = cx.peer_addr.map(|addr| addr.port()),
-    )
+pub(crate) fn call(method: &str, id: Option<&str>, params: Option<&RawValue>, cx: &Context) -> Span {
+    let span = new_call(method, id, cx);
+    #[cfg(feature = "otel")]
+    if !span.is_disabled() {
+        adopt_caller(&span, params, cx);
+    }
+    #[cfg(not(feature = "otel"))]
+    let _ = params;
+    span
+}
+
+/// Makes `span` the child of the caller's span, where the call carried it.
+#[cfg(feature = "otel")]
+#[inline(never)]
+fn adopt_caller(span: &Span, params: Option<&RawValue>, cx: &Context) {
+    match params.and_then(crate::otel::TraceContext::from_meta) {
+        Some(parent) => parent.adopt(span),
+        None => {
+            if let Some(parent) = &cx.trace {
+                parent.adopt(span);
+            }
+        }
+    }
+}
+
+/// `rpc.call`'s span with its fields, and `otel` (more fields) after them.
+macro_rules! call_span {
+    ($method:expr, $id:expr, $cx:expr, $($otel:tt)*) => {{
+        let (method, id, cx): (&str, Option<&str>, &Context) = ($method, $id, $cx);
+        // The fields are computed only when the span is enabled (the peer's
+        // address too: read before the macro, it was copied on every call).
+        tracing::debug_span!(
+            "rpc.call",
+            rpc.system = "jsonrpc",
+            rpc.method = method,
+            rpc.jsonrpc.request_id = id.map(request_id).as_deref(),
+            rpc.jsonrpc.error_code = Empty,
+            rpc.jsonrpc.error_message = Empty,
+            network.transport = cx.transport,
+            network.peer.address = cx.peer_addr.map(|addr| tracing::field::display(addr.ip())),
+            network.peer.port = cx.peer_addr.map(|addr| addr.port()),
+            $($otel)*
+        )
+    }};
+}
+
+#[inline]
+fn new_call(method: &str, id: Option<&str>, cx: &Context) -> Span {
+    // With `otel`, a server span named after the method, for
+    // tracing-opentelemetry; without, the fields as they always were.
+    #[cfg(feature = "otel")]
+    return call_span!(method, id, cx, otel.kind = "server", otel.name = method);
+    #[cfg(not(feature = "otel"))]
+    call_span!(method, id, cx,)
 }
 
 /// Whether a call's span may be enabled: `false` when no subscriber takes

@@ -446,6 +446,10 @@ impl Connection {
     }
 
     fn queue<K: MessageSink>(&mut self, outgoing: Outgoing, sink: &mut K) {
+        #[cfg(feature = "otel")]
+        if let Some(trace) = &outgoing.trace {
+            sink.trace_next(trace);
+        }
         sink.send(&outgoing.bytes);
         self.acks.extend(outgoing.written);
         // The budget share is given back when `outgoing` drops: the bytes

@@ -52,13 +52,24 @@ pub(super) struct Outgoing {
     /// For a subscription's item: its place in the subscription's buffer,
     /// given back once written.
     _room: Option<OwnedSemaphorePermit>,
+    /// The span it was sent in, for transports that carry W3C Trace
+    /// Context with each message.
+    #[cfg(feature = "otel")]
+    pub(super) trace: Option<crate::otel::TraceContext>,
 }
 
 impl Outgoing {
     /// A message outside the byte budget (small, and at most one per call
     /// or subscription: a cancellation, an unsubscribe, a last notification).
     fn unbudgeted(bytes: Vec<u8>) -> Self {
-        Outgoing { bytes, written: None, _budget: None, _room: None }
+        Outgoing {
+            bytes,
+            written: None,
+            _budget: None,
+            _room: None,
+            #[cfg(feature = "otel")]
+            trace: None,
+        }
     }
 }
 
@@ -172,9 +183,19 @@ impl ConnectionState {
         written: Option<oneshot::Sender<()>>,
         room: Option<OwnedSemaphorePermit>,
     ) -> Result<(), ClientError> {
+        // Taken before waiting: the caller's span is the current one here.
+        #[cfg(feature = "otel")]
+        let trace = if room.is_none() { crate::otel::TraceContext::current() } else { None };
         let share = self.share(bytes.len());
         let permit = Arc::clone(&self.budget).acquire_many_owned(share).await.map_err(|_| self.closed_error())?;
-        let outgoing = Outgoing { bytes, written, _budget: Some(permit), _room: room };
+        let outgoing = Outgoing {
+            bytes,
+            written,
+            _budget: Some(permit),
+            _room: room,
+            #[cfg(feature = "otel")]
+            trace,
+        };
         self.outbox.send(outgoing).map_err(|_| self.closed_error())
     }
 
@@ -187,7 +208,14 @@ impl ConnectionState {
             Err(tokio::sync::TryAcquireError::NoPermits) => return Ok(false),
             Err(tokio::sync::TryAcquireError::Closed) => return Err(self.closed_error()),
         };
-        let outgoing = Outgoing { bytes, written: None, _budget: Some(permit), _room: Some(room) };
+        let outgoing = Outgoing {
+            bytes,
+            written: None,
+            _budget: Some(permit),
+            _room: Some(room),
+            #[cfg(feature = "otel")]
+            trace: None,
+        };
         self.outbox.send(outgoing).map(|()| true).map_err(|_| self.closed_error())
     }
 

@@ -77,6 +77,15 @@ pub trait MessageSink: Send {
         self.commit(start);
     }
 
+    /// The span the next message was sent in (feature `otel`), for
+    /// transports that carry W3C Trace Context with each message (HTTP
+    /// and NATS headers); the default ignores it. Called before the
+    /// message is appended, only when the span has a trace context.
+    #[cfg(feature = "otel")]
+    fn trace_next(&mut self, trace: &crate::otel::TraceContext) {
+        let _ = trace;
+    }
+
     /// Bytes queued and not yet flushed.
     fn queued(&self) -> usize;
 

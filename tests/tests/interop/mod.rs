@@ -7,3 +7,4 @@ pub mod interop_web;
 pub mod lsp_neovim;
 pub mod lsp_pygls;
 pub mod subscriptions_python;
+pub mod trace_context;

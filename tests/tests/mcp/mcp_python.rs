@@ -33,7 +33,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Mutex;
 
-fn python_dir() -> PathBuf {
+pub(crate) fn python_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("python")
 }
 
@@ -50,7 +50,7 @@ fn venv(requirements: &str) -> PathBuf {
 
 /// The venv's python, with the pinned packages installed (once per venv
 /// and requirements file).
-fn python() -> PathBuf {
+pub(crate) fn python() -> PathBuf {
     static INSTALL: Mutex<()> = Mutex::new(());
     let _once = INSTALL.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     let requirements = python_dir().join("requirements.txt");

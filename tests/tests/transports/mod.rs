@@ -19,6 +19,7 @@ pub mod oauth_jwt;
 pub mod server_connections;
 pub mod shutdown;
 pub mod tls;
+pub mod trace_context;
 #[cfg(unix)]
 pub mod unix;
 pub mod ws;

@@ -165,7 +165,11 @@ impl std::fmt::Debug for HttpSource {
 pub struct HttpSink {
     target: Arc<Target>,
     scratch: Vec<u8>,
-    queue: Vec<Vec<u8>>,
+    /// Messages to post, each with headers of its own (its span's trace
+    /// context), if any.
+    queue: Vec<(Vec<u8>, Option<HeaderMap>)>,
+    /// The headers of the message appended next.
+    next_headers: Option<HeaderMap>,
     queued: usize,
     /// Dropped on close: the source ends once every answer is in.
     replies: Option<mpsc::UnboundedSender<Vec<u8>>>,
@@ -239,7 +243,14 @@ impl HttpConnect {
             connections,
         });
         let (tx, rx) = mpsc::unbounded_channel();
-        let sink = HttpSink { target, scratch: Vec::new(), queue: Vec::new(), queued: 0, replies: Some(tx) };
+        let sink = HttpSink {
+            target,
+            scratch: Vec::new(),
+            queue: Vec::new(),
+            next_headers: None,
+            queued: 0,
+            replies: Some(tx),
+        };
         Ok((HttpSource { replies: rx, current: Vec::new() }, sink))
     }
 }
@@ -296,8 +307,13 @@ impl MessageSink for HttpSink {
         if self.scratch.len() > start {
             let message = self.scratch.split_off(start);
             self.queued += message.len();
-            self.queue.push(message);
+            self.queue.push((message, self.next_headers.take()));
         }
+    }
+
+    #[cfg(feature = "otel")]
+    fn trace_next(&mut self, trace: &crate::otel::TraceContext) {
+        trace.write_headers(self.next_headers.get_or_insert_with(HeaderMap::new));
     }
 
     fn queued(&self) -> usize {
@@ -310,8 +326,8 @@ impl MessageSink for HttpSink {
         };
         // Each message is sent on its own task: nothing is left in the
         // future, so dropping it loses nothing.
-        for message in self.queue.drain(..) {
-            tokio::spawn(exchange(Arc::clone(&self.target), message, replies.clone()));
+        for (message, headers) in self.queue.drain(..) {
+            tokio::spawn(exchange(Arc::clone(&self.target), message, headers, replies.clone()));
         }
         self.queued = 0;
         Ok(())
@@ -326,8 +342,13 @@ impl MessageSink for HttpSink {
 
 /// Posts `message`; hands the answer (or an error answer for each call in
 /// it) to `replies`.
-async fn exchange(target: Arc<Target>, message: Vec<u8>, replies: mpsc::UnboundedSender<Vec<u8>>) {
-    let failure = match target.post(&message).await {
+async fn exchange(
+    target: Arc<Target>,
+    message: Vec<u8>,
+    headers: Option<HeaderMap>,
+    replies: mpsc::UnboundedSender<Vec<u8>>,
+) {
+    let failure = match target.post(&message, headers.as_ref()).await {
         Ok((StatusCode::OK, body)) if body.is_empty() => return,
         Ok((StatusCode::OK, body)) => {
             let _ = replies.send(body.to_vec());
@@ -391,19 +412,20 @@ fn answers_every_call(message: &[u8], body: &[u8]) -> bool {
 }
 
 impl Target {
-    /// One `POST`: the status and body of the answer.
-    async fn post(&self, message: &[u8]) -> io::Result<(StatusCode, Bytes)> {
+    /// One `POST`, with `extra` headers beside the client's: the status
+    /// and body of the answer.
+    async fn post(&self, message: &[u8], extra: Option<&HeaderMap>) -> io::Result<(StatusCode, Bytes)> {
         let body = Bytes::copy_from_slice(message);
         match &self.connections {
             Connections::Http1(idle) => {
-                let (response, sender) = self.send_http1(idle, body).await?;
+                let (response, sender) = self.send_http1(idle, body, extra).await?;
                 let answer = self.read(response).await?;
                 self.checkin(idle, sender);
                 Ok(answer)
             }
             #[cfg(feature = "http2")]
             Connections::Http2(shared) => {
-                let response = self.send_http2(shared, body).await?;
+                let response = self.send_http2(shared, body, extra).await?;
                 self.read(response).await
             }
         }
@@ -415,15 +437,16 @@ impl Target {
         &self,
         idle: &Mutex<Vec<http1::SendRequest<Full<Bytes>>>>,
         body: Bytes,
+        extra: Option<&HeaderMap>,
     ) -> io::Result<(http::Response<Incoming>, http1::SendRequest<Full<Bytes>>)> {
         let (mut sender, reused) = self.checkout(idle).await?;
-        match sender.try_send_request(self.request(body.clone())?).await {
+        match sender.try_send_request(self.request(body.clone(), extra)?).await {
             Ok(response) => Ok((response, sender)),
             // A kept-alive connection the server closed meanwhile: the
             // request was not sent, so sending it again is safe.
             Err(err) if reused && err.message().is_some() => {
                 let mut fresh = self.connect_http1().await?;
-                let response = fresh.send_request(self.request(body)?).await.map_err(io::Error::other)?;
+                let response = fresh.send_request(self.request(body, extra)?).await.map_err(io::Error::other)?;
                 Ok((response, fresh))
             }
             Err(err) => Err(io::Error::other(err.into_error())),
@@ -436,16 +459,17 @@ impl Target {
         &self,
         shared: &tokio::sync::Mutex<Option<http2::SendRequest<Full<Bytes>>>>,
         body: Bytes,
+        extra: Option<&HeaderMap>,
     ) -> io::Result<http::Response<Incoming>> {
         let mut sender = self.http2_connection(shared).await?;
-        match sender.try_send_request(self.request(body.clone())?).await {
+        match sender.try_send_request(self.request(body.clone(), extra)?).await {
             Ok(response) => Ok(response),
             // The connection closed before the stream was opened (the
             // server's GOAWAY after it was idle, say): the request was not
             // sent, so sending it again on a new connection is safe.
             Err(err) if err.message().is_some() => {
                 let mut fresh = self.http2_connection(shared).await?;
-                fresh.send_request(self.request(body)?).await.map_err(io::Error::other)
+                fresh.send_request(self.request(body, extra)?).await.map_err(io::Error::other)
             }
             Err(err) => Err(io::Error::other(err.into_error())),
         }
@@ -461,7 +485,7 @@ impl Target {
         Ok((parts.status, body.to_bytes()))
     }
 
-    fn request(&self, body: Bytes) -> io::Result<Request<Full<Bytes>>> {
+    fn request(&self, body: Bytes, extra: Option<&HeaderMap>) -> io::Result<Request<Full<Bytes>>> {
         let mut request = match &self.connections {
             // HTTP/2 takes the full URI (its `:scheme` and `:authority`).
             #[cfg(feature = "http2")]
@@ -478,6 +502,10 @@ impl Target {
         .map_err(io::Error::other)?;
         for (name, value) in &self.headers {
             request.headers_mut().append(name, value.clone());
+        }
+        // The message's own (its trace context) replace the client's.
+        for (name, value) in extra.into_iter().flatten() {
+            request.headers_mut().insert(name, value.clone());
         }
         Ok(request)
     }

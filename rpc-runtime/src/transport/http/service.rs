@@ -417,6 +417,8 @@ impl Inner {
         B::Data: Send,
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
+        #[cfg(feature = "otel")]
+        let trace = crate::otel::TraceContext::from_headers(request.headers());
         // Without a hook nothing reads the request's parts: they are
         // dropped where they are instead of moved into the hook's future.
         let (cx, body) = if !self.admits() {
@@ -431,6 +433,8 @@ impl Inner {
             };
             (cx, body)
         };
+        #[cfg(feature = "otel")]
+        let cx = cx.with_trace(trace);
         match read_body(body, max_body, self.config.body_timeout).await {
             Ok(body) => Ok((cx, body)),
             Err(BodyError::TooLarge) => Err(too_large(max_body)),
@@ -457,8 +461,13 @@ impl Inner {
         parts: http::request::Parts,
         addrs: Option<HttpAddrs>,
     ) -> impl Future<Output = Result<Context, Response<Full<Bytes>>>> + Send + '_ {
+        #[cfg(feature = "otel")]
+        let trace = crate::otel::TraceContext::from_headers(&parts.headers);
         let start = self.admission(transport, parts, addrs);
-        self.admitted(start, transport, addrs)
+        let admitted = self.admitted(start, transport, addrs);
+        #[cfg(feature = "otel")]
+        let admitted = async move { admitted.await.map(|cx| cx.with_trace(trace)) };
+        admitted
     }
 
     /// What admission decides at once, or what it goes on with.

@@ -110,6 +110,7 @@ impl Connect for NatsConnect {
             prefix,
             next_seq: 1,
             scratch: Vec::new(),
+            next_headers: None,
             queue: VecDeque::new(),
             queued: 0,
             local: local_tx,
@@ -197,6 +198,9 @@ struct Outbound {
     /// The reply subject and sequence number of a message with ids.
     reply: Option<(u64, Subject)>,
     payload: Bytes,
+    /// The client's headers with this message's own (its span's trace
+    /// context), when it has some.
+    headers: Option<HeaderMap>,
 }
 
 /// The sending half of a NATS peer: each message is one publish to the
@@ -209,6 +213,8 @@ struct NatsSink {
     prefix: String,
     next_seq: u64,
     scratch: Vec<u8>,
+    /// The headers of the message appended next, if it has its own.
+    next_headers: Option<HeaderMap>,
     queue: VecDeque<Outbound>,
     queued: usize,
     local: mpsc::UnboundedSender<Vec<u8>>,
@@ -236,7 +242,8 @@ impl NatsSink {
             _ => None,
         };
         self.queued += message.len();
-        self.queue.push_back(Outbound { reply, payload: Bytes::from(message) });
+        let headers = self.next_headers.take();
+        self.queue.push_back(Outbound { reply, payload: Bytes::from(message), headers });
     }
 
     /// Fails the calls of a message too large to publish, through the
@@ -274,6 +281,13 @@ impl MessageSink for NatsSink {
         self.enqueue(message.to_vec());
     }
 
+    #[cfg(feature = "otel")]
+    fn trace_next(&mut self, trace: &crate::otel::TraceContext) {
+        let mut headers = self.headers.clone().unwrap_or_default();
+        trace.write_nats(&mut headers);
+        self.next_headers = Some(headers);
+    }
+
     fn queued(&self) -> usize {
         self.queued
     }
@@ -292,7 +306,7 @@ impl MessageSink for NatsSink {
             // Published before it leaves the queue: a flush dropped while
             // waiting sends it next time, never twice.
             let (client, subject, payload) = (&self.client, self.subject.clone(), front.payload.clone());
-            let published = match (&front.reply, &self.headers) {
+            let published = match (&front.reply, front.headers.as_ref().or(self.headers.as_ref())) {
                 (Some((_, reply)), None) => client.publish_with_reply(subject, reply.clone(), payload).await,
                 (None, None) => client.publish(subject, payload).await,
                 (Some((_, reply)), Some(headers)) => {

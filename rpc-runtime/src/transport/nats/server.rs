@@ -172,12 +172,19 @@ impl<'s> Replica<'s> {
             self.responder.publish(reply, error_answer(&payload, &error)).await;
             return;
         }
+        #[cfg(feature = "otel")]
+        let trace = headers.as_ref().and_then(crate::otel::TraceContext::from_nats);
         let cx = match &self.server.hook {
+            #[cfg(feature = "otel")]
+            None if trace.is_some() => Cow::Owned(self.base.clone().with_trace(trace)),
             None => Cow::Borrowed(&self.base),
             Some(hook) => {
                 let info =
                     ConnectionInfo::new("nats").with_part(headers.unwrap_or_default()).with_part(subject.clone());
-                let admitted = match hook.start(&info, Context::new().with_transport("nats")) {
+                let base = Context::new().with_transport("nats");
+                #[cfg(feature = "otel")]
+                let base = base.with_trace(trace);
+                let admitted = match hook.start(&info, base) {
                     Admission::Now(admitted) => admitted,
                     Admission::Later(mut admitted) => match poll_once(&mut admitted) {
                         Some(admitted) => admitted,
