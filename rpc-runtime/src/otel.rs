@@ -11,7 +11,7 @@
 //! | HTTP/1.1, HTTP/2 | the request's `traceparent`/`tracestate` headers | each `POST`'s headers |
 //! | WebSocket | the upgrade request's headers (for every call on the connection) | the upgrade request's headers, from the span current when connecting |
 //! | NATS | each message's headers | each message's headers |
-//! | MCP (any transport) | `params._meta.traceparent`/`tracestate`, per call, before the transport's | — |
+//! | any call's params (MCP's place for it) | `params._meta.traceparent`/`tracestate`, per call, before the transport's | — |
 //!
 //! A value that is not a valid [`traceparent`](https://www.w3.org/TR/trace-context/#traceparent-header)
 //! (version `ff`, upper-case hex, an all-zero id, a wrong length) is
@@ -41,19 +41,44 @@
 //! assert!(TraceContext::parse("00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01", None).is_none());
 //! ```
 //!
-//! Setting it up in a binary (`opentelemetry_sdk` and `opentelemetry-otlp`
-//! are the application's dependencies, not the runtime's):
+//! Setting it up in a binary: OpenTelemetry's SDK with an exporter (here
+//! OTLP over HTTP; `opentelemetry_sdk` and `opentelemetry-otlp` are the
+//! application's dependencies, not the runtime's), and its tracer as a
+//! layer of the subscriber. Calls' spans are at `debug`:
 //!
-//! ```ignore
-//! use opentelemetry::trace::TracerProvider as _;
+//! ```no_run
+//! # #[cfg(all(feature = "otel", feature = "http"))]
+//! # async fn run(router: rpc_runtime::Router) -> Result<(), Box<dyn std::error::Error>> {
+//! use opentelemetry_otlp::WithExportConfig;
+//! use rpc_runtime::otel::opentelemetry::trace::TracerProvider;
 //! use tracing_subscriber::prelude::*;
 //!
-//! let exporter = opentelemetry_otlp::SpanExporter::builder().with_http().with_endpoint(url).build()?;
-//! let provider = opentelemetry_sdk::trace::SdkTracerProvider::builder().with_batch_exporter(exporter).build();
+//! let exporter = opentelemetry_otlp::SpanExporter::builder()
+//!     .with_http()
+//!     .with_endpoint("http://127.0.0.1:4318/v1/traces")
+//!     .build()?;
+//! let batches = opentelemetry_sdk::trace::span_processor_with_async_runtime::BatchSpanProcessor::builder(
+//!     exporter,
+//!     opentelemetry_sdk::runtime::Tokio,
+//! )
+//! .build();
+//! let provider = opentelemetry_sdk::trace::SdkTracerProvider::builder()
+//!     .with_span_processor(batches)
+//!     .with_resource(opentelemetry_sdk::Resource::builder().with_service_name("notes").build())
+//!     .build();
 //! tracing_subscriber::registry()
-//!     .with(tracing_opentelemetry::layer().with_tracer(provider.tracer("my-service")))
+//!     .with(
+//!         rpc_runtime::otel::tracing_opentelemetry::layer()
+//!             .with_tracer(provider.tracer("notes"))
+//!             .with_filter(tracing_subscriber::filter::LevelFilter::DEBUG),
+//!     )
 //!     .init();
-//! // ... serve; on the way out, `provider.shutdown()` sends what is left.
+//!
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
+//! rpc_runtime::Server::new(router).serve(rpc_runtime::transport::http::Http::default().listener(listener)).await?;
+//! // On the way out, send what is left (it blocks: off the runtime's threads).
+//! tokio::task::spawn_blocking(move || provider.shutdown()).await??;
+//! # Ok(()) }
 //! ```
 //!
 //! The `calculator` example does exactly this with `--otlp URL`.

@@ -6,6 +6,10 @@
 //! swapped every round), so that both see the same moment of a noisy
 //! machine; it prints the median of the per-round ratios and the ratio of
 //! the summed times (see `inprocess_pair.sh`).
+//!
+//! With `SPANS=1` a registry is the global subscriber, so that each call's
+//! `rpc.call` span is made, entered and closed: what a span per call
+//! costs when something listens (see `span_instructions.sh`).
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -24,6 +28,10 @@ fn main() {
         std::process::exit(2);
     };
     let iterations: u64 = iterations.parse().expect("iterations is a number");
+    if std::env::var_os("SPANS").is_some() {
+        use tracing_subscriber::util::SubscriberInitExt;
+        tracing_subscriber::registry().init();
+    }
     let message = case.message.as_bytes();
     let mut out = Vec::with_capacity(4096);
     match implementation.as_str() {

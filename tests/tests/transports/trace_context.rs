@@ -2,7 +2,8 @@
 //! spans that tracing-opentelemetry makes of each call's span: our HTTP
 //! client (HTTP/1.1 and HTTP/2) sends its span's context and the server's
 //! span is its child; a WebSocket upgrade's `traceparent` parents every
-//! call on the connection; MCP's `params._meta.traceparent` parents its
+//! call on the connection, and our WebSocket client sends the span it
+//! connects in; MCP's `params._meta.traceparent` parents its
 //! call and wins over the transport's; an invalid `traceparent` is
 //! ignored (a new trace). The whole path over HTTP and NATS with
 //! OpenTelemetry's Python SDK is `interop::trace_context`.
@@ -148,6 +149,22 @@ async fn a_websocket_upgrade_s_traceparent_parents_every_call_on_the_connection(
         assert_eq!(call.parent_span_id, SpanId::from_hex(PARENT).unwrap());
         assert_eq!(call.span_context.trace_state().get("congo"), Some("t61rcWkgMzE"), "tracestate carried on");
     }
+}
+
+#[tokio::test]
+async fn our_websocket_client_sends_the_span_it_connects_in() {
+    let (collected, _provider, _guard) = collect();
+    let addr = serve_http(Server::new(SumImpl.into_rpc())).await;
+    let caller = tracing::info_span!("connecting");
+    let connect = Peer::builder().connect(rpc_runtime::transport::ws::WsConnect::new(format!("ws://{addr}/")));
+    let peer = tracing::Instrument::instrument(connect, caller.clone()).await.expect("connect");
+    let client = SumClient::new(peer);
+    assert_eq!(client.add(1, 1).await.expect("add"), 2);
+    let caller = caller.context().span().span_context().clone();
+    let calls = collected.calls();
+    let call = calls.last().expect("the server's span");
+    assert_eq!(call.span_context.trace_id(), caller.trace_id());
+    assert_eq!(call.parent_span_id, caller.span_id());
 }
 
 #[tokio::test]

@@ -139,6 +139,12 @@ impl WsConnect {
                 HeaderValue::try_from(value.as_str()).map_err(|err| invalid(format!("header `{name}`: {err}")))?;
             request.headers_mut().append(name, value);
         }
+        // The span current when connecting: the server parents every call
+        // on the connection with it.
+        #[cfg(feature = "otel")]
+        if let Some(trace) = crate::otel::TraceContext::current() {
+            trace.write_headers(request.headers_mut());
+        }
         let stream = TcpStream::connect((host.trim_start_matches('[').trim_end_matches(']'), port)).await?;
         let _ = stream.set_nodelay(true);
         #[cfg(feature = "tls")]
