@@ -58,8 +58,10 @@ pub(crate) fn call(method: &str, id: Option<&str>, params: Option<&RawValue>, cx
 fn adopt_caller(span: &Span, params: Option<&RawValue>, cx: &Context) {
     match params.and_then(crate::otel::TraceContext::from_meta) {
         Some(parent) => parent.adopt(span),
+        // What the transport carried, unless the call is already inside a
+        // span (its batch's, which took it).
         None => {
-            if let Some(parent) = &cx.trace {
+            if let Some(parent) = cx.trace.as_ref().filter(|_| tracing::Span::current().is_none()) {
                 parent.adopt(span);
             }
         }
@@ -108,14 +110,20 @@ pub(crate) fn enabled() -> bool {
 /// The span of a batch of `len` entries, inside the current span.
 #[inline]
 pub(crate) fn batch(len: usize, cx: &Context) -> Span {
-    tracing::debug_span!(
+    let span = tracing::debug_span!(
         "rpc.batch",
         rpc.system = "jsonrpc",
         rpc.jsonrpc.batch_len = len,
         network.transport = cx.transport,
         network.peer.address = cx.peer_addr.map(|addr| tracing::field::display(addr.ip())),
         network.peer.port = cx.peer_addr.map(|addr| addr.port()),
-    )
+    );
+    // The batch continues the caller's trace; its calls are inside it.
+    #[cfg(feature = "otel")]
+    if let Some(parent) = cx.trace.as_ref().filter(|_| !span.is_disabled()) {
+        parent.adopt(&span);
+    }
+    span
 }
 
 /// Records on `span` that its call failed with `error`.

@@ -113,6 +113,29 @@ async fn the_http_client_sends_its_span_and_the_server_span_is_its_child() {
 }
 
 #[tokio::test]
+async fn a_batch_continues_the_callers_trace_with_its_calls_inside() {
+    let (collected, _provider, _guard) = collect();
+    let addr = serve_http(Server::new(SumImpl.into_rpc())).await;
+    let body = json!([
+        {"jsonrpc": "2.0", "id": 1, "method": "add", "params": [1, 2]},
+        {"jsonrpc": "2.0", "id": 2, "method": "add", "params": [3, 4]},
+    ])
+    .to_string();
+    let reply =
+        exchange(addr, &post_json(addr, &body, &[&format!("traceparent: {}", traceparent(TRACE, PARENT))])).await;
+    assert!(reply.body.contains("\"result\":7"), "{}", reply.body);
+    let spans = collected.0.lock().unwrap_or_else(PoisonError::into_inner).clone();
+    let batch = spans.iter().find(|span| span.name == "rpc.batch").expect("the batch's span");
+    assert_eq!(batch.span_context.trace_id(), TraceId::from_hex(TRACE).unwrap());
+    assert_eq!(batch.parent_span_id, SpanId::from_hex(PARENT).unwrap());
+    let calls = collected.calls();
+    assert_eq!(calls.len(), 2);
+    for call in calls {
+        assert_eq!(call.parent_span_id, batch.span_context.span_id(), "inside the batch");
+    }
+}
+
+#[tokio::test]
 async fn an_invalid_traceparent_is_ignored_and_the_call_starts_a_trace() {
     let (collected, _provider, _guard) = collect();
     let addr = serve_http(Server::new(SumImpl.into_rpc())).await;
