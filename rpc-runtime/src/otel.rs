@@ -2,7 +2,7 @@
 //! (feature `otel`).
 //!
 //! Each call already has a `tracing` span named with OpenTelemetry's
-//! conventions ([`rpc.call`](crate::guide::observability)). With this
+//! conventions ([`rpc.call`](crate::guide::production#one-span-per-call)). With this
 //! feature, that span continues the caller's trace instead of starting a
 //! new one, and the calls a handler makes carry its span's context on:
 //!

@@ -67,7 +67,7 @@ impl LogLevel {
         LEVELS.iter().find(|(_, text)| *text == name).map(|(level, _)| *level)
     }
 
-    fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         LEVELS.iter().find(|(level, _)| *level == self).map_or("info", |(_, text)| text)
     }
 

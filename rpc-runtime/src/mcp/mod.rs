@@ -30,7 +30,7 @@ pub use content::{Completion, Contents, PromptMessages, Resource};
 #[cfg(feature = "http")]
 pub use http::{
     DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT, HEADER_MISMATCH, McpBody, McpHttp, McpHttpListener,
-    McpHttpService, McpResponseFuture,
+    McpHttpService, McpResponseFuture, MemoryStore, SessionRecord, SessionStore, SessionStoreFuture,
 };
 pub use input::{
     Elicit, ElicitField, Elicitation, INPUT_FAILED, InputError, MISSING_REQUIRED_CLIENT_CAPABILITY, Sampled, Sampling,
@@ -380,7 +380,10 @@ fn methods(server: Arc<ToolServer>) -> Router {
     }
     for (spec, handler) in handlers {
         let server = Arc::clone(&server);
-        if let Err(err) = router.register(spec, move |params, cx| handler(&server, params, cx)) {
+        if let Err(err) = router.register(spec, move |params, cx| {
+            resume_changes(&server, cx);
+            handler(&server, params, cx)
+        }) {
             unreachable!("MCP method names are distinct: {err}");
         }
     }
@@ -398,13 +401,29 @@ fn methods(server: Arc<ToolServer>) -> Router {
     ];
     for (spec, handler) in direct {
         let server = Arc::clone(&server);
-        if let Err(err) =
-            router.register_direct(spec, Box::new(move |params, cx, out| handler(&server, params, cx, out)))
-        {
+        if let Err(err) = router.register_direct(
+            spec,
+            Box::new(move |params, cx, out| {
+                resume_changes(&server, cx);
+                handler(&server, params, cx, out)
+            }),
+        ) {
             unreachable!("MCP method names are distinct: {err}");
         }
     }
     router
+}
+
+/// Forwards the application's changes to a Streamable HTTP session that
+/// another replica initialized (restored here from a session store), from
+/// its first call on this replica on: `initialize` did it where it ran.
+fn resume_changes(server: &ToolServer, cx: &Context) {
+    let (Some(changes), Some(link), None) = (&server.changes, &cx.link, cx.peer()) else { return };
+    let Some(session) = session_of(cx) else { return };
+    if session.start_forwarding() {
+        let outlet = outlet::Outlet::of_session(cx, &session);
+        changes::forward(server, changes, Arc::clone(&session), Arc::clone(link), outlet);
+    }
 }
 
 type Handler = fn(&Arc<ToolServer>, Params<'_>, &Context) -> Result<MethodOutcome, ErrorObject>;
@@ -494,7 +513,7 @@ fn initialize(server: &Arc<ToolServer>, params: Params<'_>, cx: &Context) -> Res
     if let Some(capabilities) = request.capabilities.and_then(|raw| serde_json::from_str(raw.get()).ok()) {
         session.set_capabilities(capabilities);
     }
-    if let (Some(changes), Some(link)) = (&server.changes, &cx.link) {
+    if let (Some(changes), Some(link), true) = (&server.changes, &cx.link, session.start_forwarding()) {
         let outlet = outlet::Outlet::of_session(cx, &session);
         changes::forward(server, changes, Arc::clone(&session), Arc::clone(link), outlet);
     }

@@ -37,6 +37,10 @@ pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
 #[derive(Default)]
 pub(crate) struct Session {
     state: Mutex<State>,
+    /// Whether the changes the application announces are forwarded to
+    /// this session from this process (started by `initialize`, or for a
+    /// session restored from a session store, by its first call here).
+    forwarding: std::sync::atomic::AtomicBool,
 }
 
 #[derive(Default)]
@@ -55,6 +59,10 @@ struct State {
     subscriptions: HashSet<String>,
     /// `logging/setLevel`'s level.
     log_level: Option<LogLevel>,
+    /// How many times what a session store keeps of it changed (the
+    /// members above), or the generation of the record it was restored
+    /// from (Streamable HTTP with a session store).
+    generation: u64,
     /// Where notifications unrelated to a request go over Streamable
     /// HTTP: the session's `GET` stream, while one is open.
     #[cfg(feature = "http")]
@@ -105,12 +113,23 @@ impl Session {
             ));
         }
         state.revision = Some(revision);
+        state.generation += 1;
         Ok(())
+    }
+
+    /// Whether changes should start being forwarded to the session now:
+    /// `true` once, for an initialized session.
+    pub(crate) fn start_forwarding(&self) -> bool {
+        self.revision().is_some() && !self.forwarding.swap(true, std::sync::atomic::Ordering::AcqRel)
     }
 
     /// Records `notifications/initialized`.
     pub(crate) fn mark_initialized(&self) {
-        self.lock().initialized = true;
+        let mut state = self.lock();
+        if !state.initialized {
+            state.initialized = true;
+            state.generation += 1;
+        }
     }
 
     /// Records the client's capabilities (from `initialize`).
@@ -118,6 +137,7 @@ impl Session {
         let mut state = self.lock();
         state.input_capabilities = askable(&capabilities).then(|| capabilities.clone());
         state.capabilities = Some(capabilities);
+        state.generation += 1;
     }
 
     /// A new request to the client: its id, and where its answer comes;
@@ -161,13 +181,20 @@ impl Session {
                 ),
             ));
         }
-        state.subscriptions.insert(uri);
+        if state.subscriptions.insert(uri) {
+            state.generation += 1;
+        }
         Ok(())
     }
 
     /// Ends the subscription to `uri`; whether there was one.
     pub(crate) fn unsubscribe(&self, uri: &str) -> bool {
-        self.lock().subscriptions.remove(uri)
+        let mut state = self.lock();
+        let removed = state.subscriptions.remove(uri);
+        if removed {
+            state.generation += 1;
+        }
+        removed
     }
 
     /// Whether the session subscribed to `uri`.
@@ -191,7 +218,54 @@ impl Session {
 
     /// Sets the level of `logging/setLevel`.
     pub(crate) fn set_log_level(&self, level: LogLevel) {
-        self.lock().log_level = Some(level);
+        let mut state = self.lock();
+        if state.log_level != Some(level) {
+            state.log_level = Some(level);
+            state.generation += 1;
+        }
+    }
+
+    /// How many times what a session store keeps changed (see
+    /// [`Session::record`]).
+    #[cfg(feature = "http")]
+    pub(crate) fn generation(&self) -> u64 {
+        self.lock().generation
+    }
+
+    /// What a session store keeps of the session, owned by `owner`.
+    #[cfg(feature = "http")]
+    pub(crate) fn record(&self, owner: Option<&str>) -> super::http::SessionRecord {
+        let state = self.lock();
+        let mut subscriptions: Vec<String> = state.subscriptions.iter().cloned().collect();
+        subscriptions.sort_unstable();
+        super::http::SessionRecord {
+            protocol_version: state.revision.map(|revision| revision.as_str().to_owned()),
+            initialized: state.initialized,
+            capabilities: state.capabilities.clone(),
+            log_level: state.log_level.map(|level| level.as_str().to_owned()),
+            subscriptions,
+            owner: owner.map(str::to_owned),
+            generation: state.generation,
+        }
+    }
+
+    /// Takes what `record` says when it is newer than what the session
+    /// has (another replica changed it); what lives only here (the `GET`
+    /// stream, requests for input) stays. A revision this server does not
+    /// speak, or a level it does not know, reads as none.
+    #[cfg(feature = "http")]
+    pub(crate) fn restore(&self, record: &super::http::SessionRecord) {
+        let mut state = self.lock();
+        if record.generation <= state.generation {
+            return;
+        }
+        state.revision = record.protocol_version.as_deref().and_then(Revision::parse).filter(|r| !r.is_modern());
+        state.initialized = record.initialized;
+        state.input_capabilities = record.capabilities.as_ref().filter(|caps| askable(caps)).cloned();
+        state.capabilities = record.capabilities.clone();
+        state.log_level = record.log_level.as_deref().and_then(LogLevel::parse);
+        state.subscriptions = record.subscriptions.iter().take(MAX_SUBSCRIPTIONS).cloned().collect();
+        state.generation = record.generation;
     }
 
     /// Makes `stream` the session's `GET` stream (replacing one before,

@@ -10,4 +10,5 @@ pub mod mcp_oauth;
 pub mod mcp_permissions;
 pub mod mcp_protocol;
 pub mod mcp_python;
+pub mod mcp_replicas;
 pub mod mcp_typescript;

@@ -12,6 +12,7 @@ mod body;
 mod request;
 mod serve;
 mod sessions;
+mod store;
 mod stream;
 
 use std::convert::Infallible;
@@ -32,6 +33,7 @@ use tokio::sync::{mpsc, oneshot};
 pub use body::McpBody;
 pub use request::HEADER_MISMATCH;
 pub use serve::{McpHttp, McpHttpListener};
+pub use store::{MemoryStore, SessionRecord, SessionStore, SessionStoreFuture};
 
 use super::outlet::RequestStream;
 use super::revision::Revision;
@@ -46,7 +48,7 @@ use crate::wire::response::write_error;
 use crate::wire::{ErrorObject, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR};
 use body::CancelOnDrop;
 use request::{Headers, Kind, Message, SESSION_ID};
-use sessions::{InUse, Sessions};
+use sessions::{HttpSession, InUse, Sessions};
 
 /// Sessions open at once by default (handshake revisions; see
 /// [`McpHttp::max_sessions`]).
@@ -116,6 +118,9 @@ const EVENT_BACKLOG: usize = 64;
 pub struct McpHttpService {
     http: HttpService,
     sessions: Arc<Sessions>,
+    /// Where sessions are kept for every replica, when set
+    /// ([`McpHttp::session_store`]); else `sessions` is all there is.
+    store: Option<Arc<dyn SessionStore>>,
     /// The HTTP settings' CORS layer widened to MCP's methods and headers.
     #[cfg(feature = "cors")]
     cors: Option<tower_http::cors::CorsLayer>,
@@ -137,6 +142,49 @@ impl McpHttpService {
             cors: mcp_cors(&settings.http),
             http: settings.http.service(server),
             sessions: Arc::new(Sessions::new(settings.max_sessions, settings.session_idle_timeout)),
+            store: settings.store.as_ref().map(|store| Arc::clone(&store.0)),
+        }
+    }
+
+    /// The session `id` of `owner`, in use until the guard drops. With a
+    /// session store, the store says whether it exists and what it holds,
+    /// and its local part here is made (or brought up to date) from that.
+    async fn session(&self, id: &str, owner: Option<&str>) -> Result<InUse, Unusable> {
+        let Some(store) = &self.store else {
+            return self.sessions.get(id, owner).ok_or(Unusable::NotFound);
+        };
+        let record = match store.load(id).await {
+            Ok(Some(record)) => record,
+            Ok(None) => {
+                // Ended (by another replica) or expired: so is its part here.
+                self.sessions.discard(id);
+                return Err(Unusable::NotFound);
+            }
+            Err(err) => return Err(Unusable::StoreFailed(err)),
+        };
+        if record.owner() != owner {
+            return Err(Unusable::NotFound);
+        }
+        let max_calls = self.http.inner().server.engine.limits().max_concurrent_requests;
+        let in_use = self.sessions.adopt(id, max_calls, owner).ok_or(Unusable::Full)?;
+        if let Some(state) = in_use.0.state() {
+            state.restore(&record);
+        }
+        Ok(in_use)
+    }
+
+    /// Writes session `id` back to the store when it changed since
+    /// `generation` (`logging/setLevel`, `resources/subscribe`, ...), so
+    /// that the other replicas serve its next requests as it now is.
+    async fn save(&self, id: &str, session: &HttpSession, generation: u64, owner: Option<&str>) {
+        let (Some(store), Some(state)) = (&self.store, session.state()) else { return };
+        if state.generation() == generation {
+            return;
+        }
+        match store.update(id, &state.record(owner)).await {
+            Ok(true) => {}
+            Ok(false) => tracing::debug!("an MCP session ended while a request changed it"),
+            Err(err) => tracing::warn!(error = %err, "the MCP session store could not keep a session's change"),
         }
     }
 
@@ -258,15 +306,9 @@ impl McpHttpService {
         }
         let initialize = message.kind == Kind::Request && message.method.as_deref() == Some("initialize");
         let (in_use, new_id) = match &headers.session_id {
-            Some(id) => match self.sessions.get(id, sessions::owner_of(&cx)) {
-                Some(in_use) => (in_use, None),
-                None => {
-                    let error = ErrorObject::new(
-                        INVALID_REQUEST,
-                        "Not Found: no such session (unknown, ended or expired); start a new one with `initialize` without Mcp-Session-Id",
-                    );
-                    return json_error(StatusCode::NOT_FOUND, message.id, &error);
-                }
+            Some(id) => match self.session(id, sessions::owner_of(&cx)).await {
+                Ok(in_use) => (in_use, None),
+                Err(unusable) => return unusable.response(message.id),
             },
             None if initialize => {
                 match self.sessions.open(inner.server.engine.limits().max_concurrent_requests, sessions::owner_of(&cx))
@@ -314,24 +356,77 @@ impl McpHttpService {
         }
         cx.link = Some(Arc::clone(&in_use.0.link));
         let opened = Arc::clone(&in_use.0);
+        let generation = opened.state().map_or(0, |state| state.generation());
         // A session that asked for logs (or may be asked for input) gets
         // its calls' answers as streams, where those messages go first.
         let session_streams = message.may_send_more() && in_use.0.state().is_some_and(|state| state.streams_calls());
         // A new session that fails its `initialize` is ended as its owner.
-        let owner = new_id.as_ref().and_then(|_| sessions::owner_of(&cx)).map(str::to_owned);
+        let owner = sessions::owner_of(&cx).map(str::to_owned);
         let answer = Answer { headers, message, modern: false, closed: None, in_use: Some(in_use), session_streams };
         let mut response = answer.run(inner, body, cx).await;
-        if let Some(id) = new_id {
-            let initialized = opened.state().and_then(|session| session.revision()).is_some();
-            match HeaderValue::from_str(&id) {
-                Ok(value) if initialized => {
-                    response.headers_mut().insert(SESSION_ID, value);
-                }
-                _ => {
-                    self.sessions.end(&id, owner.as_deref());
-                }
+        let Some(id) = new_id else {
+            if let Some(id) = &headers.session_id {
+                self.save(id, &opened, generation, owner.as_deref()).await;
+            }
+            return response;
+        };
+        let initialized = opened.state().and_then(|session| session.revision()).is_some();
+        let value = match HeaderValue::from_str(&id) {
+            Ok(value) if initialized => value,
+            _ => {
+                self.sessions.end(&id, owner.as_deref());
+                return response;
+            }
+        };
+        if let (Some(store), Some(state)) = (&self.store, opened.state()) {
+            let kept = store.create(&id, &state.record(owner.as_deref())).await;
+            if !matches!(kept, Ok(true)) {
+                self.sessions.end(&id, owner.as_deref());
+                return match kept {
+                    Err(err) => Unusable::StoreFailed(err).response(message.id),
+                    _ => Unusable::StoreFull.response(message.id),
+                };
             }
         }
+        response.headers_mut().insert(SESSION_ID, value);
+        response
+    }
+}
+
+/// Why the session a request names cannot serve it.
+enum Unusable {
+    /// Unknown, ended, expired or another's: 404.
+    NotFound,
+    /// This replica holds [`McpHttp::max_sessions`] sessions: 503.
+    Full,
+    /// The session store keeps all the sessions it may: 503.
+    StoreFull,
+    /// The session store failed: 503.
+    StoreFailed(std::io::Error),
+}
+
+impl Unusable {
+    /// The answer to a request (of `id`, when known) naming the session.
+    fn response(self, id: Option<&RawValue>) -> Response<McpBody> {
+        let reason = match self {
+            Unusable::NotFound => {
+                let error = ErrorObject::new(
+                    INVALID_REQUEST,
+                    "Not Found: no such session (unknown, ended or expired); start a new one with `initialize` without Mcp-Session-Id",
+                );
+                return json_error(StatusCode::NOT_FOUND, id, &error);
+            }
+            Unusable::Full => {
+                "Service Unavailable: this server holds as many MCP sessions as it may (max_sessions); retry later"
+            }
+            Unusable::StoreFull => "Service Unavailable: the MCP session store is full; retry later",
+            Unusable::StoreFailed(err) => {
+                tracing::warn!(error = %err, "the MCP session store failed");
+                "Service Unavailable: the MCP session store did not answer; retry later"
+            }
+        };
+        let mut response = plain(StatusCode::SERVICE_UNAVAILABLE, reason);
+        response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
         response
     }
 }

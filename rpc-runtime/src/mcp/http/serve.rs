@@ -11,6 +11,7 @@ use http::{Request, Response};
 use hyper::body::Incoming;
 use tokio::net::{TcpListener, ToSocketAddrs};
 
+use super::store::{SessionStore, SharedStore};
 use super::{DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT, McpBody, McpHttpService};
 use crate::transport::http::{ConnectionSlot, Endpoint, Http, HttpAddrs, HttpService, serve_listener};
 use crate::transport::listener::{Listener, Shutdown};
@@ -37,6 +38,7 @@ pub struct McpHttp {
     pub(super) http: Http,
     pub(super) max_sessions: usize,
     pub(super) session_idle_timeout: Duration,
+    pub(super) store: Option<SharedStore>,
 }
 
 impl Default for McpHttp {
@@ -45,6 +47,7 @@ impl Default for McpHttp {
             http: Http::default(),
             max_sessions: DEFAULT_MAX_SESSIONS,
             session_idle_timeout: DEFAULT_SESSION_IDLE_TIMEOUT,
+            store: None,
         }
     }
 }
@@ -77,6 +80,46 @@ impl McpHttp {
     #[must_use = "a builder does nothing until used"]
     pub fn session_idle_timeout(self, timeout: Duration) -> Self {
         McpHttp { session_idle_timeout: timeout, ..self }
+    }
+
+    /// Keeps the sessions of the handshake revisions in `store`, which
+    /// every replica of the server shares, so that a load balancer may
+    /// send each request to any of them (no sticky sessions). Without
+    /// one, sessions live in this endpoint's memory only, and a request
+    /// reaching another replica gets 404.
+    ///
+    /// Each request that names a session loads its [`SessionRecord`]
+    /// (the revision, the client's capabilities, the log level,
+    /// subscriptions, the OAuth owner) and a session that changed is
+    /// written back before its answer goes out. The store bounds how many
+    /// sessions exist and when they expire (see [`SessionStore`]);
+    /// [`max_sessions`](McpHttp::max_sessions) still bounds the sessions
+    /// this endpoint holds calls and streams for at once (503 past it),
+    /// and [`session_idle_timeout`](McpHttp::session_idle_timeout) which
+    /// of those it may let go when full.
+    ///
+    /// What cannot travel in a record stays with the replica that has it:
+    /// `notifications/cancelled` cancels a call only on the replica that
+    /// runs it, a request for input (elicitation, sampling) is answered
+    /// only through the replica whose call asked, the session's `GET`
+    /// stream carries what its own replica sends, and a session's running
+    /// calls are bounded per replica. `DELETE` ends the session
+    /// everywhere, and cancels its calls on the replica it reached (the
+    /// others notice at their next request for it).
+    ///
+    /// ```no_run
+    /// # async fn run(router: rpc_runtime::Router) -> std::io::Result<()> {
+    /// use rpc_runtime::mcp::{McpHttp, McpServer, MemoryStore};
+    /// let store = MemoryStore::default(); // or a store on a shared database
+    /// let settings = McpHttp::default().session_store(store.clone());
+    /// McpServer::new(router).into_server().serve(settings.bind("127.0.0.1:8080").await?).await
+    /// # }
+    /// ```
+    ///
+    /// [`SessionRecord`]: super::SessionRecord
+    #[must_use = "a builder does nothing until used"]
+    pub fn session_store(self, store: impl SessionStore) -> Self {
+        McpHttp { store: Some(SharedStore(std::sync::Arc::new(store))), ..self }
     }
 
     /// The endpoint of `server` (made by

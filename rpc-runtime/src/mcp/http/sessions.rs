@@ -1,7 +1,9 @@
 //! The sessions of the handshake revisions over Streamable HTTP: one per
 //! `Mcp-Session-Id`, each with the MCP handshake state and the running
 //! requests that `notifications/cancelled` may cancel; bounded in number
-//! and ended after a time without requests.
+//! and ended after a time without requests. With a session store, this
+//! table holds each session's part local to this process (its running
+//! calls, its `GET` stream), and the store says which sessions exist.
 
 use std::collections::HashMap;
 use std::fmt::Write;
@@ -88,15 +90,7 @@ impl Sessions {
     /// the idle ones) or no random id can be made.
     pub(crate) fn open(&self, max_calls: usize, owner: Option<&str>) -> Option<(String, InUse)> {
         let id = new_id()?;
-        let max_calls = max_calls.clamp(1, Semaphore::MAX_PERMITS.min(u32::MAX as usize));
-        let session = Arc::new(HttpSession {
-            link: Arc::new(Link::concurrent(Cancellation::Mcp)),
-            last_used: Mutex::new(Instant::now()),
-            active: AtomicUsize::new(1),
-            calls: Arc::new(Semaphore::new(max_calls)),
-            max_calls,
-            owner: owner.map(Into::into),
-        });
+        let session = new_session(max_calls, owner);
         let mut by_id = self.lock();
         if by_id.len() >= self.max {
             self.end_idle(&mut by_id);
@@ -106,6 +100,40 @@ impl Sessions {
         }
         by_id.insert(id.clone(), Arc::clone(&session));
         Some((id, InUse(session)))
+    }
+
+    /// The local part of session `id` of `owner`, which a session store
+    /// says exists: the one this endpoint holds, else a new one (to
+    /// restore from the store's record). `None` when [`Sessions::max`]
+    /// sessions are held here (after ending the idle ones).
+    pub(crate) fn adopt(&self, id: &str, max_calls: usize, owner: Option<&str>) -> Option<InUse> {
+        let mut by_id = self.lock();
+        // However long it was idle here (other replicas may have served
+        // it meanwhile): the store, not this table, says it exists.
+        if let Some(session) = by_id.get(id).filter(|session| session.owner.as_deref() == owner) {
+            session.active.fetch_add(1, Ordering::AcqRel);
+            return Some(InUse(Arc::clone(session)));
+        }
+        if let Some(stale) = by_id.remove(id) {
+            stale.link.stop.raise();
+        }
+        if by_id.len() >= self.max {
+            self.end_idle(&mut by_id);
+            if by_id.len() >= self.max {
+                return None;
+            }
+        }
+        let session = new_session(max_calls, owner);
+        by_id.insert(id.to_owned(), Arc::clone(&session));
+        Some(InUse(session))
+    }
+
+    /// Ends the local part of session `id`, whoever owns it: a session
+    /// store says the session no longer exists.
+    pub(crate) fn discard(&self, id: &str) {
+        if let Some(session) = self.lock().remove(id) {
+            session.link.stop.raise();
+        }
     }
 
     /// The session `id` of `owner`, in use until the guard drops; `None`
@@ -152,6 +180,19 @@ impl Sessions {
             !expired
         });
     }
+}
+
+/// A new session, in use, whose calls may run `max_calls` at once.
+fn new_session(max_calls: usize, owner: Option<&str>) -> Arc<HttpSession> {
+    let max_calls = max_calls.clamp(1, Semaphore::MAX_PERMITS.min(u32::MAX as usize));
+    Arc::new(HttpSession {
+        link: Arc::new(Link::concurrent(Cancellation::Mcp)),
+        last_used: Mutex::new(Instant::now()),
+        active: AtomicUsize::new(1),
+        calls: Arc::new(Semaphore::new(max_calls)),
+        max_calls,
+        owner: owner.map(Into::into),
+    })
 }
 
 /// Who a request's context says is calling, to bind sessions to: the
@@ -202,5 +243,38 @@ mod tests {
         assert!(sessions.end(&second, None));
         assert!(!sessions.end(&second, None));
         assert_eq!(sessions.len(), 1);
+    }
+
+    #[test]
+    fn a_stored_session_is_rebuilt_here_and_takes_newer_records_only() {
+        use crate::mcp::revision::Revision;
+        let elsewhere = Session::default();
+        elsewhere.start(Revision::V2025_06_18).unwrap();
+        elsewhere.set_capabilities(serde_json::json!({"elicitation": {}}));
+        elsewhere.set_log_level(crate::mcp::logging::LogLevel::Debug);
+        elsewhere.subscribe("notes://1".into()).unwrap();
+        let record = elsewhere.record(Some("alice"));
+        assert_eq!(record.protocol_version(), Some("2025-06-18"));
+
+        let sessions = Sessions::new(1, Duration::from_secs(60));
+        let here = sessions.adopt("id", 4, Some("alice")).expect("room");
+        let state = here.0.state().unwrap();
+        state.restore(&record);
+        assert_eq!(state.revision(), Some(Revision::V2025_06_18));
+        assert!(state.streams_calls() && state.is_subscribed("notes://1"));
+        assert_eq!(state.record(Some("alice")), record, "the same record back");
+        // An older record (a replica behind) changes nothing.
+        state.unsubscribe("notes://1");
+        state.restore(&record);
+        assert!(!state.is_subscribed("notes://1"));
+        // The same local part for the same owner; none for another id when full.
+        drop(here);
+        assert!(Arc::ptr_eq(
+            &sessions.adopt("id", 4, Some("alice")).unwrap().0,
+            &sessions.get("id", Some("alice")).unwrap().0
+        ));
+        assert!(sessions.adopt("other", 4, None).is_none(), "full, and the one held is not idle");
+        sessions.discard("id");
+        assert_eq!(sessions.len(), 0);
     }
 }

@@ -14,7 +14,7 @@ use tokio::sync::mpsc;
 
 use super::request::{Headers, SESSION_ID};
 use super::sessions::owner_of;
-use super::{EVENT_BACKLOG, McpBody, McpHttpService, event_stream, json_error, not_allowed, plain};
+use super::{EVENT_BACKLOG, McpBody, McpHttpService, Unusable, event_stream, json_error, not_allowed, plain};
 use crate::dispatch::context::Context;
 use crate::mcp::revision::Revision;
 use crate::mcp::session::Session;
@@ -55,13 +55,14 @@ impl McpHttpService {
             Err(refusal) => return refusal,
         };
         // Not held: an open stream does not keep an idle session alive.
-        let Some(session) = self.sessions.get(&id, owner_of(&cx)).and_then(|in_use| in_use.0.state()) else {
-            let error = ErrorObject::new(
-                INVALID_REQUEST,
-                "Not Found: no such session (unknown, ended or expired); start a new one with `initialize`",
-            );
-            return json_error(StatusCode::NOT_FOUND, None, &error);
+        let in_use = match self.session(&id, owner_of(&cx)).await {
+            Ok(in_use) => in_use,
+            Err(unusable) => return unusable.response(None),
         };
+        let Some(session) = in_use.0.state() else {
+            return Unusable::NotFound.response(None);
+        };
+        drop(in_use);
         let (sender, receiver) = mpsc::channel(EVENT_BACKLOG);
         session.attach_stream(sender);
         event_stream(receiver, None)
@@ -86,7 +87,21 @@ impl McpHttpService {
             Ok(cx) => cx,
             Err(refusal) => return refusal,
         };
-        if !self.sessions.end(&id, owner_of(&cx)) {
+        let ended = match &self.store {
+            None => self.sessions.end(&id, owner_of(&cx)),
+            Some(store) => {
+                if let Err(unusable) = self.session(&id, owner_of(&cx)).await {
+                    return unusable.response(None);
+                }
+                let removed = match store.remove(&id).await {
+                    Ok(removed) => removed,
+                    Err(err) => return Unusable::StoreFailed(err).response(None),
+                };
+                self.sessions.discard(&id);
+                removed
+            }
+        };
+        if !ended {
             let error = ErrorObject::new(INVALID_REQUEST, "Not Found: no such session (unknown, ended or expired)");
             return json_error(StatusCode::NOT_FOUND, None, &error);
         }
