@@ -15,6 +15,9 @@ const LAYERS: &[(&str, u8)] = &[
     ("sync", 0),
     ("wire", 1),
     ("spec", 1),
+    // W3C Trace Context: a format, like the wire's, that dispatch reads and
+    // peers and transports write.
+    ("otel", 1),
     ("catalog", 2),
     ("dispatch", 3),
     ("peer", 4),

@@ -30,7 +30,7 @@ pub enum Received<'a> {
     /// is made again on the new connection, instead of waiting for items
     /// that would never come.
     Reconnecting {
-        /// The transport's name (`"ws"`), for the logs.
+        /// The transport's name (`"ws"`, `"tcp"`), for the logs.
         transport: &'static str,
     },
 }

@@ -9,7 +9,8 @@ pub(crate) mod listener;
 pub mod memory;
 #[cfg(feature = "nats")]
 pub mod nats;
-#[cfg(any(feature = "http", feature = "ws"))]
+pub(crate) mod reconnect;
+pub(crate) mod redial;
 pub(crate) mod replies;
 pub(crate) mod server;
 pub mod stdio;
@@ -24,4 +25,5 @@ pub mod ws;
 
 pub use hook::HookFuture;
 pub use listener::{Connect, Listener, Serve, Shutdown, Transport, WithGracefulShutdown};
+pub use reconnect::Reconnect;
 pub use server::DEFAULT_MAX_CONNECTIONS;

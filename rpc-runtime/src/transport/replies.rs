@@ -1,6 +1,6 @@
 //! Answers made up on the calling side, for transports that can lose a
 //! request without the other side ever answering it (an HTTP status other
-//! than 200, a WebSocket connection lost): one error response per request
+//! than 200, a WebSocket or TCP connection lost): one error response per request
 //! id in the message, so that each call fails at once with a clear error
 //! instead of waiting for its timeout.
 //!
@@ -25,7 +25,6 @@ pub(crate) fn request_ids(message: &[u8]) -> Vec<Box<str>> {
 /// of every entry without a `method`, with or without a `result` or an
 /// `error` (wider than [`Message::is_response`]): the other side meant it
 /// as the answer to that id, so no error is made up for the id later.
-#[cfg(feature = "ws")]
 pub(crate) fn response_ids(message: &[u8]) -> Vec<Box<str>> {
     ids(message, |entry| entry.method.is_none())
 }
@@ -66,7 +65,6 @@ mod tests {
         assert!(request_ids(b"not json").is_empty());
     }
 
-    #[cfg(feature = "ws")]
     #[test]
     fn the_ids_of_responses_are_those_of_entries_without_a_method() {
         let batch = br#"[{"jsonrpc":"2.0","result":1,"id":1},{"jsonrpc":"2.0","error":{"code":1,"message":"m"},"id":2},

@@ -17,7 +17,8 @@ use crate::wire::{BorrowedFrame, FrameReader, Framing};
 /// once written, so an idle connection does not keep its peak.
 const KEEP_CAPACITY: usize = 256 * 1024;
 
-fn received(frame: BorrowedFrame<'_>) -> Received<'_> {
+/// A frame read off a byte stream, as the connection takes it.
+pub(super) fn received(frame: BorrowedFrame<'_>) -> Received<'_> {
     match frame {
         BorrowedFrame::Message(message) => Received::Message(message),
         BorrowedFrame::TooLarge { size } => Received::TooLarge { size },

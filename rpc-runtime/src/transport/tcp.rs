@@ -1,18 +1,24 @@
 //! TCP: a listener serving every connection it accepts (with the
 //! connection limit, the hook and graceful shutdown), and the client's
-//! connect.
+//! connect, reconnecting or not (the reconnecting halves are in `redial`).
 
+use std::fmt;
+use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::io::{AsyncWrite, AsyncWriteExt};
+use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::{TcpListener, TcpStream, ToSocketAddrs};
 use tokio::sync::Semaphore;
 
 use super::deadline::WriteDeadline;
 use super::listener::{Connect, Listener, Shutdown};
+use super::reconnect::Reconnect;
+use super::redial::Reopen;
 use super::server::{ConnectionInfo, Server};
 use super::stream::StreamSink;
 use crate::dispatch::context::Context;
@@ -149,22 +155,116 @@ where
 
 /// A TCP server to connect to, at an address (anything
 /// [`tokio::net::lookup_host`] resolves: `"127.0.0.1:4000"`,
-/// `("localhost", 4000)`, a `SocketAddr`), for [`PeerBuilder::connect`].
+/// `("localhost", 4000)`, a `SocketAddr`), for [`PeerBuilder::connect`];
+/// with [`Tcp::reconnect`], a client that opens a new connection when it
+/// loses one.
+///
+/// ```no_run
+/// # async fn run() -> std::io::Result<()> {
+/// use rpc_runtime::{Peer, transport::{Reconnect, tcp::Tcp}};
+/// let peer = Peer::builder().connect(Tcp::new("127.0.0.1:4000").reconnect(Reconnect::default())).await?;
+/// # Ok(()) }
+/// ```
 #[derive(Clone, Debug)]
 pub struct Tcp<A> {
     pub(crate) addr: A,
+    /// How to reconnect (a reconnecting client only).
+    pub(crate) redial: Option<Redial>,
+}
+
+/// Opens a new TCP connection to the same address, resolved again.
+pub(crate) type Dial = Arc<dyn Fn() -> Pin<Box<dyn Future<Output = io::Result<TcpStream>> + Send>> + Send + Sync>;
+
+/// How a reconnecting TCP client opens a new connection, and when.
+#[derive(Clone)]
+pub(crate) struct Redial {
+    pub(crate) dial: Dial,
+    pub(crate) policy: Reconnect,
+}
+
+impl fmt::Debug for Redial {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.policy.fmt(f)
+    }
 }
 
 impl<A: ToSocketAddrs + Send + Sync + 'static> Tcp<A> {
     /// The TCP server at `addr`.
     pub fn new(addr: A) -> Self {
-        Tcp { addr }
+        Tcp { addr, redial: None }
+    }
+}
+
+impl<A: ToSocketAddrs + Clone + Send + Sync + 'static> Tcp<A> {
+    /// Reconnects when the connection is lost (off by default), as
+    /// `policy` says; the address is resolved again each time. The first
+    /// connection is not retried: a server that cannot be reached fails
+    /// [`PeerBuilder::connect`] at once.
+    ///
+    /// When the connection ends or fails, calls in flight fail at once
+    /// with a [`TRANSPORT_ERROR`](crate::wire::TRANSPORT_ERROR) error
+    /// object saying so (`data`: `{"transport": "tcp"}`; they may or may
+    /// not have run), which displays as "the TCP connection was lost...";
+    /// calls made later wait for the new connection and go through it.
+    /// Subscriptions made on the lost connection are made again on the new
+    /// one, each stream yielding
+    /// [`ClientError::Resubscribed`](crate::ClientError::Resubscribed)
+    /// first (items may have been missed). Once `policy`'s attempts run
+    /// out, the connection closes and every call fails with
+    /// [`ClientError::Transport`](crate::ClientError::Transport) ("...
+    /// reconnecting failed N times: ..."). A close by this side ends it for
+    /// good. Either [`Framing`](crate::Framing) works, on every new
+    /// connection as on the first; with [`Tcp::tls`] after it (feature
+    /// `tls`), every new connection makes its TLS handshake again.
+    ///
+    /// ```no_run
+    /// # async fn run() -> std::io::Result<()> {
+    /// use std::time::Duration;
+    ///
+    /// use rpc_runtime::{Framing, Peer, transport::{Reconnect, tcp::Tcp}};
+    ///
+    /// let policy = Reconnect::default().max(Duration::from_secs(2)).attempts(Some(30));
+    /// let peer = Peer::builder()
+    ///     .framing(Framing::ContentLength)
+    ///     .connect(Tcp::new("127.0.0.1:4000").reconnect(policy))
+    ///     .await?;
+    /// # Ok(()) }
+    /// ```
+    #[must_use = "a builder does nothing until used"]
+    pub fn reconnect(self, policy: Reconnect) -> Self {
+        let addr = self.addr.clone();
+        let dial: Dial = Arc::new(move || {
+            let addr = addr.clone();
+            Box::pin(async move {
+                let stream = TcpStream::connect(addr).await?;
+                let _ = stream.set_nodelay(true);
+                Ok(stream)
+            })
+        });
+        Tcp { redial: Some(Redial { dial, policy }), ..self }
     }
 }
 
 impl<A: ToSocketAddrs + Send + Sync + 'static> Connect for Tcp<A> {
     async fn connect(self, builder: PeerBuilder) -> io::Result<Peer> {
-        TcpStream::connect(self.addr).await?.connect(builder).await
+        let Some(Redial { dial, policy }) = self.redial else {
+            return TcpStream::connect(self.addr).await?.connect(builder).await;
+        };
+        let stream = dial().await?;
+        let builder = with_peer_addr(builder, &stream);
+        let reopen: Reopen<OwnedReadHalf, OwnedWriteHalf> = Arc::new(move || {
+            let dial = Arc::clone(&dial);
+            Box::pin(async move { Ok(dial().await?.into_split()) })
+        });
+        Ok(builder.start_redialing(stream.into_split(), reopen, policy))
+    }
+}
+
+/// `builder` with the address `stream` is connected to in its [`Context`].
+pub(crate) fn with_peer_addr(builder: PeerBuilder, stream: &TcpStream) -> PeerBuilder {
+    match stream.peer_addr() {
+        Ok(addr) => PeerBuilder { cx: builder.cx.with_peer_addr(addr), ..builder },
+        Err(_) => builder,
     }
 }
 
@@ -173,12 +273,8 @@ impl<A: ToSocketAddrs + Send + Sync + 'static> Connect for Tcp<A> {
 impl Connect for TcpStream {
     async fn connect(self, builder: PeerBuilder) -> io::Result<Peer> {
         let _ = self.set_nodelay(true);
-        let addr = self.peer_addr().ok();
+        let builder = with_peer_addr(builder, &self);
         let (reader, writer) = self.into_split();
-        let builder = match addr {
-            Some(addr) => PeerBuilder { cx: builder.cx.with_peer_addr(addr), ..builder },
-            None => builder,
-        };
         Ok(builder.start_stream(reader, writer))
     }
 }

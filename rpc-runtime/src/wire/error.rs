@@ -51,8 +51,10 @@ pub const LIMIT_EXCEEDED: i64 = -32005;
 /// - `{"transport": "ws"}`: the WebSocket connection was lost before the
 ///   answer came, under a client that reconnects (`WsConnect::reconnect`,
 ///   feature `ws`).
+/// - `{"transport": "tcp"}`: the same for a TCP client that reconnects
+///   ([`Tcp::reconnect`](crate::transport::tcp::Tcp::reconnect)).
 ///
-/// In the last two cases the call may or may not have run. These display
+/// In the last three cases the call may or may not have run. These display
 /// as what they are ("the server refused the request: HTTP 401
 /// Unauthorized...", "the WebSocket connection was lost..."), not as an
 /// answer of the server. A server may still send -32099 for errors of its

@@ -18,6 +18,7 @@ pub mod oauth;
 pub mod oauth_jwt;
 pub mod server_connections;
 pub mod shutdown;
+pub mod tcp_reconnect;
 pub mod tls;
 pub mod trace_context;
 #[cfg(unix)]

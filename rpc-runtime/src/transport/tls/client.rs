@@ -17,7 +17,8 @@ use tokio_rustls::rustls::{self, ClientConfig};
 use super::{CaBundle, certificates, certified_key, invalid, private_key, provider, read_file};
 use crate::peer::{Peer, PeerBuilder};
 use crate::transport::listener::Connect;
-use crate::transport::tcp::Tcp;
+use crate::transport::redial::Reopen;
+use crate::transport::tcp::{Redial, Tcp, with_peer_addr};
 
 /// A client's TLS settings: the CAs it trusts to sign a server's
 /// certificate, and optionally its own certificate for servers that ask.
@@ -155,25 +156,43 @@ pub struct TlsTcp<A> {
 impl<A: ToSocketAddrs + Send + Sync + 'static> Tcp<A> {
     /// The same server, reached over TLS with `tls`, its certificate
     /// checked for `server_name` (a DNS name, or an IP address). Needs
-    /// the `tls` feature.
+    /// the `tls` feature. A client made with
+    /// [`Tcp::reconnect`](crate::transport::tcp::Tcp::reconnect) makes the
+    /// handshake again on every new connection.
     pub fn tls(self, tls: ClientTls, server_name: impl Into<String>) -> TlsTcp<A> {
         TlsTcp { tcp: self, tls, server_name: server_name.into() }
+    }
+}
+
+impl<A: ToSocketAddrs + Clone + Send + Sync + 'static> TlsTcp<A> {
+    /// Reconnects when the connection is lost, as
+    /// [`Tcp::reconnect`](crate::transport::tcp::Tcp::reconnect) does,
+    /// making the TLS handshake again on every new connection.
+    #[must_use = "a builder does nothing until used"]
+    pub fn reconnect(self, policy: crate::transport::Reconnect) -> Self {
+        TlsTcp { tcp: self.tcp.reconnect(policy), ..self }
     }
 }
 
 impl<A: ToSocketAddrs + Send + Sync + 'static> Connect for TlsTcp<A> {
     async fn connect(self, builder: PeerBuilder) -> io::Result<Peer> {
         let name = server_name(&self.server_name)?;
-        let stream = TcpStream::connect(self.tcp.addr).await?;
-        let _ = stream.set_nodelay(true);
-        let addr = stream.peer_addr().ok();
-        let stream = self.tls.connect(stream, &name).await?;
-        let builder = match addr {
-            Some(addr) => PeerBuilder { cx: builder.cx.with_peer_addr(addr), ..builder },
-            None => builder,
+        let Some(Redial { dial, policy }) = self.tcp.redial else {
+            let stream = TcpStream::connect(self.tcp.addr).await?;
+            let _ = stream.set_nodelay(true);
+            let builder = with_peer_addr(builder, &stream);
+            let (reader, writer) = tokio::io::split(self.tls.connect(stream, &name).await?);
+            return Ok(builder.start_stream(reader, writer));
         };
-        let (reader, writer) = tokio::io::split(stream);
-        Ok(builder.start_stream(reader, writer))
+        let stream = dial().await?;
+        let builder = with_peer_addr(builder, &stream);
+        let first = tokio::io::split(self.tls.connect(stream, &name).await?);
+        let tls = self.tls;
+        let reopen: Reopen<_, _> = Arc::new(move || {
+            let (dial, tls, name) = (Arc::clone(&dial), tls.clone(), name.clone());
+            Box::pin(async move { Ok(tokio::io::split(tls.connect(dial().await?, &name).await?)) })
+        });
+        Ok(builder.start_redialing(first, reopen, policy))
     }
 }
 

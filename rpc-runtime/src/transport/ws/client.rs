@@ -18,10 +18,11 @@ use tokio_tungstenite::tungstenite::Error as WsError;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 
-use super::reconnect::{Reconnect, Reopen};
+use super::reconnect::Reopen;
 use super::socket::{build, config, into_io};
 use crate::peer::{Peer, PeerBuilder};
 use crate::transport::listener::Connect;
+use crate::transport::reconnect::Reconnect;
 
 /// The client's socket: TCP, or (`wss://`) TLS over it.
 #[cfg(feature = "tls")]

@@ -13,8 +13,8 @@ mod sink;
 mod socket;
 mod source;
 
+pub use crate::transport::reconnect::Reconnect;
 pub use client::WsConnect;
-pub use reconnect::Reconnect;
 pub(crate) use server::{WsServerOptions, is_upgrade, upgrade};
 pub use sink::WsSink;
 pub use source::WsSource;

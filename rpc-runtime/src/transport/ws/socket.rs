@@ -24,9 +24,10 @@ use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 
 use super::keepalive::Keepalive;
-use super::reconnect::{Reconnect, Reopen};
+use super::reconnect::Reopen;
 use super::sink::WsSink;
 use super::source::WsSource;
+use crate::transport::reconnect::Reconnect;
 
 /// Bytes tungstenite asks of the socket per read. It zeroes this much of
 /// its read buffer before every read, including the read that finds

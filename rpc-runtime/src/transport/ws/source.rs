@@ -24,9 +24,10 @@ use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::{Error as WsError, Message, Utf8Bytes};
 
 use super::keepalive::Keepalive;
-use super::reconnect::{Backoff, Reconnect, Reopen};
+use super::reconnect::Reopen;
 use super::socket::{Shared, into_io, ready_then_send};
 use crate::peer::{MessageSource, Received};
+use crate::transport::reconnect::{Backoff, Reconnect};
 use crate::transport::replies::response_ids;
 
 /// Bytes a pong frame adds to the output beyond its payload (the server's
