@@ -688,13 +688,7 @@ async fn main() -> std::process::ExitCode {
             return std::process::ExitCode::from(2);
         }
     };
-    let telemetry = match examples::init_logging_and_traces(options.otlp.as_deref(), "calculator") {
-        Ok(telemetry) => telemetry,
-        Err(message) => {
-            eprintln!("calculator: {message}");
-            return std::process::ExitCode::from(2);
-        }
-    };
+    let telemetry = examples::init_logging_and_traces(options.otlp.as_deref(), "calculator");
     examples::quiet_repeated_panics();
     if options.catalog {
         println!("{}", CalculatorCatalog::catalog().to_json_pretty());

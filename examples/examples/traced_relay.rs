@@ -97,13 +97,7 @@ async fn main() -> std::process::ExitCode {
             return std::process::ExitCode::from(2);
         }
     };
-    let telemetry = match examples::init_logging_and_traces(options.otlp.as_deref(), "traced_relay") {
-        Ok(telemetry) => telemetry,
-        Err(message) => {
-            eprintln!("traced_relay: {message}");
-            return std::process::ExitCode::from(2);
-        }
-    };
+    let telemetry = examples::init_logging_and_traces(options.otlp.as_deref(), "traced_relay");
     let result = run(options).await;
     telemetry.shutdown().await;
     match result {

@@ -99,9 +99,21 @@ impl Telemetry {
 ///
 /// Spans go in batches (`OTEL_BSP_SCHEDULE_DELAY`, default 5 s), on a
 /// task of the tokio runtime this is called in; stderr's lines are as
-/// [`init_logging`] writes them.
+/// [`init_logging`] writes them. An exporter that cannot be made (a URL
+/// that is not one) is a usage error: the program says so and exits 2.
 #[cfg(feature = "otel")]
-pub fn init_logging_and_traces(otlp: Option<&str>, service: &'static str) -> Result<Telemetry, String> {
+pub fn init_logging_and_traces(otlp: Option<&str>, service: &'static str) -> Telemetry {
+    match telemetry(otlp, service) {
+        Ok(telemetry) => telemetry,
+        Err(message) => {
+            eprintln!("{service}: {message}");
+            std::process::exit(2);
+        }
+    }
+}
+
+#[cfg(feature = "otel")]
+fn telemetry(otlp: Option<&str>, service: &'static str) -> Result<Telemetry, String> {
     use opentelemetry_otlp::WithExportConfig;
     use rpc_runtime::otel::opentelemetry::trace::TracerProvider;
     use tracing_subscriber::layer::SubscriberExt;

@@ -91,7 +91,7 @@ impl Context {
 
     /// The same context, its calls the children of `trace` (the caller's
     /// span, as the transport carried it).
-    #[cfg(feature = "otel")]
+    #[cfg(all(feature = "otel", any(feature = "http", feature = "nats")))]
     pub(crate) fn with_trace(mut self, trace: Option<crate::otel::TraceContext>) -> Self {
         self.trace = trace.map(Arc::new);
         self

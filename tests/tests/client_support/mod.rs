@@ -116,3 +116,19 @@ pub async fn spawn_announcing(program: &Path, args: &[&str], prefixes: &[&str]) 
     });
     (child, found.into_iter().map(Option::unwrap_or_default).collect())
 }
+
+/// What a subscription yields next that is not an item (an error such as
+/// `ClientError::Resubscribed`, or its end), skipping items, within the
+/// hang guard.
+pub async fn next_event<T>(stream: &mut rpc_runtime::Subscription<T>) -> Option<Result<T, rpc_runtime::ClientError>> {
+    tokio::time::timeout(crate::common::HANG_GUARD, async {
+        loop {
+            match stream.next().await {
+                Some(Ok(_)) => continue,
+                other => return other,
+            }
+        }
+    })
+    .await
+    .expect("the stream says so instead of waiting forever")
+}

@@ -6,6 +6,7 @@
 //! stays gone gives up after its attempts, and over TLS every new
 //! connection makes its handshake again.
 
+use crate::client_support::next_event;
 use crate::common::{Wire, HANG_GUARD};
 use crate::web_support::listener;
 
@@ -113,20 +114,6 @@ async fn ticking(feed: &FeedClient) -> rpc_runtime::Subscription<u64> {
     let mut ticks = feed.ticks().await.expect("subscribed");
     assert_eq!(ticks.next().await.expect("an item").expect("a tick"), 1);
     ticks
-}
-
-/// What the stream yields next that is not a tick, within the hang guard.
-async fn next_event(ticks: &mut rpc_runtime::Subscription<u64>) -> Option<Result<u64, ClientError>> {
-    tokio::time::timeout(HANG_GUARD, async {
-        loop {
-            match ticks.next().await {
-                Some(Ok(_)) => continue,
-                other => return other,
-            }
-        }
-    })
-    .await
-    .expect("the stream says so instead of waiting forever")
 }
 
 /// The server stopped mid-stream, refusing connections for a while, then

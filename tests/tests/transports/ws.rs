@@ -5,6 +5,7 @@
 //! calls in flight fail when the connection is lost, whether or not the
 //! server comes back).
 
+use crate::client_support::next_event;
 use crate::web_support;
 
 use std::time::Duration;
@@ -352,20 +353,6 @@ async fn ticking(addr: impl std::fmt::Display, max: Duration, attempts: u32) -> 
     let mut ticks = TickerClient::new(peer).ticks().await.expect("subscribed");
     assert_eq!(ticks.next().await.expect("an item").expect("a tick"), 1);
     ticks
-}
-
-/// What the stream yields next that is not a tick, within the hang guard.
-async fn next_event(ticks: &mut rpc_runtime::Subscription<u64>) -> Option<Result<u64, ClientError>> {
-    tokio::time::timeout(HANG_GUARD, async {
-        loop {
-            match ticks.next().await {
-                Some(Ok(_)) => continue,
-                other => return other,
-            }
-        }
-    })
-    .await
-    .expect("the stream says so instead of waiting forever")
 }
 
 /// A subscription made over a connection that is then lost used to wait
