@@ -20,7 +20,11 @@
 //! span where the call carried W3C Trace Context (see [`crate::otel`]):
 //! MCP's `params._meta` first, then what the transport carried. Its span
 //! also has `otel.kind = "server"` and `otel.name` = the method, which
-//! tracing-opentelemetry makes the exported span's kind and name.
+//! tracing-opentelemetry makes the exported span's kind and name, and
+//! `otel.status_code = "ERROR"` when the call fails. An outgoing call of a
+//! [`Peer`](crate::Peer) is then a span too (`rpc.client`, at `DEBUG`, of
+//! kind client, target `rpc_runtime::peer`), whose context its request
+//! carries.
 //!
 //! With no subscriber interested, making a span is the callsite's level
 //! and interest check and an empty [`Span`]: no field is computed, nothing
@@ -94,7 +98,7 @@ fn new_call(method: &str, id: Option<&str>, cx: &Context) -> Span {
     // With `otel`, a server span named after the method, for
     // tracing-opentelemetry; without, the fields as they always were.
     #[cfg(feature = "otel")]
-    return call_span!(method, id, cx, otel.kind = "server", otel.name = method);
+    return call_span!(method, id, cx, otel.kind = "server", otel.name = method, otel.status_code = Empty);
     #[cfg(not(feature = "otel"))]
     call_span!(method, id, cx,)
 }
@@ -138,6 +142,9 @@ pub(crate) fn failed(span: &Span, error: &ErrorObject) {
 fn record_error(span: &Span, error: &ErrorObject) {
     span.record("rpc.jsonrpc.error_code", error.code());
     span.record("rpc.jsonrpc.error_message", error.message());
+    // An error status for OpenTelemetry (the field exists with `otel`).
+    #[cfg(feature = "otel")]
+    span.record("otel.status_code", "ERROR");
 }
 
 /// The id as OpenTelemetry wants it: a string's value, a number's text,

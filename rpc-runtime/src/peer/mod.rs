@@ -153,7 +153,7 @@ impl Peer {
         params: Option<&RawValue>,
         timeout: Option<Duration>,
     ) -> Result<Box<RawValue>, ClientError> {
-        self.call_with(|id| request_bytes(method, params, Some(id)), timeout).await
+        self.call_with(method, |id| request_bytes(method, params, Some(id)), timeout).await
     }
 
     /// [`Peer::call_raw`] with params it owns, dropped as soon as the
@@ -165,12 +165,36 @@ impl Peer {
         params: Option<Box<RawValue>>,
         timeout: Option<Duration>,
     ) -> Result<Box<RawValue>, ClientError> {
-        self.call_with(move |id| request_bytes(method, params.as_deref(), Some(id)), timeout).await
+        self.call_with(method, move |id| request_bytes(method, params.as_deref(), Some(id)), timeout).await
+    }
+
+    /// One outgoing call of `method` (with `otel`, inside a client span
+    /// whose context the request carries where its transport can).
+    async fn call_with(
+        &self,
+        method: &str,
+        request: impl FnOnce(u64) -> Vec<u8>,
+        timeout: Option<Duration>,
+    ) -> Result<Box<RawValue>, ClientError> {
+        #[cfg(feature = "otel")]
+        {
+            let span = outgoing_span(method);
+            if !span.is_disabled() {
+                let result = tracing::Instrument::instrument(self.exchange(request, timeout), span.clone()).await;
+                if let Err(err) = &result {
+                    outgoing_failed(&span, err);
+                }
+                return result;
+            }
+        }
+        #[cfg(not(feature = "otel"))]
+        let _ = method;
+        self.exchange(request, timeout).await
     }
 
     /// One outgoing call: registers an id, queues `request(id)`, waits for
     /// the answer, all within `timeout` (or the connection's default).
-    async fn call_with(
+    async fn exchange(
         &self,
         request: impl FnOnce(u64) -> Vec<u8>,
         timeout: Option<Duration>,
@@ -336,6 +360,37 @@ fn preview(id: &str) -> &str {
         end -= 1;
     }
     &id[..end]
+}
+
+/// The span of an outgoing call of `method` (feature `otel`): at `debug`,
+/// a client span named after the method for tracing-opentelemetry, with
+/// the JSON-RPC fields a server's `rpc.call` has.
+#[cfg(feature = "otel")]
+fn outgoing_span(method: &str) -> tracing::Span {
+    tracing::debug_span!(
+        "rpc.client",
+        rpc.system = "jsonrpc",
+        rpc.method = method,
+        rpc.jsonrpc.error_code = tracing::field::Empty,
+        rpc.jsonrpc.error_message = tracing::field::Empty,
+        otel.kind = "client",
+        otel.name = method,
+        otel.status_code = tracing::field::Empty,
+    )
+}
+
+/// Records on an outgoing call's span that it failed with `err`.
+#[cfg(feature = "otel")]
+#[cold]
+fn outgoing_failed(span: &tracing::Span, err: &ClientError) {
+    if let Some(code) = err.code() {
+        span.record("rpc.jsonrpc.error_code", code);
+    }
+    match err.server_error() {
+        Some(error) => span.record("rpc.jsonrpc.error_message", error.message()),
+        None => span.record("rpc.jsonrpc.error_message", tracing::field::display(err)),
+    };
+    span.record("otel.status_code", "ERROR");
 }
 
 #[cfg(test)]

@@ -4,8 +4,9 @@
 //! real `nats-server`; all three export their spans over OTLP/HTTP
 //! (protobuf) to a receiver the test starts (`tests/python/otel_trace.py
 //! receive`, decoding with the `opentelemetry-proto` package). The spans
-//! must make one trace: the client's span, the relay's server span under
-//! it, the calculator's under the relay's.
+//! must make one trace: the Python client's span, the relay's server span
+//! under it, the relay's client span for its call under that, and the
+//! calculator's server span under the relay's client span.
 //!
 //! Needs `python3` (the SDK comes from `tests/python/requirements.txt`,
 //! in the MCP tests' venv) and `nats-server`; skipped without them unless
@@ -55,13 +56,13 @@ async fn one_request_is_one_trace_across_http_and_nats() {
     let otlp = format!("http://127.0.0.1:{}", port.expect("`listening PORT`"));
 
     let subject = format!("svc.trace.{}", std::process::id());
-    let (back, _) = spawn_announcing(
+    let (mut calculator_process, _) = spawn_announcing(
         &calculator,
         &["--nats", nats.url(), "--subject", &subject, "--otlp", &otlp],
         &["serving NATS subject"],
     )
     .await;
-    let (front, addr) = spawn_announcing(
+    let (mut relay_process, addr) = spawn_announcing(
         &relay,
         &["--http", "127.0.0.1:0", "--nats", nats.url(), "--subject", &subject, "--otlp", &otlp],
         &["listening on http://"],
@@ -83,35 +84,42 @@ async fn one_request_is_one_trace_across_http_and_nats() {
     assert!(client["traceparent"].as_str().is_some_and(|header| header.contains(&trace_id)), "{client}");
 
     // Both examples send what they have left on SIGTERM.
-    terminate(&front);
-    terminate(&back);
-    let mut by_service: HashMap<String, Value> = HashMap::new();
+    terminate(&relay_process);
+    terminate(&calculator_process);
+    // By service and kind (OTLP's SPAN_KIND_SERVER is 2, CLIENT 3).
+    let mut received: HashMap<(String, u64), Value> = HashMap::new();
     let collected = tokio::time::timeout(Duration::from_secs(30), async {
-        while by_service.len() < 3 {
+        while received.len() < 4 {
             let line = spans.next_line().await.expect("read").expect("the receiver stays up");
             let span: Value = serde_json::from_str(&line).expect("a span's JSON line");
-            let service = span["service"].as_str().unwrap_or_default().to_owned();
+            let key = (span["service"].as_str().unwrap_or_default().to_owned(), span["kind"].as_u64().unwrap_or(0));
             if span["trace_id"] == trace_id.as_str() {
-                by_service.insert(service, span);
+                received.insert(key, span);
             }
         }
     })
     .await;
-    assert!(collected.is_ok(), "spans of trace {trace_id} received: {by_service:#?}");
+    assert!(collected.is_ok(), "spans of trace {trace_id} received: {received:#?}");
 
-    let (python_span, front_span, back_span) =
-        (&by_service["python-client"], &by_service["traced_relay"], &by_service["calculator"]);
+    let span = |service: &str, kind: u64| {
+        received
+            .get(&(service.to_owned(), kind))
+            .unwrap_or_else(|| panic!("no {service} span of kind {kind}: {received:#?}"))
+    };
+    let (python_span, front, outgoing, back) =
+        (span("python-client", 3), span("traced_relay", 2), span("traced_relay", 3), span("calculator", 2));
     assert_eq!(python_span["span_id"], client_span.as_str());
-    // The relay's server span is the client's child; the calculator's is
-    // the relay's child: parent links across HTTP, then NATS.
-    assert_eq!(front_span["parent_span_id"], client_span.as_str(), "{front_span}");
-    assert_eq!(back_span["parent_span_id"], front_span["span_id"], "{back_span}");
-    for server in [front_span, back_span] {
-        assert_eq!(server["name"], "subtract", "named after the method: {server}");
-        assert_eq!(server["kind"], 2, "a server span (SPAN_KIND_SERVER): {server}");
+    // The relay's server span is the Python client's child (over HTTP);
+    // the relay's call to the calculator is a client span inside it; the
+    // calculator's server span is that client span's child (over NATS).
+    assert_eq!(front["parent_span_id"], client_span.as_str(), "{front}");
+    assert_eq!(outgoing["parent_span_id"], front["span_id"], "{outgoing}");
+    assert_eq!(back["parent_span_id"], outgoing["span_id"], "{back}");
+    for ours in [front, outgoing, back] {
+        assert_eq!(ours["name"], "subtract", "named after the method: {ours}");
     }
-    let (front, back) = (front.wait_with_output().await.expect("relay exits"), back.wait_with_output().await);
-    assert!(front.status.success(), "traced_relay exits 0 after SIGTERM: {}", front.status);
-    assert!(back.expect("calculator exits").status.success());
+    let (relay, calculator) = (relay_process.wait().await.expect("relay exits"), calculator_process.wait().await);
+    assert!(relay.success(), "traced_relay exits 0 after SIGTERM: {relay}");
+    assert!(calculator.expect("calculator exits").success());
     drop((receiver, nats));
 }

@@ -1,7 +1,8 @@
 //! W3C Trace Context in process, with OpenTelemetry's SDK collecting the
 //! spans that tracing-opentelemetry makes of each call's span: our HTTP
-//! client (HTTP/1.1 and HTTP/2) sends its span's context and the server's
-//! span is its child; a WebSocket upgrade's `traceparent` parents every
+//! client (HTTP/1.1 and HTTP/2) makes a client span and sends its context,
+//! and the server's span is its child; a failed call is an error on both
+//! sides; a WebSocket upgrade's `traceparent` parents every
 //! call on the connection, and our WebSocket client sends the span it
 //! connects in; MCP's `params._meta.traceparent` parents its
 //! call and wins over the transport's; an invalid `traceparent` is
@@ -19,7 +20,7 @@ use futures_util::{SinkExt, StreamExt};
 use opentelemetry_sdk::error::OTelSdkResult;
 use opentelemetry_sdk::trace::{SdkTracerProvider, SpanData, SpanExporter};
 use rpc_runtime::mcp::McpServer;
-use rpc_runtime::otel::opentelemetry::trace::{SpanId, SpanKind, TraceContextExt, TraceId, TracerProvider};
+use rpc_runtime::otel::opentelemetry::trace::{SpanId, SpanKind, Status, TraceContextExt, TraceId, TracerProvider};
 use rpc_runtime::otel::tracing_opentelemetry::{self, OpenTelemetrySpanExt};
 use rpc_runtime::transport::http::{Http, HttpConnect};
 use rpc_runtime::{rpc, Peer, Server};
@@ -62,6 +63,12 @@ impl SpanExporter for Collected {
 }
 
 impl Collected {
+    /// The last span of `kind` ended so far.
+    fn last(&self, kind: SpanKind) -> Option<SpanData> {
+        let spans = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        spans.iter().rev().find(|span| span.span_kind == kind).cloned()
+    }
+
     /// The server spans (a call's `rpc.call`) ended so far.
     fn calls(&self) -> Vec<SpanData> {
         let spans = self.0.lock().unwrap_or_else(PoisonError::into_inner);
@@ -103,12 +110,39 @@ async fn the_http_client_sends_its_span_and_the_server_span_is_its_child() {
         assert_eq!(sum, 5);
         let caller = caller.context().span().span_context().clone();
         drop(client);
-        let calls = collected.calls();
-        let call = calls.last().expect("the server's span");
+        // The call is a client span inside the caller's; the server's span
+        // is the client span's child, over HTTP.
+        let outgoing = collected.last(SpanKind::Client).expect("the client's span");
+        assert_eq!(outgoing.name, "add");
+        assert_eq!(outgoing.parent_span_id, caller.span_id(), "inside the caller's span (http2: {http2})");
+        let call = collected.last(SpanKind::Server).expect("the server's span");
         assert_eq!(call.name, "add", "named after the method");
         assert_eq!(call.span_context.trace_id(), caller.trace_id(), "one trace (http2: {http2})");
-        assert_eq!(call.parent_span_id, caller.span_id(), "the caller's span is the parent (http2: {http2})");
+        assert_eq!(
+            call.parent_span_id,
+            outgoing.span_context.span_id(),
+            "the client span is the parent (http2: {http2})"
+        );
         assert!(call.parent_span_is_remote, "the parent came over HTTP");
+    }
+}
+
+#[tokio::test]
+async fn a_failed_outgoing_call_and_its_server_span_are_errors() {
+    let (collected, _provider, _guard) = collect();
+    let addr = serve_http(Server::new(SumImpl.into_rpc())).await;
+    let peer = Peer::builder().connect(HttpConnect::new(format!("http://{addr}/"))).await.expect("connect");
+    let failed = peer.call::<i64, _>("add", ["one", "two"]).await.expect_err("invalid params");
+    assert!(failed.is_invalid_params(), "{failed}");
+    for kind in [SpanKind::Client, SpanKind::Server] {
+        let span = collected.last(kind.clone()).expect("a span");
+        assert!(matches!(span.status, Status::Error { .. }), "{kind:?}: {:?}", span.status);
+        let code = span
+            .attributes
+            .iter()
+            .find(|kv| kv.key.as_str() == "rpc.jsonrpc.error_code")
+            .map(|kv| kv.value.to_string());
+        assert_eq!(code.as_deref(), Some("-32602"), "{kind:?}");
     }
 }
 
