@@ -16,8 +16,12 @@
 
 import json
 import sys
+import threading
 import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+PRINTING = threading.Lock()
 
 
 def receive():
@@ -49,7 +53,11 @@ def receive():
                             "span_id": span.span_id.hex(),
                             "parent_span_id": span.parent_span_id.hex(),
                         }
-                        print(json.dumps(line), flush=True)
+                        # Requests are handled on threads of their own:
+                        # one line at a time, whole.
+                        with PRINTING:
+                            sys.stdout.write(json.dumps(line) + "\n")
+                            sys.stdout.flush()
             answer = ExportTraceServiceResponse().SerializeToString()
             self.send_response(200)
             self.send_header("Content-Type", "application/x-protobuf")
