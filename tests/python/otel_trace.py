@@ -12,6 +12,13 @@
         context in `traceparent` (the SDK's default W3C propagator), exports
         its span to the OTLP receiver at OTLP, and prints a JSON line with
         the answer, trace_id and span_id.
+
+    python otel_trace.py mcp CALCULATOR OTLP
+        The official MCP SDK with OpenTelemetry's SDK installed: in a span
+        per session, calls `subtract` on `CALCULATOR --mcp --otlp OTLP`
+        over stdio, in auto mode (2026-07-28) then legacy (2025-11-25); the
+        SDK sends its client span's context in `params._meta` (SEP-414).
+        Prints a JSON line: each mode's negotiated version and trace_id.
 """
 
 import json
@@ -75,14 +82,8 @@ def receive():
 
 def call(url, otlp):
     from opentelemetry import propagate, trace
-    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-    from opentelemetry.sdk.resources import Resource
-    from opentelemetry.sdk.trace import TracerProvider
-    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
-    provider = TracerProvider(resource=Resource.create({"service.name": "python-client"}))
-    provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter(endpoint=f"{otlp}/v1/traces")))
-    trace.set_tracer_provider(provider)
+    provider = tracer_provider("python-client", otlp)
     tracer = trace.get_tracer("otel_trace.py")
     with tracer.start_as_current_span("subtract", kind=trace.SpanKind.CLIENT) as span:
         headers = {"Content-Type": "application/json"}
@@ -102,10 +103,51 @@ def call(url, otlp):
     print(json.dumps(line), flush=True)
 
 
+def tracer_provider(service, otlp):
+    """OpenTelemetry's SDK as the global tracer provider, exporting each
+    span to the OTLP receiver at `otlp` as it ends."""
+    from opentelemetry import trace
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+    provider = TracerProvider(resource=Resource.create({"service.name": service}))
+    provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter(endpoint=f"{otlp}/v1/traces")))
+    trace.set_tracer_provider(provider)
+    return provider
+
+
+async def mcp(calculator, otlp):
+    """The official MCP SDK, which puts its client span's context in each
+    request's `_meta` (SEP-414), calling `calculator --mcp --otlp OTLP`
+    over stdio in both eras."""
+    from mcp import Client, StdioServerParameters
+    from opentelemetry import trace
+
+    provider = tracer_provider("python-mcp", otlp)
+    tracer = trace.get_tracer("otel_trace.py")
+    sessions = {}
+    for mode in ("auto", "legacy"):
+        params = StdioServerParameters(command=calculator, args=["--mcp", "--otlp", otlp])
+        with tracer.start_as_current_span(f"session {mode}") as span:
+            async with Client(params, mode=mode) as client:
+                result = await client.call_tool("subtract", {"minuend": 42, "subtrahend": 23})
+                assert not result.is_error, result
+                version = client.protocol_version
+        sessions[mode] = {"version": version, "trace_id": format(span.get_span_context().trace_id, "032x")}
+    provider.shutdown()
+    print(json.dumps(sessions), flush=True)
+
+
 if __name__ == "__main__":
     if sys.argv[1:2] == ["receive"]:
         receive()
     elif sys.argv[1:2] == ["call"] and len(sys.argv) == 4:
         call(sys.argv[2], sys.argv[3])
+    elif sys.argv[1:2] == ["mcp"] and len(sys.argv) == 4:
+        import asyncio
+
+        asyncio.run(mcp(sys.argv[2], sys.argv[3]))
     else:
         sys.exit(__doc__)

@@ -6,24 +6,44 @@
 //! receive`, decoding with the `opentelemetry-proto` package). The spans
 //! must make one trace: the Python client's span, the relay's server span
 //! under it, the relay's client span for its call under that, and the
-//! calculator's server span under the relay's client span.
+//! calculator's server span under the relay's client span. And the
+//! official MCP Python SDK's `_meta.traceparent` (SEP-414) parents the
+//! calculator's `tools/call` over stdio, in both eras.
 //!
 //! Needs `python3` (the SDK comes from `tests/python/requirements.txt`,
 //! in the MCP tests' venv) and `nats-server`; skipped without them unless
 //! `RPC_REQUIRE_INTEROP=1`.
 
 use std::collections::HashMap;
+use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
 use serde_json::Value;
-use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::{Child, Command};
+use tokio::io::{AsyncBufReadExt, BufReader, Lines};
+use tokio::process::{Child, ChildStdout, Command};
 
 use crate::client_support::{example, spawn_announcing};
 use crate::mcp::mcp_python::{python, python_dir};
 
 const TEST: &str = "one_request_is_one_trace_across_http_and_nats";
+
+/// The OTLP receiver: the process, its lines (one span each), its URL.
+async fn receiver(python: &Path) -> (Child, Lines<BufReader<ChildStdout>>, String) {
+    let mut receiver = Command::new(python)
+        .args(["otel_trace.py", "receive"])
+        .current_dir(python_dir())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("start the OTLP receiver");
+    let mut spans = BufReader::new(receiver.stdout.take().expect("piped")).lines();
+    let first = tokio::time::timeout(Duration::from_secs(30), spans.next_line()).await.expect("receiver starts");
+    let port = first.expect("read").and_then(|line| line.strip_prefix("listening ").map(str::to_owned));
+    let otlp = format!("http://127.0.0.1:{}", port.expect("`listening PORT`"));
+    (receiver, spans, otlp)
+}
 
 /// SIGTERM: the example sends its last spans, then exits.
 fn terminate(child: &Child) {
@@ -42,18 +62,7 @@ async fn one_request_is_one_trace_across_http_and_nats() {
     let (calculator, relay) =
         tokio::task::spawn_blocking(|| (example("calculator"), example("traced_relay"))).await.expect("built");
 
-    let mut receiver = Command::new(&python)
-        .args(["otel_trace.py", "receive"])
-        .current_dir(python_dir())
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("start the OTLP receiver");
-    let mut spans = BufReader::new(receiver.stdout.take().expect("piped")).lines();
-    let first = tokio::time::timeout(Duration::from_secs(30), spans.next_line()).await.expect("receiver starts");
-    let port = first.expect("read").and_then(|line| line.strip_prefix("listening ").map(str::to_owned));
-    let otlp = format!("http://127.0.0.1:{}", port.expect("`listening PORT`"));
+    let (receiver, mut spans, otlp) = receiver(&python).await;
 
     let subject = format!("svc.trace.{}", std::process::id());
     let (mut calculator_process, _) = spawn_announcing(
@@ -122,4 +131,59 @@ async fn one_request_is_one_trace_across_http_and_nats() {
     assert!(relay.success(), "traced_relay exits 0 after SIGTERM: {relay}");
     assert!(calculator.expect("calculator exits").success());
     drop((receiver, nats));
+}
+
+/// The official MCP Python SDK sends its client span's context in each
+/// request's `params._meta` (SEP-414): the calculator's `tools/call` span
+/// is that span's child, in both eras (2026-07-28 and a 2025-11-25
+/// session), over stdio, where nothing but `_meta` can carry it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_mcp_python_sdk_s_meta_traceparent_parents_the_tool_call() {
+    if !tests::interop::require(&["python3"], "the_mcp_python_sdk_s_meta_traceparent_parents_the_tool_call") {
+        return;
+    }
+    let python = tokio::task::spawn_blocking(python).await.expect("the venv");
+    let calculator = tokio::task::spawn_blocking(|| example("calculator")).await.expect("built");
+    let (receiver, mut spans, otlp) = receiver(&python).await;
+    let calculator = calculator.to_str().expect("a UTF-8 path");
+    let run = Command::new(&python)
+        .args(["otel_trace.py", "mcp", calculator, &otlp])
+        .current_dir(python_dir())
+        .env_remove("RPC_LOG")
+        .output()
+        .await
+        .expect("run the MCP client");
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(run.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&run.stderr));
+    let sessions: Value = serde_json::from_str(stdout.trim()).expect("the sessions' JSON line");
+    assert_eq!(sessions["auto"]["version"], "2026-07-28", "{sessions}");
+    assert_eq!(sessions["legacy"]["version"], "2025-11-25", "{sessions}");
+
+    // Per trace: the SDK's span for the tools/call request, and ours.
+    let traces: Vec<String> = ["auto", "legacy"]
+        .iter()
+        .map(|mode| sessions[mode]["trace_id"].as_str().expect("a trace id").to_owned())
+        .collect();
+    let mut sent: HashMap<String, Value> = HashMap::new();
+    let mut served: HashMap<String, Value> = HashMap::new();
+    let collected = tokio::time::timeout(Duration::from_secs(30), async {
+        while traces.iter().any(|trace| !sent.contains_key(trace) || !served.contains_key(trace)) {
+            let line = spans.next_line().await.expect("read").expect("the receiver stays up");
+            let span: Value = serde_json::from_str(&line).expect("a span's JSON line");
+            let trace = span["trace_id"].as_str().unwrap_or_default().to_owned();
+            match (span["service"].as_str(), span["name"].as_str()) {
+                (Some("python-mcp"), Some("MCP send tools/call subtract")) => sent.insert(trace, span),
+                (Some("calculator"), Some("tools/call")) => served.insert(trace, span),
+                _ => None,
+            };
+        }
+    })
+    .await;
+    assert!(collected.is_ok(), "sent: {sent:#?}\nserved: {served:#?}");
+    for trace in &traces {
+        let (client, server) = (&sent[trace], &served[trace]);
+        assert_eq!(server["parent_span_id"], client["span_id"], "{client}\n{server}");
+        assert_eq!(server["kind"], 2, "{server}");
+    }
+    drop(receiver);
 }
