@@ -184,7 +184,10 @@ impl McpHttpService {
         match store.update(id, &state.record(owner)).await {
             Ok(true) => {}
             Ok(false) => tracing::debug!("an MCP session ended while a request changed it"),
-            Err(err) => tracing::warn!(error = %err, "the MCP session store could not keep a session's change"),
+            // Once per interval: every request may fail so while the store is down.
+            Err(err) => {
+                crate::log::warn_throttled!(error = %err, "the MCP session store could not keep a session's change")
+            }
         }
     }
 
@@ -421,7 +424,7 @@ impl Unusable {
             }
             Unusable::StoreFull => "Service Unavailable: the MCP session store is full; retry later",
             Unusable::StoreFailed(err) => {
-                tracing::warn!(error = %err, "the MCP session store failed");
+                crate::log::warn_throttled!(error = %err, "the MCP session store failed");
                 "Service Unavailable: the MCP session store did not answer; retry later"
             }
         };
