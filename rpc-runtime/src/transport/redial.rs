@@ -1,6 +1,7 @@
 //! A byte stream that is opened again when it is lost: the two halves of
-//! a reconnecting TCP client (plain, or TLS with the `tls` feature),
-//! framed as every byte stream is, with either [`Framing`].
+//! a reconnecting TCP client (plain, or TLS with the `tls` feature) or
+//! Unix socket client, framed as every byte stream is, with either
+//! [`Framing`].
 //!
 //! Apart from `stream` because a stream that comes back must know which
 //! calls went out on the connection that was lost: the sending half notes
@@ -28,11 +29,19 @@ use crate::peer::{MessageSink, MessageSource, Peer, PeerBuilder, Received};
 use crate::sync::lock;
 use crate::wire::{BorrowedFrame, FrameReader, Framing};
 
-/// The medium, as the error answers of lost calls name it.
-const MEDIUM: &str = "TCP";
-/// The transport, as [`Received::Reconnecting`] and the `data` of those
-/// answers name it.
-const TRANSPORT: &str = "tcp";
+/// What a reconnecting stream runs over, as its messages name it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Medium {
+    /// For people, in the error answers of lost calls ("the TCP
+    /// connection was lost").
+    pub(crate) name: &'static str,
+    /// The transport, as [`Received::Reconnecting`] and the `data` of
+    /// those answers name it (`"tcp"`).
+    pub(crate) transport: &'static str,
+}
+
+/// TCP, with or without TLS.
+pub(crate) const TCP: Medium = Medium { name: "TCP", transport: "tcp" };
 
 /// A sending buffer grown past this for a large burst is given back once
 /// it is written.
@@ -44,6 +53,7 @@ pub(crate) type Reopen<R, W> = Arc<dyn Fn() -> Pin<Box<dyn Future<Output = io::R
 
 /// What both halves share.
 struct Link<W> {
+    medium: Medium,
     slot: Mutex<Slot<W>>,
     /// Ids of the calls handed to the current connection and not answered
     /// yet: failed when it is lost.
@@ -64,8 +74,9 @@ struct Slot<W> {
 
 impl<W> Link<W> {
     /// Both halves' link over a first connection that writes to `writer`.
-    fn new(writer: W) -> Arc<Self> {
+    fn new(writer: W, medium: Medium) -> Arc<Self> {
         Arc::new(Link {
+            medium,
             slot: Mutex::new(Slot { writer: Some(writer), generation: 0 }),
             outstanding: Mutex::new(HashSet::new()),
             reconnected: Notify::new(),
@@ -148,7 +159,8 @@ impl<R, W> SourceState<R, W> {
             self.current = reply;
             return Some(Received::Message(&self.current));
         }
-        std::mem::take(&mut self.announce).then_some(Received::Reconnecting { transport: TRANSPORT })
+        let transport = self.link.medium.transport;
+        std::mem::take(&mut self.announce).then_some(Received::Reconnecting { transport })
     }
 
     /// `message` came: the calls it answers are no longer outstanding.
@@ -167,14 +179,15 @@ impl<R, W> SourceState<R, W> {
     /// error answer, and a [`Backoff`] starts, which `recv` resumes once
     /// those answers are delivered.
     fn lost(&mut self, why: &io::Error) {
-        tracing::debug!(error = %why, "TCP connection lost; reconnecting");
+        let Medium { name, transport } = self.link.medium;
+        tracing::debug!(error = %why, transport, "connection lost; reconnecting");
         self.backoff = Some(Backoff::new(self.policy));
         let lost: Vec<Box<str>> = {
             let mut slot = self.link.slot();
             slot.writer = None;
             self.link.outstanding().drain().collect()
         };
-        let error = lost_call_error(MEDIUM, TRANSPORT, why);
+        let error = lost_call_error(name, transport, why);
         self.lost.extend(lost.iter().map(|id| error_reply(id, &error)));
         self.announce = true;
     }
@@ -186,7 +199,7 @@ impl<R, W> SourceState<R, W> {
             return Err(io::Error::new(io::ErrorKind::NotConnected, "not reconnecting"));
         };
         let reopen = Arc::clone(&self.reopen);
-        let reopened = backoff.reopen(TRANSPORT, || reopen()).await;
+        let reopened = backoff.reopen(self.link.medium.transport, || reopen()).await;
         self.backoff = None;
         match reopened {
             Ok((reader, writer)) => {
@@ -314,7 +327,8 @@ impl<W: AsyncWrite + Unpin + Send> RedialSink<W> {
         }
         let Some(writer) = slot.writer.as_mut() else {
             self.drop_burst();
-            return Poll::Ready(Err(io::Error::new(io::ErrorKind::NotConnected, "the TCP connection is lost")));
+            let lost = format!("the {} connection is lost", self.link.medium.name);
+            return Poll::Ready(Err(io::Error::new(io::ErrorKind::NotConnected, lost)));
         };
         let failed = loop {
             if self.written < self.burst.len() {
@@ -405,16 +419,22 @@ impl<W: AsyncWrite + Unpin + Send> MessageSink for RedialSink<W> {
 }
 
 impl PeerBuilder {
-    /// Starts the connection over `halves` with this builder's framing,
-    /// on a background task, opening a new connection with `reopen` as
-    /// `policy` says whenever one is lost.
-    pub(crate) fn start_redialing<R, W>(self, halves: (R, W), reopen: Reopen<R, W>, policy: Reconnect) -> Peer
+    /// Starts the connection over `halves` of `medium` with this builder's
+    /// framing, on a background task, opening a new connection with
+    /// `reopen` as `policy` says whenever one is lost.
+    pub(crate) fn start_redialing<R, W>(
+        self,
+        medium: Medium,
+        halves: (R, W),
+        reopen: Reopen<R, W>,
+        policy: Reconnect,
+    ) -> Peer
     where
         R: AsyncRead + Unpin + Send + 'static,
         W: AsyncWrite + Unpin + Send + 'static,
     {
         let (reader, writer) = halves;
-        let link = Link::new(writer);
+        let link = Link::new(writer, medium);
         let max_message_size = self.limits.max_message_size;
         let source = RedialSource {
             reader: FrameReader::new(reader, self.framing, max_message_size),
@@ -461,7 +481,7 @@ mod tests {
         for framing in [Framing::NewlineDelimited, Framing::ContentLength] {
             // A connection that takes 16 bytes, then nothing more.
             let (first, _first_far) = tokio::io::duplex(16);
-            let link = Link::new(first);
+            let link = Link::new(first, TCP);
             let mut sink = RedialSink::new(Arc::clone(&link), framing);
             sink.send(&request(1));
             {
@@ -494,7 +514,7 @@ mod tests {
     #[tokio::test]
     async fn a_flush_waits_for_the_new_connection_and_gives_up_when_none_will_come() {
         let (first, _first_far) = tokio::io::duplex(1024);
-        let link = Link::new(first);
+        let link = Link::new(first, TCP);
         link.slot().writer = None;
         let mut sink = RedialSink::new(Arc::clone(&link), Framing::NewlineDelimited);
         sink.send(&request(3));

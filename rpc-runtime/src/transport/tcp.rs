@@ -256,7 +256,7 @@ impl<A: ToSocketAddrs + Send + Sync + 'static> Connect for Tcp<A> {
             let dial = Arc::clone(&dial);
             Box::pin(async move { Ok(dial().await?.into_split()) })
         });
-        Ok(builder.start_redialing(stream.into_split(), reopen, policy))
+        Ok(builder.start_redialing(super::redial::TCP, stream.into_split(), reopen, policy))
     }
 }
 

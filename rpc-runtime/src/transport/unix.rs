@@ -44,11 +44,14 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::Semaphore;
 
 use super::deadline::WriteDeadline;
 use super::listener::{Connect, Listener, Shutdown};
+use super::reconnect::Reconnect;
+use super::redial::{Medium, Reopen};
 use super::server::{ConnectionInfo, Server};
 use super::stream::StreamSink;
 use super::tcp::{accept_with, refuse_overloaded};
@@ -118,18 +121,58 @@ impl Listener for UnixListener {
 #[derive(Clone, Debug)]
 pub struct Unix {
     path: PathBuf,
+    reconnect: Option<Reconnect>,
 }
 
 impl Unix {
     /// The server listening at `path`.
     pub fn new(path: impl AsRef<Path>) -> Self {
-        Unix { path: path.as_ref().to_owned() }
+        Unix { path: path.as_ref().to_owned(), reconnect: None }
+    }
+
+    /// Connects again to the socket at the same path when the connection
+    /// is lost (a daemon restarted, say), as `policy` says; as
+    /// [`Tcp::reconnect`](crate::transport::tcp::Tcp::reconnect) does over
+    /// TCP: calls in flight fail at once with a
+    /// [`TRANSPORT_ERROR`](crate::wire::TRANSPORT_ERROR) object ("the Unix
+    /// socket connection was lost...", `data`: `{"transport": "unix"}`),
+    /// calls made meanwhile wait for the new connection, subscriptions are
+    /// made again (each stream yields
+    /// [`ClientError::Resubscribed`](crate::ClientError::Resubscribed)),
+    /// and once the attempts run out every call fails. The first
+    /// connection is not retried.
+    ///
+    /// ```no_run
+    /// # async fn run() -> std::io::Result<()> {
+    /// use rpc_runtime::transport::{unix::Unix, Reconnect};
+    ///
+    /// let peer = rpc_runtime::Peer::builder()
+    ///     .connect(Unix::new("/run/user/1000/notes.sock").reconnect(Reconnect::default()))
+    ///     .await?;
+    /// # let _ = peer;
+    /// # Ok(()) }
+    /// ```
+    #[must_use = "a builder does nothing until used"]
+    pub fn reconnect(self, policy: Reconnect) -> Self {
+        Unix { reconnect: Some(policy), ..self }
     }
 }
 
+/// The medium of a reconnecting Unix socket client, as its messages name it.
+const UNIX: Medium = Medium { name: "Unix socket", transport: "unix" };
+
 impl Connect for Unix {
     async fn connect(self, builder: PeerBuilder) -> io::Result<Peer> {
-        UnixStream::connect(&self.path).await?.connect(builder).await
+        let first = UnixStream::connect(&self.path).await?;
+        let Some(policy) = self.reconnect else {
+            return first.connect(builder).await;
+        };
+        let path = Arc::new(self.path);
+        let reopen: Reopen<OwnedReadHalf, OwnedWriteHalf> = Arc::new(move || {
+            let path = Arc::clone(&path);
+            Box::pin(async move { Ok(UnixStream::connect(&*path).await?.into_split()) })
+        });
+        Ok(builder.start_redialing(UNIX, first.into_split(), reopen, policy))
     }
 }
 

@@ -4,7 +4,9 @@
 //! were missed), calls made meanwhile wait for it, a call in flight when
 //! the connection drops fails at once saying so, a client whose server
 //! stays gone gives up after its attempts, and over TLS every new
-//! connection makes its handshake again.
+//! connection makes its handshake again. A Unix socket client
+//! (`Unix::reconnect`) gets its subscription back from a restarted daemon
+//! too.
 
 use crate::client_support::next_event;
 use crate::common::{Wire, HANG_GUARD};
@@ -146,6 +148,40 @@ async fn subscriptions_come_back_when_the_tcp_server_is_restarted_in_both_framin
         assert_eq!(waited.unwrap(), "meanwhile", "{wire:?}");
         assert_eq!(feed.echo("after".into()).await.unwrap(), "after", "{wire:?}");
     }
+}
+
+/// The same over a Unix socket (`Unix::reconnect`): a daemon restarted
+/// at the same path gets its client's subscription back, and a call made
+/// while it was gone waits for it.
+#[cfg(unix)]
+#[tokio::test]
+async fn subscriptions_come_back_when_a_unix_socket_daemon_restarts() {
+    use rpc_runtime::transport::unix::Unix;
+    use tokio::net::UnixListener;
+
+    let path = super::unix::socket_path("redial");
+    let server = feed_server(Wire::Ndjson);
+    let running = run(&server, UnixListener::bind(&path).expect("bind"));
+    let peer = Peer::builder().connect(Unix::new(&path).reconnect(policy(200))).await.expect("connected");
+    let feed = FeedClient::new(peer);
+    let mut ticks = ticking(&feed).await;
+
+    running.stop().await;
+    std::fs::remove_file(&path).expect("the stopped daemon's socket file");
+    let said = next_event(&mut ticks).await;
+    assert!(matches!(said, Some(Err(ClientError::Resubscribed))), "{said:?}");
+    let waiting = tokio::spawn({
+        let feed = feed.clone();
+        async move { feed.echo("meanwhile".into()).await }
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+
+    let _running = run(&server, UnixListener::bind(&path).expect("bind the same path again"));
+    let next = tokio::time::timeout(HANG_GUARD, ticks.next()).await.expect("items flow from the new daemon");
+    assert_eq!(next.expect("an item").expect("a tick"), 1);
+    let waited = tokio::time::timeout(HANG_GUARD, waiting).await.expect("answered in time").unwrap();
+    assert_eq!(waited.unwrap(), "meanwhile");
+    let _ = std::fs::remove_file(&path);
 }
 
 /// A TCP proxy to `to` whose connections are cut when `cut` fires (new

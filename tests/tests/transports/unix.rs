@@ -16,7 +16,7 @@ use crate::common::{Conn, Wire, HANG_GUARD};
 
 /// A fresh socket path of this test process (Unix socket paths must stay
 /// under about 100 bytes, so not under the target directory).
-fn socket_path(name: &str) -> PathBuf {
+pub fn socket_path(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("rpc-unix-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("make the socket directory");
     let path = dir.join(format!("{name}.sock"));

@@ -192,7 +192,7 @@ impl<A: ToSocketAddrs + Send + Sync + 'static> Connect for TlsTcp<A> {
             let (dial, tls, name) = (Arc::clone(&dial), tls.clone(), name.clone());
             Box::pin(async move { Ok(tokio::io::split(tls.connect(dial().await?, &name).await?)) })
         });
-        Ok(builder.start_redialing(first, reopen, policy))
+        Ok(builder.start_redialing(crate::transport::redial::TCP, first, reopen, policy))
     }
 }
 
