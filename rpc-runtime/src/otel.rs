@@ -4,8 +4,9 @@
 //! Each call already has a `tracing` span named with OpenTelemetry's
 //! conventions ([`rpc.call`](crate::guide::production#one-span-per-call)). With this
 //! feature, that span continues the caller's trace instead of starting a
-//! new one (a server span named after the method, an error when the call
-//! fails), and each call a [`Peer`](crate::Peer) makes is a client span
+//! new one (a server span named after the method, MCP's `tools/call` and
+//! `prompts/get` with their tool or prompt as in `tools/call add`, an
+//! error when the call fails), and each call a [`Peer`](crate::Peer) makes is a client span
 //! (`rpc.client`) whose context the request carries:
 //!
 //! | | read from (server) | written to (client) |

@@ -49,6 +49,8 @@ pub(crate) fn tools_call(server: &Arc<ToolServer>, params: &Params<'_>, cx: &Con
     let Some(tool) = tool else {
         return Err(ErrorObject::new(INVALID_PARAMS, format!("Invalid params: unknown tool `{name}`")));
     };
+    #[cfg(feature = "otel")]
+    super::name_span("tools/call", &name);
     let arguments = request.arguments.filter(|raw| raw.get() != "null");
     let extras = Extras::of(&meta, &caller, params, ("tools/call", &name, arguments))?;
     call_tool(server, tool, arguments, meta.progress_token, revision, extras, cx, out)

@@ -146,6 +146,8 @@ pub(crate) fn get(server: &Arc<ToolServer>, params: &Params<'_>, cx: &Context, o
         ));
     };
     let prompt = &server.prompts.prompts[index];
+    #[cfg(feature = "otel")]
+    super::name_span("prompts/get", &name);
     let arguments = match request.arguments.filter(|raw| raw.get() != "null") {
         Some(raw) => serde_json::from_str::<Arguments<'_>>(raw.get()).map_err(|_| {
             ErrorObject::new(

@@ -173,7 +173,7 @@ async fn the_mcp_python_sdk_s_meta_traceparent_parents_the_tool_call() {
             let trace = span["trace_id"].as_str().unwrap_or_default().to_owned();
             match (span["service"].as_str(), span["name"].as_str()) {
                 (Some("python-mcp"), Some("MCP send tools/call subtract")) => sent.insert(trace, span),
-                (Some("calculator"), Some("tools/call")) => served.insert(trace, span),
+                (Some("calculator"), Some("tools/call subtract")) => served.insert(trace, span),
                 _ => None,
             };
         }

@@ -238,7 +238,8 @@ async fn mcp_meta_traceparent_parents_its_call() {
     let answer = conn.call(call.to_string()).await;
     assert!(answer.contains(r#""structuredContent":{"result":3}"#), "{answer}");
     let calls = collected.calls();
-    let call = calls.iter().find(|span| span.name == "tools/call").expect("the tools/call span");
+    let call =
+        calls.iter().find(|span| span.name == "tools/call add").expect("the tools/call span, named with its tool");
     assert_eq!(call.span_context.trace_id(), TraceId::from_hex(TRACE).unwrap());
     assert_eq!(call.parent_span_id, SpanId::from_hex(other).unwrap());
     assert!(call.parent_span_is_remote);
@@ -246,7 +247,7 @@ async fn mcp_meta_traceparent_parents_its_call() {
     let plain = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "add", "arguments": {"a": 1, "b": 2}}});
     conn.call(plain.to_string()).await;
     let calls = collected.calls();
-    let last = calls.iter().rev().find(|span| span.name == "tools/call").expect("a second span");
+    let last = calls.iter().rev().find(|span| span.name == "tools/call add").expect("a second span");
     assert_ne!(last.span_context.trace_id(), TraceId::from_hex(TRACE).unwrap());
 }
 
