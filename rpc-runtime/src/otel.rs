@@ -323,6 +323,12 @@ mod tests {
         ] {
             assert_eq!(TraceContext::parse(bad, Some("a=b")), None, "{bad:?}");
         }
+        // Not ASCII (`_meta` and NATS headers may be any text), with the
+        // dashes where they belong: refused, not a slicing panic.
+        let wide = format!("00-{}-{}-01", "é".repeat(16), "😀".repeat(4));
+        assert_eq!(wide.len(), 55);
+        assert_eq!(TraceContext::parse(&wide, None), None);
+        assert_eq!(TraceContext::parse(&format!("00-{}", "é".repeat(26)), None), None);
     }
 
     #[test]
