@@ -292,9 +292,11 @@ enum MadeHere {
 
 /// What `error` stands for, if a transport of this crate made it up:
 /// code [`TRANSPORT_ERROR`] with `data` `{"httpStatus": N}`, or
-/// `{"transport": "http"}` / `{"transport": "ws"}`. `None` for an error
-/// object a server sent, -32099 ones included (a server may use the
-/// code for its own errors).
+/// `{"transport": "http"}` / `{"transport": "ws"}` / ...; or, with any
+/// code, `{"transport": "nats"}` (the NATS client's errors from the
+/// broker's status, such as no responders). `None` for an error object a
+/// server sent, -32099 ones included (a server may use the code for its
+/// own errors).
 fn made_here(error: &ErrorObject) -> Option<MadeHere> {
     #[derive(Deserialize)]
     struct Data {
@@ -302,13 +304,12 @@ fn made_here(error: &ErrorObject) -> Option<MadeHere> {
         http_status: Option<u16>,
         transport: Option<String>,
     }
-    if error.code() != TRANSPORT_ERROR {
-        return None;
-    }
-    match error.data_as::<Data>()?.ok()? {
-        Data { http_status: Some(status), .. } => Some(MadeHere::Refused(status)),
-        Data { transport: Some(_), .. } => Some(MadeHere::Lost),
-        Data { .. } => None,
+    let data = error.data_as::<Data>()?.ok()?;
+    match (error.code() == TRANSPORT_ERROR, data) {
+        (true, Data { http_status: Some(status), .. }) => Some(MadeHere::Refused(status)),
+        (true, Data { transport: Some(_), .. }) => Some(MadeHere::Lost),
+        (false, Data { transport: Some(transport), .. }) if transport == "nats" => Some(MadeHere::Lost),
+        _ => None,
     }
 }
 

@@ -264,6 +264,9 @@ async fn no_responders_fails_fast() {
     let error = err.server_error().unwrap_or_else(|| panic!("not a server error: {err:?}"));
     assert_eq!(error.code(), NO_RESPONDERS);
     assert!(error.message().contains("No responders") && error.message().contains("svc.nobody"), "{error}");
+    // Made by the client from the broker's status: shown as it is, not as
+    // a server's answer.
+    assert!(err.to_string().starts_with("No responders"), "{err}");
 
     let mut batch = svc.batch();
     let (a, b) = (batch.subtract(1, 2), batch.sleep(1));

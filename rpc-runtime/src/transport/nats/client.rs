@@ -33,7 +33,8 @@ const FORGET_AFTER: Duration = Duration::from_secs(600);
 ///
 /// A call when nothing is subscribed to `subject` fails at once with
 /// the broker's "no responders", as [`ClientError::Server`](crate::ClientError::Server)
-/// with code [`NO_RESPONDERS`]; a request larger than the broker's
+/// with code [`NO_RESPONDERS`] and `data` `{"transport": "nats"}` (made
+/// here: it displays as its message, not as a server's answer); a request larger than the broker's
 /// `max_payload` fails with -32600 without being sent. A call whose
 /// server dies before answering waits for its timeout: set one
 /// ([`PeerBuilder::timeout`]). Cancellation notifications, if
@@ -165,6 +166,9 @@ impl MessageSource for NatsSource {
                 }
                 Some(status) => {
                     let Some(expected) = expected else { continue };
+                    // Made here from the broker's status, not sent by a
+                    // JSON-RPC server: `data` says so, for `ClientError`'s
+                    // display.
                     let error = if status == StatusCode::NO_RESPONDERS {
                         ErrorObject::new(
                             NO_RESPONDERS,
@@ -179,7 +183,8 @@ impl MessageSource for NatsSource {
                             INTERNAL_ERROR,
                             format!("the NATS server answered with status {status} {description}"),
                         )
-                    };
+                    }
+                    .with_data(&serde_json::json!({ "transport": "nats" }));
                     let mut answer = Vec::new();
                     write_errors(&mut answer, expected.batch, expected.ids.iter().map(|id| &**id), &error);
                     if answer.is_empty() {
