@@ -13,16 +13,16 @@ use std::time::Duration;
 
 use crate::wire::{ErrorObject, TRANSPORT_ERROR};
 
-/// How a client reconnects after losing its connection: after `initial`,
-/// doubling up to `max` between attempts, at most `attempts` times
-/// (forever when `None`). With `jitter` (the default), each wait is drawn
+/// How a client reconnects after losing its connection: a first attempt
+/// at once, then after `initial`, the waits doubling up to `max` between
+/// attempts, at most `attempts` attempts in all (forever when `None`). With `jitter` (the default), each wait is drawn
 /// between half its value and all of it, so that clients a server restart
 /// cut off together do not all come back at the same instant.
 ///
 /// One policy for every transport that reconnects: give it to
-/// [`Tcp::reconnect`](crate::transport::tcp::Tcp::reconnect), or with the
-/// `ws` feature to `WsConnect::reconnect` (where it is also
-/// `transport::ws::Reconnect`).
+/// [`Tcp::reconnect`](crate::transport::tcp::Tcp::reconnect), on Unix to
+/// `Unix::reconnect`, or with the `ws` feature to `WsConnect::reconnect`
+/// (where it is also `transport::ws::Reconnect`).
 ///
 /// ```
 /// # use std::time::Duration;
@@ -34,7 +34,7 @@ use crate::wire::{ErrorObject, TRANSPORT_ERROR};
 #[derive(Clone, Copy, Debug)]
 #[non_exhaustive]
 pub struct Reconnect {
-    /// The first wait.
+    /// The wait after the first failed attempt.
     pub initial: Duration,
     /// The longest wait.
     pub max: Duration,
@@ -47,7 +47,7 @@ pub struct Reconnect {
 }
 
 impl Reconnect {
-    /// The same policy, first waiting `initial`.
+    /// The same policy, waiting `initial` after the first failed attempt.
     #[must_use = "a builder does nothing until used"]
     pub fn initial(self, initial: Duration) -> Self {
         Reconnect { initial, ..self }

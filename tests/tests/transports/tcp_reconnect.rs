@@ -10,7 +10,7 @@
 
 use crate::client_support::next_event;
 use crate::common::{Wire, HANG_GUARD};
-use crate::web_support::listener;
+use crate::web_support::{cuttable_proxy, listener};
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -20,8 +20,8 @@ use rpc_runtime::transport::tcp::Tcp;
 use rpc_runtime::transport::tls::{CaBundle, ClientTls, ServerTls, TlsListener};
 use rpc_runtime::transport::{Listener, Reconnect};
 use rpc_runtime::{rpc, wire::TRANSPORT_ERROR, ClientError, Peer, Server, SubscriptionSink};
-use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{oneshot, watch};
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 /// Ticks to subscribe to, and calls, over a connection that is lost and
@@ -184,27 +184,6 @@ async fn subscriptions_come_back_when_a_unix_socket_daemon_restarts() {
     let _ = std::fs::remove_file(&path);
 }
 
-/// A TCP proxy to `to` whose connections are cut when `cut` fires (new
-/// ones are served as before).
-async fn cuttable_proxy(to: SocketAddr) -> (SocketAddr, watch::Sender<u32>) {
-    let (listener, addr) = listener().await;
-    let (cut, cuts) = watch::channel(0u32);
-    tokio::spawn(async move {
-        while let Ok((mut inbound, _)) = listener.accept().await {
-            let mut cuts = cuts.clone();
-            cuts.mark_unchanged();
-            tokio::spawn(async move {
-                let mut outbound = TcpStream::connect(to).await.unwrap();
-                tokio::select! {
-                    _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound) => {}
-                    _ = cuts.changed() => {}
-                }
-            });
-        }
-    });
-    (addr, cut)
-}
-
 /// A call the server is still running when the connection drops fails at
 /// once, saying that the connection was lost and the call may or may not
 /// have run; the next call goes through the new connection.
@@ -220,7 +199,7 @@ async fn a_call_in_flight_fails_at_once_when_the_tcp_connection_drops_in_both_fr
             async move { feed.sleep(60_000).await }
         });
         tokio::time::sleep(Duration::from_millis(100)).await;
-        cut.send_modify(|cuts| *cuts += 1);
+        cut.send(()).unwrap();
         let failed = tokio::time::timeout(HANG_GUARD, in_flight).await.expect("failed at once").unwrap();
         let err = failed.expect_err("the connection was lost under it");
         let shown = err.to_string();

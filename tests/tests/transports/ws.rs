@@ -7,6 +7,7 @@
 
 use crate::client_support::next_event;
 use crate::web_support;
+use crate::web_support::cuttable_proxy;
 
 use std::time::Duration;
 
@@ -271,27 +272,6 @@ async fn a_message_over_the_limit_closes_with_1009() {
     .expect("a close frame with a code");
     assert_eq!(frame.code, CloseCode::Size);
     assert!(frame.reason.contains("1024"), "{}", frame.reason);
-}
-
-/// A TCP proxy whose connections can be cut, to lose a connection
-/// without the server's say.
-async fn cuttable_proxy(to: std::net::SocketAddr) -> (std::net::SocketAddr, tokio::sync::broadcast::Sender<()>) {
-    let (listener, addr) = listener().await;
-    let (cut, _) = tokio::sync::broadcast::channel::<()>(4);
-    let cuts = cut.clone();
-    tokio::spawn(async move {
-        while let Ok((mut inbound, _)) = listener.accept().await {
-            let mut cut = cuts.subscribe();
-            tokio::spawn(async move {
-                let mut outbound = TcpStream::connect(to).await.unwrap();
-                tokio::select! {
-                    _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound) => {}
-                    _ = cut.recv() => {}
-                }
-            });
-        }
-    });
-    (addr, cut)
 }
 
 #[tokio::test]

@@ -201,3 +201,25 @@ pub fn take_response(buf: &mut Vec<u8>) -> Option<(String, Reply)> {
     buf.drain(..end);
     Some((line, Reply { status, headers, body }))
 }
+
+/// A TCP proxy to `to` whose connections are all cut at each
+/// `cut.send(())` (new ones are served as before), to lose a connection
+/// without the server's say.
+pub async fn cuttable_proxy(to: SocketAddr) -> (SocketAddr, tokio::sync::broadcast::Sender<()>) {
+    let (listener, addr) = listener().await;
+    let (cut, _) = tokio::sync::broadcast::channel::<()>(4);
+    let cuts = cut.clone();
+    tokio::spawn(async move {
+        while let Ok((mut inbound, _)) = listener.accept().await {
+            let mut cut = cuts.subscribe();
+            tokio::spawn(async move {
+                let mut outbound = TcpStream::connect(to).await.unwrap();
+                tokio::select! {
+                    _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound) => {}
+                    _ = cut.recv() => {}
+                }
+            });
+        }
+    });
+    (addr, cut)
+}

@@ -359,12 +359,16 @@ impl McpHttpService {
         }
         cx.link = Some(Arc::clone(&in_use.0.link));
         let opened = Arc::clone(&in_use.0);
-        let generation = opened.state().map_or(0, |state| state.generation());
+        // With a session store: where the session stood, to tell whether
+        // this request changed it (and it must be written back).
+        let generation = self.store.as_ref().and(opened.state()).map_or(0, |state| state.generation());
         // A session that asked for logs (or may be asked for input) gets
         // its calls' answers as streams, where those messages go first.
         let session_streams = message.may_send_more() && in_use.0.state().is_some_and(|state| state.streams_calls());
-        // A new session that fails its `initialize` is ended as its owner.
-        let owner = sessions::owner_of(&cx).map(str::to_owned);
+        // A new session that fails its `initialize` is ended as its owner;
+        // a stored one is written back with it.
+        let owner =
+            (new_id.is_some() || self.store.is_some()).then(|| sessions::owner_of(&cx).map(str::to_owned)).flatten();
         let answer = Answer { headers, message, modern: false, closed: None, in_use: Some(in_use), session_streams };
         let mut response = answer.run(inner, body, cx).await;
         let Some(id) = new_id else {
