@@ -365,7 +365,7 @@ async fn idle_connections_give_back_the_buffers_of_a_large_message() {
         );
         // Before: 22 MB (33 MB) more for each of the 12 later connections;
         // now up to 128 KiB of read buffer, 256 KiB of write buffer and
-        // 256 KiB of scratch each (5 to 11 MiB for all 16 here).
+        // 256 KiB of scratch each (6 to 11 MiB for all 16 here).
         assert!(second.saturating_sub(first) < 12 * KEPT_EACH, "{report}");
         assert!(second.saturating_sub(baseline) < 16 * KEPT_EACH, "{report}");
         eprintln!("{report}");
