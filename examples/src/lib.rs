@@ -27,13 +27,11 @@ const QUEUED_LOG_LINES: usize = 16 * 1024;
 #[cfg(feature = "logging")]
 #[must_use = "dropping the guard stops the log writer"]
 pub fn init_logging() -> LogGuard {
-    let (level, (writer, guard)) = (stderr_level(), stderr_writer());
-    tracing_subscriber::fmt()
-        .with_writer(writer)
-        .with_ansi(false)
-        .with_max_level(level)
-        .with_span_events(tracing_subscriber::fmt::format::FmtSpan::CLOSE)
-        .init();
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+
+    let (stderr, guard) = stderr_layer();
+    tracing_subscriber::registry().with(stderr).init();
     guard
 }
 
@@ -48,12 +46,7 @@ pub fn init_mcp_logging() -> LogGuard {
     use tracing_subscriber::util::SubscriberInitExt;
     use tracing_subscriber::Layer;
 
-    let (level, (writer, guard)) = (stderr_level(), stderr_writer());
-    let stderr = tracing_subscriber::fmt::layer()
-        .with_writer(writer)
-        .with_ansi(false)
-        .with_span_events(tracing_subscriber::fmt::format::FmtSpan::CLOSE)
-        .with_filter(level);
+    let (stderr, guard) = stderr_layer();
     tracing_subscriber::registry()
         .with(stderr)
         .with(rpc_runtime::mcp::McpLogLayer::new().with_filter(tracing_subscriber::filter::LevelFilter::DEBUG))
@@ -141,18 +134,31 @@ fn telemetry(otlp: Option<&str>, service: &'static str) -> Result<Telemetry, Str
         .with_span_processor(batches)
         .with_resource(opentelemetry_sdk::Resource::builder().with_service_name(service).build())
         .build();
-    let (level, (writer, log)) = (stderr_level(), stderr_writer());
-    let stderr = tracing_subscriber::fmt::layer()
-        .with_writer(writer)
-        .with_ansi(false)
-        .with_span_events(tracing_subscriber::fmt::format::FmtSpan::CLOSE)
-        .with_filter(level);
+    let (stderr, log) = stderr_layer();
     // Calls' spans are at `debug`: exported whatever stderr's level.
     let traces = rpc_runtime::otel::tracing_opentelemetry::layer()
         .with_tracer(provider.tracer(service))
         .with_filter(tracing_subscriber::filter::LevelFilter::DEBUG);
     tracing_subscriber::registry().with(stderr).with(traces).init();
     Ok(Telemetry { log, provider: Some(provider) })
+}
+
+/// stderr's lines as [`init_logging`] describes them: at `RPC_LOG`'s
+/// level, each span's when it closes, through the lossy writer.
+#[cfg(feature = "logging")]
+fn stderr_layer<S>() -> (impl tracing_subscriber::Layer<S> + Send + Sync, LogGuard)
+where
+    S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
+{
+    use tracing_subscriber::Layer;
+
+    let (writer, guard) = stderr_writer();
+    let layer = tracing_subscriber::fmt::layer()
+        .with_writer(writer)
+        .with_ansi(false)
+        .with_span_events(tracing_subscriber::fmt::format::FmtSpan::CLOSE)
+        .with_filter(stderr_level());
+    (layer, guard)
 }
 
 /// The level of stderr's lines: `RPC_LOG`, default `warn`.

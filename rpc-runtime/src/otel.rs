@@ -26,8 +26,8 @@
 //! exported traces is the application's: an `opentelemetry_sdk` tracer
 //! provider with an exporter (OTLP...), and
 //! [`tracing_opentelemetry::layer`] in its subscriber. Without that layer
-//! nothing is read or written; with the feature off, a call's span costs
-//! what it did before.
+//! nothing is written, and what a caller sent is parsed but changes
+//! nothing; with the feature off, a call's span costs what it did before.
 //!
 //! ```
 //! use rpc_runtime::otel::TraceContext;
@@ -191,19 +191,8 @@ impl TraceContext {
     #[cfg(feature = "http")]
     pub(crate) fn from_headers(headers: &http::HeaderMap) -> Option<Self> {
         let traceparent = headers.get(TRACEPARENT)?.to_str().ok()?;
-        let mut states = headers.get_all(TRACESTATE).iter().filter_map(|value| value.to_str().ok());
-        match (states.next(), states.next()) {
-            (None, _) => Self::parse(traceparent, None),
-            (Some(one), None) => Self::parse(traceparent, Some(one)),
-            (Some(first), Some(second)) => {
-                let mut joined = format!("{first},{second}");
-                states.for_each(|more| {
-                    joined.push(',');
-                    joined.push_str(more);
-                });
-                Self::parse(traceparent, Some(&joined))
-            }
-        }
+        let states = headers.get_all(TRACESTATE).iter().filter_map(|value| value.to_str().ok());
+        Self::parse_lines(traceparent, states)
     }
 
     /// Writes the context as HTTP headers.
@@ -220,11 +209,24 @@ impl TraceContext {
     #[cfg(feature = "nats")]
     pub(crate) fn from_nats(headers: &async_nats::HeaderMap) -> Option<Self> {
         let traceparent = headers.get(TRACEPARENT)?.as_str();
-        let states: Vec<&str> = headers.get_all(TRACESTATE).map(async_nats::HeaderValue::as_str).collect();
-        match states.as_slice() {
-            [] => Self::parse(traceparent, None),
-            [one] => Self::parse(traceparent, Some(one)),
-            many => Self::parse(traceparent, Some(&many.join(","))),
+        Self::parse_lines(traceparent, headers.get_all(TRACESTATE).map(async_nats::HeaderValue::as_str))
+    }
+
+    /// [`TraceContext::parse`] of `tracestate` given as header lines: one
+    /// list split over several lines is the lines joined with commas.
+    #[cfg(any(feature = "http", feature = "nats"))]
+    fn parse_lines<'a>(traceparent: &str, mut states: impl Iterator<Item = &'a str>) -> Option<Self> {
+        match (states.next(), states.next()) {
+            (None, _) => Self::parse(traceparent, None),
+            (Some(one), None) => Self::parse(traceparent, Some(one)),
+            (Some(first), Some(second)) => {
+                let mut joined = format!("{first},{second}");
+                states.for_each(|more| {
+                    joined.push(',');
+                    joined.push_str(more);
+                });
+                Self::parse(traceparent, Some(&joined))
+            }
         }
     }
 

@@ -342,22 +342,6 @@ static INITIALIZED: MethodSpec = mcp_spec!("notifications/initialized", true);
 static PING: MethodSpec = mcp_spec!("ping", false);
 static DISCOVER: MethodSpec = mcp_spec!("server/discover", false);
 static TOOLS_LIST: MethodSpec = mcp_spec!("tools/list", false);
-/// Names the current call's span `{method} {target}` for OpenTelemetry
-/// (`tools/call add`, `prompts/get summary`), as MCP's semantic
-/// conventions and the SDKs name these calls; feature `otel`. The span
-/// has started (it is entered), so the name goes to OpenTelemetry's span
-/// itself: `otel.name` is read only before.
-#[cfg(feature = "otel")]
-fn name_span(method: &str, target: &str) {
-    use crate::otel::opentelemetry::trace::TraceContextExt;
-    use crate::otel::tracing_opentelemetry::OpenTelemetrySpanExt;
-
-    let span = tracing::Span::current();
-    if !span.is_disabled() {
-        span.context().span().update_name(format!("{method} {target}"));
-    }
-}
-
 static TOOLS_CALL: MethodSpec = mcp_spec!("tools/call", false);
 static RESOURCES_LIST: MethodSpec = mcp_spec!("resources/list", false);
 static RESOURCES_TEMPLATES_LIST: MethodSpec = mcp_spec!("resources/templates/list", false);
@@ -439,6 +423,22 @@ fn resume_changes(server: &ToolServer, cx: &Context) {
     if session.start_forwarding() {
         let outlet = outlet::Outlet::of_session(cx, &session);
         changes::forward(server, changes, Arc::clone(&session), Arc::clone(link), outlet);
+    }
+}
+
+/// Names the current call's span `{method} {target}` for OpenTelemetry
+/// (`tools/call add`, `prompts/get summary`), as MCP's semantic
+/// conventions and the SDKs name these calls; feature `otel`. The span
+/// has started (it is entered), so the name goes to OpenTelemetry's span
+/// itself: `otel.name` is read only before.
+#[cfg(feature = "otel")]
+fn name_span(method: &str, target: &str) {
+    use crate::otel::opentelemetry::trace::TraceContextExt;
+    use crate::otel::tracing_opentelemetry::OpenTelemetrySpanExt;
+
+    let span = tracing::Span::current();
+    if !span.is_disabled() {
+        span.context().span().update_name(format!("{method} {target}"));
     }
 }
 

@@ -120,7 +120,12 @@ impl Session {
     /// Whether changes should start being forwarded to the session now:
     /// `true` once, for an initialized session.
     pub(crate) fn start_forwarding(&self) -> bool {
-        self.revision().is_some() && !self.forwarding.swap(true, std::sync::atomic::Ordering::AcqRel)
+        use std::sync::atomic::Ordering;
+        // Asked before every call of a Streamable HTTP session: once
+        // forwarding, the answer takes no lock.
+        !self.forwarding.load(Ordering::Acquire)
+            && self.revision().is_some()
+            && !self.forwarding.swap(true, Ordering::AcqRel)
     }
 
     /// Records `notifications/initialized`.

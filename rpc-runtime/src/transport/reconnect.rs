@@ -1,5 +1,5 @@
-//! Reconnecting clients: the [`Reconnect`] policy that WebSocket and TCP
-//! clients share, how it is followed ([`Backoff`]: waits doubling, with
+//! Reconnecting clients: the [`Reconnect`] policy that WebSocket, TCP
+//! (with or without TLS) and Unix socket clients share, how it is followed ([`Backoff`]: waits doubling, with
 //! jitter, until a new connection is made or the attempts run out), and
 //! the error answer every call in flight gets when its connection is lost.
 //!
@@ -15,9 +15,10 @@ use crate::wire::{ErrorObject, TRANSPORT_ERROR};
 
 /// How a client reconnects after losing its connection: a first attempt
 /// at once, then after `initial`, the waits doubling up to `max` between
-/// attempts, at most `attempts` attempts in all (forever when `None`). With `jitter` (the default), each wait is drawn
-/// between half its value and all of it, so that clients a server restart
-/// cut off together do not all come back at the same instant.
+/// attempts, at most `attempts` attempts in all (forever when `None`).
+/// With `jitter` (the default), each wait is drawn between half its value
+/// and all of it, so that clients a server restart cut off together do
+/// not all come back at the same instant.
 ///
 /// One policy for every transport that reconnects: give it to
 /// [`Tcp::reconnect`](crate::transport::tcp::Tcp::reconnect), on Unix to

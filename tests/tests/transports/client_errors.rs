@@ -6,7 +6,7 @@
 //! method's own; and errors made up on the calling side
 //! (`TRANSPORT_ERROR`) display as what they are, not as the server's.
 
-use crate::web_support::{listener, serve, Http, HANG_GUARD};
+use crate::web_support::{cuttable_proxy, listener, serve, Http, HANG_GUARD};
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -18,7 +18,6 @@ use rpc_runtime::transport::ws::{Reconnect, WsConnect};
 use rpc_runtime::wire::TRANSPORT_ERROR;
 use rpc_runtime::{rpc, ClientError, ErrorObject, Peer, Refused, RpcError, Server};
 use serde_json::json;
-use tokio::net::TcpStream;
 
 /// The method's own error, read back as `ClientError::App`.
 #[derive(Debug, PartialEq, RpcError)]
@@ -250,23 +249,7 @@ async fn a_request_that_could_not_be_sent_says_so() {
 #[tokio::test]
 async fn a_call_lost_with_its_websocket_connection_says_so() {
     let (addr, _stop, _task) = serve(&till(), Http::default().allow_any_host()).await;
-    // A TCP proxy whose connections can be cut, to lose the connection
-    // without the server's say.
-    let (proxy, proxy_addr) = listener().await;
-    let (cut, _) = tokio::sync::broadcast::channel::<()>(4);
-    let cuts = cut.clone();
-    tokio::spawn(async move {
-        while let Ok((mut inbound, _)) = proxy.accept().await {
-            let mut cut = cuts.subscribe();
-            tokio::spawn(async move {
-                let mut outbound = TcpStream::connect(addr).await.unwrap();
-                tokio::select! {
-                    _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound) => {}
-                    _ = cut.recv() => {}
-                }
-            });
-        }
-    });
+    let (proxy_addr, cut) = cuttable_proxy(addr).await;
     let reconnect = Reconnect::default().initial(Duration::from_millis(20)).attempts(Some(50));
     let connect =
         WsConnect::new(format!("ws://{proxy_addr}/")).header("authorization", "Bearer bob").reconnect(reconnect);

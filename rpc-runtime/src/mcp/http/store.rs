@@ -258,8 +258,9 @@ impl MemoryInner {
         true
     }
 
-    /// The record `id`, used now; an expired one is dropped.
-    fn used(&self, id: &str, record: Option<&SessionRecord>) -> Option<SessionRecord> {
+    /// `with` the record `id`, used now; `None` without one (an expired
+    /// one is dropped).
+    fn used<T>(&self, id: &str, with: impl FnOnce(&mut SessionRecord) -> T) -> Option<T> {
         let mut records = self.lock();
         let now = Instant::now();
         let kept = records.get_mut(id)?;
@@ -268,10 +269,7 @@ impl MemoryInner {
             return None;
         }
         kept.last_used = now;
-        if let Some(record) = record {
-            kept.record = record.clone();
-        }
-        Some(kept.record.clone())
+        Some(with(&mut kept.record))
     }
 }
 
@@ -281,11 +279,11 @@ impl SessionStore for MemoryStore {
     }
 
     fn load<'a>(&'a self, id: &'a str) -> SessionStoreFuture<'a, Option<SessionRecord>> {
-        Box::pin(std::future::ready(Ok(self.inner.used(id, None))))
+        Box::pin(std::future::ready(Ok(self.inner.used(id, |kept| kept.clone()))))
     }
 
     fn update<'a>(&'a self, id: &'a str, record: &'a SessionRecord) -> SessionStoreFuture<'a, bool> {
-        Box::pin(std::future::ready(Ok(self.inner.used(id, Some(record)).is_some())))
+        Box::pin(std::future::ready(Ok(self.inner.used(id, |kept| kept.clone_from(record)).is_some())))
     }
 
     fn remove<'a>(&'a self, id: &'a str) -> SessionStoreFuture<'a, bool> {

@@ -177,16 +177,20 @@ impl<A: ToSocketAddrs + Clone + Send + Sync + 'static> TlsTcp<A> {
 impl<A: ToSocketAddrs + Send + Sync + 'static> Connect for TlsTcp<A> {
     async fn connect(self, builder: PeerBuilder) -> io::Result<Peer> {
         let name = server_name(&self.server_name)?;
-        let Some(Redial { dial, policy }) = self.tcp.redial else {
-            let stream = TcpStream::connect(self.tcp.addr).await?;
-            let _ = stream.set_nodelay(true);
-            let builder = with_peer_addr(builder, &stream);
-            let (reader, writer) = tokio::io::split(self.tls.connect(stream, &name).await?);
-            return Ok(builder.start_stream(reader, writer));
+        let stream = match &self.tcp.redial {
+            // With `TCP_NODELAY`, as every new connection.
+            Some(redial) => (redial.dial)().await?,
+            None => {
+                let stream = TcpStream::connect(self.tcp.addr).await?;
+                let _ = stream.set_nodelay(true);
+                stream
+            }
         };
-        let stream = dial().await?;
         let builder = with_peer_addr(builder, &stream);
         let first = tokio::io::split(self.tls.connect(stream, &name).await?);
+        let Some(Redial { dial, policy }) = self.tcp.redial else {
+            return Ok(builder.start_stream(first.0, first.1));
+        };
         let tls = self.tls;
         let reopen: Reopen<_, _> = Arc::new(move || {
             let (dial, tls, name) = (Arc::clone(&dial), tls.clone(), name.clone());
